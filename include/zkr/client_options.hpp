@@ -1,0 +1,43 @@
+// Everything a client is configured with.
+#pragma once
+
+#include <zkr/acl.hpp>
+#include <zkr/retry_policy.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace spdlog {
+class logger;
+}
+
+namespace zkr {
+
+struct client_options {
+    /// "host:port,host:port[/chroot]". The chroot node must exist.
+    std::string connect_string;
+    /// Requested session timeout; the server clamps it (by default to [2, 20] x tickTime).
+    /// The negotiated value is what zkr's timers use (see client::negotiated_session_timeout).
+    std::chrono::milliseconds session_timeout{60'000};
+    /// How long an operation waits for a connection before failing with not_connected
+    /// (then retried per retry_policy), and the default of block_until_connected.
+    std::chrono::milliseconds connection_timeout{15'000};
+    /// Retries of operations failing with retryable errors. Default: exponential backoff,
+    /// 1 s base, 3 retries.
+    std::shared_ptr<const zkr::retry_policy> retry_policy = default_retry_policy();
+    /// Every path lives under "/<name_space>" (no leading '/'; empty: none). Created lazily as a
+    /// container node.
+    std::string name_space;
+    /// Credentials added on every (re)connection.
+    std::vector<auth_entry> auth;
+    /// ACL of created nodes unless create_options::acl says otherwise. Default: open.
+    acl_list default_acl = open_acl_unsafe();
+    /// Accept read-only servers when no quorum is reachable (state read_only; writes fail).
+    bool can_be_read_only = false;
+    /// Where zkr and the C client log. Default: a logger named "zkr" with no sink (silent).
+    std::shared_ptr<spdlog::logger> logger;
+};
+
+}  // namespace zkr

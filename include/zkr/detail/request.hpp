@@ -1,0 +1,67 @@
+// The one narrow interface between the public client and its connection: a request, its response,
+// and a completion that runs on the network thread.
+#pragma once
+
+#include <zkr/create_options.hpp>
+#include <zkr/detail/asio.hpp>
+#include <zkr/detail/unique_function.hpp>
+#include <zkr/multi_op.hpp>
+#include <zkr/results.hpp>
+#include <zkr/watch_event.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace zkr::detail {
+
+enum class op_kind { create, remove, exists, get_data, set_data, get_children, multi };
+
+/// Called once on the network thread; must not block. Wrappers hand the event to an executor.
+using watch_function = unique_function<void(watch_event)>;
+
+struct request {
+    op_kind kind = op_kind::exists;
+    std::string path;
+    std::string data;
+    std::int32_t version = -1;
+    create_options create;
+    bool guaranteed = false;           ///< remove: keep retrying in the background until done.
+    std::vector<multi_op> ops;         ///< multi
+    watch_function watch;              ///< exists / get_data / get_children: one-shot watch
+};
+
+struct response {
+    std::string path;
+    std::string data;
+    zkr::stat stat;
+    bool exists = false;
+    std::vector<std::string> children;
+    std::vector<multi_result> results;
+};
+
+/// Runs on the network thread, exactly once.
+using completion = unique_function<void(const boost::system::error_code&, response&&)>;
+
+/// What was wrong with a request, for the throwing overloads' message.
+struct failure {
+    boost::system::error_code ec;
+    std::string message;
+    explicit operator bool() const noexcept { return static_cast<bool>(ec); }
+};
+
+class connection;
+
+/// Checks a request before anything is sent: paths, data size, versions, modes, ttl.
+failure check_request(const request& req);
+/// Queues the request; thread-safe. The completion never runs inside this call.
+void submit(connection& c, request req, completion done);
+/// Blocks the calling thread until the request completes. Must not run on the network thread.
+failure run_sync(connection& c, request req, response& out);
+/// Where handlers without an associated executor run: a thread of the client, never the
+/// network thread.
+boost::asio::any_io_executor callback_executor(connection& c);
+/// Runs fn on the callback executor (used for watches registered through sync calls).
+watch_function post_to_callbacks(connection& c, std::function<void(const watch_event&)> fn);
+
+}  // namespace zkr::detail

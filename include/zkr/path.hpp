@@ -1,0 +1,24 @@
+// znode path validation and helpers.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace zkr {
+
+/// Why a znode path is invalid, or nullopt when it is valid. A valid path starts with '/',
+/// has no trailing '/' (except "/" itself), no empty, "." or ".." segments, and no NUL or
+/// control characters (U+0000-U+001F, U+007F-U+009F).
+std::optional<std::string> path_error(std::string_view path);
+
+/// parent + "/" + child, handling the root.
+std::string join_path(std::string_view parent, std::string_view child);
+
+/// The parent of a valid path ("/" for a top-level node).
+std::string_view parent_path(std::string_view path);
+
+/// The last segment of a valid path.
+std::string_view node_name(std::string_view path);
+
+}  // namespace zkr

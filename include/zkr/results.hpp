@@ -1,0 +1,26 @@
+// Results of the ZooKeeper operations.
+#pragma once
+
+#include <zkr/stat.hpp>
+
+#include <string>
+#include <vector>
+
+namespace zkr {
+
+struct create_result {
+    std::string path;  ///< The created node's path (with sequence suffix), without namespace.
+    zkr::stat stat;    ///< stat.czxid is the fencing token of a lock node.
+};
+
+struct data_result {
+    std::string data;
+    zkr::stat stat;
+};
+
+struct children_result {
+    std::vector<std::string> children;  ///< Child names, unsorted, as the server sends them.
+    zkr::stat stat;                     ///< The parent's stat.
+};
+
+}  // namespace zkr

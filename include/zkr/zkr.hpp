@@ -1,0 +1,15 @@
+// Everything of zkr in one include.
+#pragma once
+
+#include <zkr/acl.hpp>
+#include <zkr/client.hpp>
+#include <zkr/client_options.hpp>
+#include <zkr/connection_state.hpp>
+#include <zkr/create_options.hpp>
+#include <zkr/error.hpp>
+#include <zkr/multi_op.hpp>
+#include <zkr/path.hpp>
+#include <zkr/results.hpp>
+#include <zkr/retry_policy.hpp>
+#include <zkr/stat.hpp>
+#include <zkr/watch_event.hpp>

@@ -1,0 +1,378 @@
+#include <zkr/client.hpp>
+
+#include "connection.hpp"
+
+#include <zkr/path.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+
+namespace zkr {
+namespace {
+
+constexpr std::size_t max_request_bytes = 1024 * 1024 - 1;  // ZooKeeper's jute.maxbuffer default
+constexpr std::size_t request_overhead = 1024;              // headers, ACL, path framing
+
+[[noreturn]] void bad_option(const std::string& what) {
+    throw zkr::error(make_error_code(errc::invalid_argument), {}, what);
+}
+
+// "host:port,host:port[/chroot]"; hosts may be names, IPv4 or [IPv6].
+void check_connect_string(const std::string& cs) {
+    if (cs.empty())
+        bad_option("connect_string is empty; expected \"host:port[,host:port...][/chroot]\", e.g. \"127.0.0.1:2181\"");
+    const auto slash = cs.find('/');
+    const std::string hosts = cs.substr(0, slash);
+    if (slash != std::string::npos) {
+        if (auto e = path_error(cs.substr(slash)))
+            bad_option("connect_string \"" + cs + "\" has an invalid chroot: " + *e);
+    }
+    if (hosts.empty()) bad_option("connect_string \"" + cs + "\" names no server; expected host:port before any chroot");
+    std::size_t start = 0;
+    while (start <= hosts.size()) {
+        const auto end = std::min(hosts.find(',', start), hosts.size());
+        const std::string entry = hosts.substr(start, end - start);
+        const auto colon = entry.rfind(':');
+        const bool bracketed = !entry.empty() && entry.front() == '[';
+        if (entry.empty() || colon == std::string::npos || colon == 0 || (bracketed && entry[colon - 1] != ']'))
+            bad_option("connect_string \"" + cs + "\": \"" + entry + "\" is not host:port");
+        const std::string port = entry.substr(colon + 1);
+        unsigned value = 0;
+        const auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+        if (port.empty() || ec != std::errc{} || p != port.data() + port.size() || value == 0 || value > 65535)
+            bad_option("connect_string \"" + cs + "\": port \"" + port + "\" of \"" + entry +
+                       "\" is not a number in 1..65535");
+        for (const char ch : entry.substr(0, colon))
+            if (static_cast<unsigned char>(ch) <= ' ' || ch == '/' || ch == ',')
+                bad_option("connect_string \"" + cs + "\": host of \"" + entry + "\" has an invalid character");
+        start = end + 1;
+    }
+}
+
+client_options checked(client_options o) {
+    check_connect_string(o.connect_string);
+    if (o.session_timeout.count() <= 0)
+        bad_option("session_timeout must be positive, got " + std::to_string(o.session_timeout.count()) + " ms");
+    if (o.session_timeout > std::chrono::hours(24))
+        bad_option("session_timeout must be at most 24 h, got " + std::to_string(o.session_timeout.count()) + " ms");
+    if (o.connection_timeout.count() <= 0)
+        bad_option("connection_timeout must be positive, got " + std::to_string(o.connection_timeout.count()) + " ms");
+    if (!o.retry_policy) bad_option("retry_policy is null; use zkr::default_retry_policy() or another policy");
+    if (!o.name_space.empty()) {
+        if (o.name_space.front() == '/')
+            bad_option("name_space \"" + o.name_space + "\" must not start with '/': it is a node name, e.g. \"myapp\"");
+        if (auto e = path_error("/" + o.name_space)) bad_option("name_space \"" + o.name_space + "\" is invalid: " + *e);
+    }
+    for (const auto& a : o.auth) {
+        if (a.scheme.empty()) bad_option("an auth entry has an empty scheme; use \"digest\"");
+        if (a.scheme == "digest" && a.credentials.find(':') == std::string::npos)
+            bad_option("digest credentials must be \"user:password\"");
+    }
+    if (o.default_acl.empty()) bad_option("default_acl is empty; use zkr::open_acl_unsafe() or creator_all_acl()");
+    if (!o.logger) {
+        static const auto silent = std::make_shared<spdlog::logger>("zkr");
+        o.logger = silent;
+    }
+    return o;
+}
+
+detail::failure fail(errc e, std::string message) { return {make_error_code(e), std::move(message)}; }
+
+detail::failure check_path(const std::string& path) {
+    if (auto e = path_error(path)) return fail(errc::invalid_path, "invalid path \"" + path + "\": " + *e);
+    return {};
+}
+
+detail::failure check_data(const std::string& path, const std::string& data) {
+    if (data.size() + path.size() + request_overhead > max_request_bytes)
+        return fail(errc::data_too_large, "node data of " + std::to_string(data.size()) +
+                                              " bytes is over ZooKeeper's limit of about 1 MiB per request");
+    return {};
+}
+
+detail::failure check_version(std::int32_t v) {
+    if (v < -1) return fail(errc::invalid_argument, "version must be -1 (any) or >= 0, got " + std::to_string(v));
+    return {};
+}
+
+detail::failure check_create(const detail::request& r) {
+    if (auto f = check_path(r.path)) return f;
+    if (r.path == "/") return fail(errc::invalid_path, "cannot create the root \"/\"");
+    if (auto f = check_data(r.path, r.data)) return f;
+    const auto& c = r.create;
+    if (has_ttl(c.mode) && c.ttl.count() <= 0)
+        return fail(errc::invalid_argument, "ttl must be positive for a *_with_ttl mode, got " +
+                                                std::to_string(c.ttl.count()) + " ms");
+    if (!has_ttl(c.mode) && c.ttl.count() != 0)
+        return fail(errc::invalid_argument, "ttl is only allowed with the *_with_ttl modes");
+    if (c.acl && c.acl->empty()) return fail(errc::invalid_argument, "the node's ACL is empty");
+    return {};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// detail: the narrow interface the templates use
+
+namespace detail {
+
+failure check_request(const request& r) {
+    switch (r.kind) {
+        case op_kind::create: return check_create(r);
+        case op_kind::set_data:
+            if (auto f = check_path(r.path)) return f;
+            if (auto f = check_version(r.version)) return f;
+            return check_data(r.path, r.data);
+        case op_kind::remove:
+            if (auto f = check_path(r.path)) return f;
+            if (r.path == "/") return fail(errc::invalid_path, "cannot delete the root \"/\"");
+            return check_version(r.version);
+        case op_kind::exists:
+        case op_kind::get_data:
+        case op_kind::get_children: return check_path(r.path);
+        case op_kind::multi: {
+            if (r.ops.empty()) return fail(errc::invalid_argument, "multi needs at least one operation");
+            std::size_t total = 0;
+            for (std::size_t i = 0; i < r.ops.size(); ++i) {
+                const auto& o = r.ops[i];
+                const std::string where = "multi operation " + std::to_string(i) + ": ";
+                if (auto f = check_path(o.path)) return fail(errc::invalid_path, where + f.message);
+                if (auto f = check_version(o.version)) return fail(errc::invalid_argument, where + f.message);
+                if (o.type == multi_op::kind::create && has_ttl(o.mode))
+                    return fail(errc::invalid_argument, where + "TTL modes are not supported inside a multi");
+                total += o.data.size() + o.path.size() + 64;
+            }
+            if (total + request_overhead > max_request_bytes)
+                return fail(errc::data_too_large, "multi of " + std::to_string(total) + " bytes is over about 1 MiB");
+            return {};
+        }
+    }
+    return {};
+}
+
+void submit(connection& c, request req, completion done) { c.submit(std::move(req), std::move(done)); }
+
+failure run_sync(connection& c, request req, response& out) {
+    if (auto f = check_request(req)) return f;
+    if (c.on_network_thread())
+        return fail(errc::invalid_state, "a blocking zkr call on the client's network thread would deadlock");
+    struct waiter {
+        std::mutex m;
+        std::condition_variable cv;
+        bool done = false;
+        boost::system::error_code ec;
+        response r;
+    };
+    auto w = std::make_shared<waiter>();
+    c.submit(std::move(req), [w](const boost::system::error_code& ec, response&& r) {
+        std::lock_guard lock(w->m);
+        w->ec = ec;
+        w->r = std::move(r);
+        w->done = true;
+        w->cv.notify_one();
+    });
+    std::unique_lock lock(w->m);
+    w->cv.wait(lock, [&] { return w->done; });
+    out = std::move(w->r);
+    return {w->ec, {}};
+}
+
+boost::asio::any_io_executor callback_executor(connection& c) { return c.callback_executor(); }
+
+watch_function post_to_callbacks(connection& c, std::function<void(const watch_event&)> fn) {
+    if (!fn) return nullptr;
+    return [ex = c.callback_executor(), fn = std::move(fn)](watch_event e) mutable {
+        boost::asio::post(ex, [fn = std::move(fn), e = std::move(e)] { fn(e); });
+    };
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// client
+
+state_subscription& state_subscription::operator=(state_subscription&& other) noexcept {
+    if (this != &other) {
+        unsubscribe();
+        remove_ = std::move(other.remove_);
+        other.remove_ = nullptr;
+    }
+    return *this;
+}
+
+state_subscription::~state_subscription() { unsubscribe(); }
+
+void state_subscription::unsubscribe() noexcept {
+    if (auto r = std::exchange(remove_, nullptr)) r();
+}
+
+client::client(client_options options) : impl_(std::make_shared<detail::connection>(checked(std::move(options)))) {}
+
+client::~client() { close(); }
+
+void client::start() { impl_->start(); }
+void client::close() { impl_->close(); }
+bool client::block_until_connected(std::chrono::milliseconds timeout) { return impl_->block_until_connected(timeout); }
+bool client::block_until_connected() { return impl_->block_until_connected(impl_->options().connection_timeout); }
+
+state_subscription client::add_state_listener(std::function<void(connection_state)> listener) {
+    if (!listener) throw zkr::error(make_error_code(errc::invalid_argument), {}, "state listener is empty");
+    const auto id = impl_->add_listener(std::move(listener));
+    state_subscription s;
+    s.remove_ = [weak = std::weak_ptr<detail::connection>(impl_), id] {
+        if (auto c = weak.lock()) c->remove_listener(id);
+    };
+    return s;
+}
+
+connection_state client::state() const noexcept { return impl_->state(); }
+std::int64_t client::session_id() const noexcept { return impl_->session_id(); }
+std::chrono::milliseconds client::negotiated_session_timeout() const noexcept { return impl_->negotiated_timeout(); }
+const client_options& client::options() const noexcept { return impl_->options(); }
+const std::shared_ptr<spdlog::logger>& client::logger() const noexcept { return impl_->options().logger; }
+
+detail::request client::make_create(std::string path, std::string data, create_options opts) {
+    detail::request r;
+    r.kind = detail::op_kind::create;
+    r.path = std::move(path);
+    r.data = std::move(data);
+    r.create = std::move(opts);
+    return r;
+}
+
+detail::request client::make_read(detail::op_kind kind, std::string path, detail::watch_function w) {
+    detail::request r;
+    r.kind = kind;
+    r.path = std::move(path);
+    r.watch = std::move(w);
+    return r;
+}
+
+detail::request client::make_set(std::string path, std::string data, std::int32_t version) {
+    detail::request r;
+    r.kind = detail::op_kind::set_data;
+    r.path = std::move(path);
+    r.data = std::move(data);
+    r.version = version;
+    return r;
+}
+
+detail::request client::make_remove(std::string path, remove_options opts) {
+    detail::request r;
+    r.kind = detail::op_kind::remove;
+    r.path = std::move(path);
+    r.version = opts.version;
+    r.guaranteed = opts.guaranteed;
+    return r;
+}
+
+detail::request client::make_multi(std::vector<multi_op> ops) {
+    detail::request r;
+    r.kind = detail::op_kind::multi;
+    r.ops = std::move(ops);
+    return r;
+}
+
+namespace {
+
+// The sync overloads: run, then either report through ec or throw with the path and the reason.
+detail::response run(detail::connection& c, detail::request req, boost::system::error_code& ec) {
+    detail::response out;
+    ec = detail::run_sync(c, std::move(req), out).ec;
+    return out;
+}
+
+detail::response run_or_throw(detail::connection& c, detail::request req) {
+    const std::string path = req.kind == detail::op_kind::multi ? std::string() : req.path;
+    detail::response out;
+    auto f = detail::run_sync(c, std::move(req), out);
+    detail::throw_if(f.ec, path, f.message);
+    return out;
+}
+
+}  // namespace
+
+create_result client::create(std::string path, std::string data, create_options opts, boost::system::error_code& ec) {
+    auto r = run(*impl_, make_create(std::move(path), std::move(data), std::move(opts)), ec);
+    return {std::move(r.path), r.stat};
+}
+create_result client::create(std::string path, std::string data, create_options opts) {
+    auto r = run_or_throw(*impl_, make_create(std::move(path), std::move(data), std::move(opts)));
+    return {std::move(r.path), r.stat};
+}
+
+data_result client::get_data(std::string path, boost::system::error_code& ec) {
+    return extract_data(run(*impl_, make_read(detail::op_kind::get_data, std::move(path), {}), ec));
+}
+data_result client::get_data(std::string path) {
+    return extract_data(run_or_throw(*impl_, make_read(detail::op_kind::get_data, std::move(path), {})));
+}
+data_result client::get_data(std::string path, std::function<void(const watch_event&)> watcher,
+                             boost::system::error_code& ec) {
+    return extract_data(run(*impl_,
+                            make_read(detail::op_kind::get_data, std::move(path),
+                                      detail::post_to_callbacks(*impl_, std::move(watcher))),
+                            ec));
+}
+data_result client::get_data(std::string path, std::function<void(const watch_event&)> watcher) {
+    return extract_data(run_or_throw(*impl_, make_read(detail::op_kind::get_data, std::move(path),
+                                                       detail::post_to_callbacks(*impl_, std::move(watcher)))));
+}
+
+zkr::stat client::set_data(std::string path, std::string data, std::int32_t version, boost::system::error_code& ec) {
+    return run(*impl_, make_set(std::move(path), std::move(data), version), ec).stat;
+}
+zkr::stat client::set_data(std::string path, std::string data, std::int32_t version) {
+    return run_or_throw(*impl_, make_set(std::move(path), std::move(data), version)).stat;
+}
+
+std::optional<zkr::stat> client::exists(std::string path, boost::system::error_code& ec) {
+    return extract_exists(run(*impl_, make_read(detail::op_kind::exists, std::move(path), {}), ec));
+}
+std::optional<zkr::stat> client::exists(std::string path) {
+    return extract_exists(run_or_throw(*impl_, make_read(detail::op_kind::exists, std::move(path), {})));
+}
+std::optional<zkr::stat> client::exists(std::string path, std::function<void(const watch_event&)> watcher,
+                                        boost::system::error_code& ec) {
+    return extract_exists(run(*impl_,
+                              make_read(detail::op_kind::exists, std::move(path),
+                                        detail::post_to_callbacks(*impl_, std::move(watcher))),
+                              ec));
+}
+std::optional<zkr::stat> client::exists(std::string path, std::function<void(const watch_event&)> watcher) {
+    return extract_exists(run_or_throw(*impl_, make_read(detail::op_kind::exists, std::move(path),
+                                                         detail::post_to_callbacks(*impl_, std::move(watcher)))));
+}
+
+children_result client::get_children(std::string path, boost::system::error_code& ec) {
+    return extract_children(run(*impl_, make_read(detail::op_kind::get_children, std::move(path), {}), ec));
+}
+children_result client::get_children(std::string path) {
+    return extract_children(run_or_throw(*impl_, make_read(detail::op_kind::get_children, std::move(path), {})));
+}
+children_result client::get_children(std::string path, std::function<void(const watch_event&)> watcher,
+                                     boost::system::error_code& ec) {
+    return extract_children(run(*impl_,
+                                make_read(detail::op_kind::get_children, std::move(path),
+                                          detail::post_to_callbacks(*impl_, std::move(watcher))),
+                                ec));
+}
+children_result client::get_children(std::string path, std::function<void(const watch_event&)> watcher) {
+    return extract_children(run_or_throw(*impl_, make_read(detail::op_kind::get_children, std::move(path),
+                                                           detail::post_to_callbacks(*impl_, std::move(watcher)))));
+}
+
+void client::remove(std::string path, remove_options opts, boost::system::error_code& ec) {
+    run(*impl_, make_remove(std::move(path), opts), ec);
+}
+void client::remove(std::string path, remove_options opts) { run_or_throw(*impl_, make_remove(std::move(path), opts)); }
+
+std::vector<multi_result> client::multi(std::vector<multi_op> ops, boost::system::error_code& ec) {
+    return std::move(run(*impl_, make_multi(std::move(ops)), ec).results);
+}
+std::vector<multi_result> client::multi(std::vector<multi_op> ops) {
+    return std::move(run_or_throw(*impl_, make_multi(std::move(ops))).results);
+}
+
+}  // namespace zkr

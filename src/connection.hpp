@@ -1,0 +1,167 @@
+// The connection layer: one ZooKeeper handle (the C client's single-threaded library) driven by an
+// Asio io_context on the client's own network thread, plus retries, namespace, protected create,
+// watches and session tracking. Internal; the public face is zkr::client.
+#pragma once
+
+#include "session_machine.hpp"
+
+#include <zkr/client_options.hpp>
+#include <zkr/connection_state.hpp>
+#include <zkr/detail/request.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <zookeeper/zookeeper.h>
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace zkr::detail {
+
+class connection {
+public:
+    explicit connection(client_options options);  // options already validated
+    ~connection();
+    connection(const connection&) = delete;
+    connection& operator=(const connection&) = delete;
+
+    void start();
+    void close();
+    bool block_until_connected(std::chrono::milliseconds timeout);
+
+    std::uint64_t add_listener(std::function<void(connection_state)> fn);
+    void remove_listener(std::uint64_t id) noexcept;
+    /// For recipes: called on the network thread, right after each state change, before
+    /// any listener. Must not block. Returns an id for remove_observer.
+    std::uint64_t add_observer(std::function<void(connection_state)> fn);
+    void remove_observer(std::uint64_t id);
+
+    connection_state state() const noexcept { return state_.load(); }
+    std::int64_t session_id() const noexcept { return session_id_.load(); }
+    std::chrono::milliseconds negotiated_timeout() const noexcept {
+        return std::chrono::milliseconds(negotiated_ms_.load());
+    }
+    const client_options& options() const noexcept { return options_; }
+    boost::asio::any_io_executor callback_executor() { return callbacks_.get_executor(); }
+    boost::asio::io_context::executor_type network_executor() { return io_.get_executor(); }
+    bool on_network_thread() const noexcept { return std::this_thread::get_id() == network_thread_id_; }
+
+    void submit(request req, completion done);
+
+private:
+    struct operation;
+    struct inflight;
+    struct watch_holder;
+    struct watch_ctx;
+    using op_ptr = std::shared_ptr<operation>;
+
+    // Network thread only, below.
+    void open_handle();
+    void reset_handle(bool closing);
+    void pump();
+    void schedule_pump();
+    void track_socket(int fd);
+    void release_socket();
+    void wait_socket(bool for_write);
+    void on_socket_ready(int events);
+    void check_handle_state();
+    void apply(const session_machine::actions& a);
+    void notify(connection_state s);
+    void abandon_inflight();
+    void do_close();
+
+    void start_op(const op_ptr& op);
+    void wait_for_connection(const op_ptr& op);
+    void issue(const op_ptr& op);
+    void issue_create(const op_ptr& op);
+    void issue_parents(const op_ptr& op);
+    void issue_protected_lookup(const op_ptr& op);
+    void issue_multi(const op_ptr& op);
+    void on_result(const op_ptr& op, int rc, response&& r);
+    void retry_or_finish(const op_ptr& op, const boost::system::error_code& ec);
+    void finish(const op_ptr& op, const boost::system::error_code& ec, response&& r);
+    void run_guaranteed_deletes();
+
+    inflight* track(std::unique_ptr<inflight> f);
+    std::unique_ptr<inflight> take(const void* data);
+    watch_ctx* register_watch(const op_ptr& op);
+    void settle_watch(watch_ctx* w, bool registered);
+    void fire_watch(watch_ctx* w, watch_event_type type);
+
+    std::string full_path(std::string_view user_path) const;
+    std::string user_path(std::string_view full) const;
+
+    // C callbacks (network thread, inside zookeeper_process).
+    static void on_string_stat(int rc, const char* value, const struct Stat* stat, const void* data);
+    static void on_void(int rc, const void* data);
+    static void on_stat(int rc, const struct Stat* stat, const void* data);
+    static void on_data(int rc, const char* value, int len, const struct Stat* stat, const void* data);
+    static void on_children(int rc, const struct String_vector* strings, const struct Stat* stat,
+                            const void* data);
+    static void on_multi(int rc, const void* data);
+    static void on_watch(zhandle_t* zh, int type, int state, const char* path, void* ctx);
+    static void on_parent_created(int rc, const char* value, const struct Stat* stat, const void* data);
+    static void on_guaranteed_delete(int rc, const void* data);
+
+    client_options options_;
+    std::string ns_;  // "/name_space" or ""
+
+    boost::asio::io_context io_{1};
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+    boost::asio::thread_pool callbacks_{1};
+    std::thread network_thread_;
+    std::thread::id network_thread_id_;
+
+    // Network thread state.
+    zhandle_t* zh_ = nullptr;
+    int last_zk_state_ = 0;
+    session_machine machine_;
+    boost::asio::posix::stream_descriptor socket_{io_};
+    int socket_fd_ = -1;
+    ino_t socket_ino_ = 0;
+    std::uint64_t socket_gen_ = 0;
+    bool read_waiting_ = false;
+    bool write_waiting_ = false;
+    bool pump_scheduled_ = false;
+    bool closing_ = false;
+    bool in_handle_close_ = false;
+    boost::asio::steady_timer zk_timer_{io_};
+    boost::asio::steady_timer suspend_timer_{io_};
+    boost::asio::steady_timer reopen_timer_{io_};
+    std::unordered_map<const void*, std::unique_ptr<inflight>> inflight_;
+    std::unordered_map<const void*, std::unique_ptr<watch_ctx>> watches_;
+    std::deque<op_ptr> waiting_;
+    std::unordered_set<op_ptr> sleeping_;
+    std::vector<std::pair<std::string, std::int32_t>> guaranteed_;  // full path, version
+    std::map<std::uint64_t, std::function<void(connection_state)>> observers_;
+
+    // Shared state.
+    std::atomic<connection_state> state_{connection_state::latent};
+    std::atomic<std::int64_t> session_id_{0};
+    std::atomic<std::int64_t> negotiated_ms_{0};
+    std::mutex mutex_;  // guards accepting_, started_, listeners_, and the condition below
+    std::condition_variable state_changed_;
+    bool accepting_ = true;
+    bool started_ = false;
+    struct listener {
+        std::function<void(connection_state)> fn;
+        std::atomic<bool> active{true};
+    };
+    std::map<std::uint64_t, std::shared_ptr<listener>> listeners_;
+    std::uint64_t next_id_ = 1;
+};
+
+}  // namespace zkr::detail

@@ -1,0 +1,55 @@
+#include <zkr/path.hpp>
+
+#include <string>
+
+namespace zkr {
+
+std::optional<std::string> path_error(std::string_view path) {
+    if (path.empty()) return "path is empty; a znode path starts with '/', e.g. \"/locks/job\"";
+    if (path.front() != '/') return "path must start with '/', e.g. \"/locks/job\"";
+    if (path.size() == 1) return std::nullopt;
+    if (path.back() == '/') return "path must not end with '/' (only the root \"/\" may)";
+    std::size_t start = 1;
+    while (start <= path.size()) {
+        const std::size_t end = std::min(path.find('/', start), path.size());
+        const std::string_view segment = path.substr(start, end - start);
+        if (segment.empty()) return "path has an empty segment (\"//\"); segments are separated by one '/'";
+        if (segment == "." || segment == "..")
+            return "path has a relative segment \"" + std::string(segment) + "\"; '.' and '..' are not allowed";
+        start = end + 1;
+    }
+    for (std::size_t i = 0; i < path.size(); ++i) {
+        const auto c = static_cast<unsigned char>(path[i]);
+        if (c == 0) return "path contains a NUL character at offset " + std::to_string(i);
+        if (c < 0x20 || c == 0x7f)
+            return "path contains the control character 0x" + std::string(1, "0123456789abcdef"[c >> 4]) +
+                   std::string(1, "0123456789abcdef"[c & 15]) + " at offset " + std::to_string(i);
+        // U+0080-U+009F encoded in UTF-8 as C2 80..C2 9F: C1 control characters.
+        if (c == 0xc2 && i + 1 < path.size()) {
+            const auto d = static_cast<unsigned char>(path[i + 1]);
+            if (d >= 0x80 && d <= 0x9f)
+                return "path contains a C1 control character at offset " + std::to_string(i);
+        }
+    }
+    return std::nullopt;
+}
+
+std::string join_path(std::string_view parent, std::string_view child) {
+    std::string out(parent);
+    if (out.empty() || out.back() != '/') out += '/';
+    out += child;
+    return out;
+}
+
+std::string_view parent_path(std::string_view path) {
+    const auto slash = path.rfind('/');
+    if (slash == 0 || slash == std::string_view::npos) return "/";
+    return path.substr(0, slash);
+}
+
+std::string_view node_name(std::string_view path) {
+    const auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace zkr

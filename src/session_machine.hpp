@@ -1,0 +1,35 @@
+// Decision logic of a client's session: what to report and what to do on each change of the
+// ZooKeeper handle's state. No I/O, no clock: unit-tested without a server.
+#pragma once
+
+#include <zkr/connection_state.hpp>
+
+#include <cstdint>
+#include <optional>
+
+namespace zkr::detail {
+
+/// What the handle reported (read with zoo_state after every call into the C client).
+enum class handle_event { connecting, connected, connected_read_only, expired, auth_failed };
+
+class session_machine {
+public:
+    struct actions {
+        std::optional<connection_state> notify;  ///< Tell the listeners.
+        bool start_suspend_timer = false;        ///< Declare lost if not back within the session timeout.
+        bool cancel_suspend_timer = false;
+        bool abandon_requests = false;           ///< Requests in flight on the handle have failed.
+        bool new_session = false;                ///< Close the handle and open one with a new session.
+    };
+
+    actions on_handle(handle_event e);
+    /// The suspend timer ran out: the session is presumed expired (Curator's rule).
+    actions on_suspend_timeout();
+    void on_close() { state_ = connection_state::closed; }
+    connection_state state() const noexcept { return state_; }
+
+private:
+    connection_state state_ = connection_state::latent;
+};
+
+}  // namespace zkr::detail
