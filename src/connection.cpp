@@ -367,8 +367,11 @@ void connection::check_handle_state() {
     else if (s == ZOO_EXPIRED_SESSION_STATE) e = handle_event::expired;
     else if (s == ZOO_AUTH_FAILED_STATE) e = handle_event::auth_failed;
     if (e == handle_event::connected || e == handle_event::connected_read_only) {
-        session_id_ = zoo_client_id(zh_)->client_id;
+        const clientid_t* id = zoo_client_id(zh_);
+        session_id_ = id->client_id;
         negotiated_ms_ = zoo_recv_timeout(zh_);
+        std::lock_guard lock(mutex_);
+        password_.assign(id->passwd, sizeof id->passwd);
     }
     apply(machine_.on_handle(e));
 }
@@ -643,8 +646,10 @@ void connection::on_result(const op_ptr& op, int rc, response&& r) {
     const auto ec = to_error_code(rc);
     if (!ec) return finish(op, ec, std::move(r));
     if (ec == errc::closed) return finish(op, ec, {});
-    if (op->req.kind == op_kind::create && rc == ZNONODE && op->parent_attempts < 3 &&
-        (op->req.create.create_parents || !ns_.empty())) {
+    // A create under a missing parent: create the parents (or, without create_parents, just the
+    // lazily created namespace root) and try again.
+    if (op->req.kind == op_kind::create && rc == ZNONODE && (op->req.create.create_parents || !ns_.empty()) &&
+        op->parent_attempts < (op->req.create.create_parents ? 3 : 1)) {
         ++op->parent_attempts;
         return issue_parents(op);
     }

@@ -60,6 +60,10 @@ public:
     bool on_network_thread() const noexcept { return std::this_thread::get_id() == network_thread_id_; }
 
     void submit(request req, completion done);
+    std::string session_password() const {
+        std::lock_guard lock(mutex_);
+        return password_;
+    }
 
 private:
     struct operation;
@@ -152,10 +156,11 @@ private:
     std::atomic<connection_state> state_{connection_state::latent};
     std::atomic<std::int64_t> session_id_{0};
     std::atomic<std::int64_t> negotiated_ms_{0};
-    std::mutex mutex_;  // guards accepting_, started_, listeners_, and the condition below
+    mutable std::mutex mutex_;  // guards accepting_, started_, listeners_, password_, and the condition below
     std::condition_variable state_changed_;
     bool accepting_ = true;
     bool started_ = false;
+    std::string password_;
     struct listener {
         std::function<void(connection_state)> fn;
         std::atomic<bool> active{true};

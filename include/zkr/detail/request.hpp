@@ -61,6 +61,8 @@ failure run_sync(connection& c, request req, response& out);
 /// Where handlers without an associated executor run: a thread of the client, never the
 /// network thread.
 boost::asio::any_io_executor callback_executor(connection& c);
+/// The current session's id and password (for tests that expire a session on purpose).
+std::pair<std::int64_t, std::string> session_credentials(connection& c);
 /// Runs fn on the callback executor (used for watches registered through sync calls).
 watch_function post_to_callbacks(connection& c, std::function<void(const watch_event&)> fn);
 

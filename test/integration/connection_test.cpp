@@ -1,0 +1,105 @@
+// Connection states against a real server: first connection, suspension, reconnection, loss and
+// a new session.
+#include "zk_cluster.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <future>
+
+using namespace std::chrono_literals;
+using zkr::connection_state;
+using zkr::test::state_recorder;
+using zkr::test::zk_cluster;
+
+TEST_CASE("connect: the listener sees connected, once") {
+    zk_cluster zk;
+    zkr::client c(zkr::test::test_options(zk.connect_string()));
+    state_recorder rec(c);
+    c.start();
+    REQUIRE(c.block_until_connected(10s));
+    REQUIRE(rec.wait_for(connection_state::connected));
+    CHECK(c.session_id() != 0);
+    CHECK(c.negotiated_session_timeout() == 4000ms);
+    CHECK(rec.states() == std::vector{connection_state::connected});
+    CHECK(c.state() == connection_state::connected);
+}
+
+TEST_CASE("server stopped and restarted within the session timeout: suspended, reconnected, session kept") {
+    zk_cluster zk;
+    zkr::client c(zkr::test::test_options(zk.connect_string(), 8s));
+    state_recorder rec(c);
+    c.start();
+    REQUIRE(c.block_until_connected(10s));
+    const auto session = c.session_id();
+    c.create("/ephemeral", "x", {.mode = zkr::create_mode::ephemeral});
+
+    zk.stop(0);
+    REQUIRE(rec.wait_for(connection_state::suspended, 10s));
+    CHECK(c.state() == connection_state::suspended);
+    zk.start(0);
+    REQUIRE(rec.wait_for(connection_state::reconnected, 10s));
+    CHECK(rec.states() == std::vector{connection_state::connected, connection_state::suspended,
+                                      connection_state::reconnected});
+    CHECK(c.session_id() == session);
+    auto st = c.exists("/ephemeral");
+    REQUIRE(st);
+    CHECK(st->ephemeral_owner == session);
+}
+
+TEST_CASE("server down past the session timeout: suspended, lost, then a new session") {
+    zk_cluster zk;
+    zkr::client c(zkr::test::test_options(zk.connect_string(), 2s));
+    state_recorder rec(c);
+    c.start();
+    REQUIRE(c.block_until_connected(10s));
+    const auto old_session = c.session_id();
+    c.create("/ephemeral", "x", {.mode = zkr::create_mode::ephemeral});
+
+    const auto down = std::chrono::steady_clock::now();
+    zk.stop(0);
+    REQUIRE(rec.wait_for(connection_state::suspended, 10s));
+    REQUIRE(rec.wait_for(connection_state::lost, 10s));
+    // Declared lost by the local timer, no later than the negotiated timeout plus slack.
+    CHECK(std::chrono::steady_clock::now() - down < 2s + 1500ms);
+    zk.start(0);
+    REQUIRE(rec.wait_for(connection_state::reconnected, 20s));
+    CHECK(rec.states() == std::vector{connection_state::connected, connection_state::suspended,
+                                      connection_state::lost, connection_state::reconnected});
+    CHECK(c.session_id() != old_session);
+    // The old session's ephemeral node goes once the restarted server expires that session.
+    CHECK(zkr::test::eventually([&] { return !c.exists("/ephemeral"); }, 15s));
+}
+
+TEST_CASE("session expired on purpose: lost, then connected on a new session") {
+    zk_cluster zk;
+    zkr::client c(zkr::test::test_options(zk.connect_string()));
+    state_recorder rec(c);
+    c.start();
+    REQUIRE(c.block_until_connected(10s));
+    const auto old_session = c.session_id();
+    c.create("/ephemeral", "x", {.mode = zkr::create_mode::ephemeral});
+
+    zkr::test::expire_session(zk.connect_string(), c);
+    REQUIRE(rec.wait_for(connection_state::lost, 15s));
+    // The old session may briefly reconnect before the expiry lands: wait for the new one.
+    REQUIRE(zkr::test::eventually(
+        [&] { return c.session_id() != old_session && zkr::is_connected(c.state()); }, 15s));
+    CHECK(rec.states().back() == connection_state::reconnected);
+    CHECK_FALSE(c.exists("/ephemeral"));
+    // The new session works.
+    c.create("/ephemeral", "y", {.mode = zkr::create_mode::ephemeral});
+    CHECK(c.exists("/ephemeral")->ephemeral_owner == c.session_id());
+}
+
+TEST_CASE("a pending watch fires not_watching when the session is lost") {
+    zk_cluster zk;
+    zkr::client c(zkr::test::test_options(zk.connect_string()));
+    c.start();
+    REQUIRE(c.block_until_connected(10s));
+    std::promise<zkr::watch_event> fired;
+    c.exists("/never", [&](const zkr::watch_event& e) { fired.set_value(e); });
+    zkr::test::expire_session(zk.connect_string(), c);
+    auto f = fired.get_future();
+    REQUIRE(f.wait_for(15s) == std::future_status::ready);
+    CHECK(f.get().type == zkr::watch_event_type::not_watching);
+}

@@ -1,0 +1,78 @@
+// Retries against a real server that goes away and comes back.
+#include "zk_cluster.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <boost/asio/use_future.hpp>
+
+#include <thread>
+
+using namespace std::chrono_literals;
+using clk = std::chrono::steady_clock;
+
+TEST_CASE("a sync operation issued while the server is briefly down succeeds once it returns") {
+    zkr::test::zk_cluster zk;
+    auto o = zkr::test::test_options(zk.connect_string(), 10s);
+    o.connection_timeout = 500ms;  // shorter than the outage: the retry policy must carry it
+    o.retry_policy = std::make_shared<zkr::retry_n_times>(20, 200ms);
+    zkr::client c(o);
+    c.start();
+    REQUIRE(c.block_until_connected(10s));
+    zk.stop(0);
+    REQUIRE(zkr::test::eventually([&] { return c.state() == zkr::connection_state::suspended; }));
+    std::thread restarter([&] {
+        std::this_thread::sleep_for(1500ms);
+        zk.start(0);
+    });
+    const auto t0 = clk::now();
+    auto r = c.create("/during-outage", "x");  // throws if the retries run out
+    restarter.join();
+    CHECK(r.path == "/during-outage");
+    CHECK(clk::now() - t0 >= 1s);
+    CHECK(c.get_data("/during-outage").data == "x");
+}
+
+TEST_CASE("retries stop when the policy says so, with the last error") {
+    zkr::test::zk_cluster zk;
+    auto o = zkr::test::test_options(zk.connect_string(), 10s);
+    o.connection_timeout = 300ms;
+    o.retry_policy = std::make_shared<zkr::retry_n_times>(2, 100ms);
+    zkr::client c(o);
+    c.start();
+    REQUIRE(c.block_until_connected(10s));
+    zk.stop(0);
+    REQUIRE(zkr::test::eventually([&] { return c.state() == zkr::connection_state::suspended; }));
+    boost::system::error_code ec;
+    const auto t0 = clk::now();
+    c.get_data("/anything", ec);
+    const auto took = clk::now() - t0;
+    CHECK(ec == zkr::errc::not_connected);
+    // 3 attempts each waiting 300 ms for a connection, 2 sleeps of 100 ms.
+    CHECK(took >= 1000ms);
+    CHECK(took < 3000ms);
+    try {
+        c.get_data("/anything");
+        FAIL("no exception");
+    } catch (const zkr::error& e) {
+        CHECK(e.code() == zkr::errc::not_connected);
+        CHECK(e.path() == "/anything");
+    }
+}
+
+TEST_CASE("an operation in flight when the connection drops is retried on reconnection") {
+    zkr::test::zk_cluster zk;
+    auto o = zkr::test::test_options(zk.connect_string(), 10s);
+    o.retry_policy = std::make_shared<zkr::retry_forever>(100ms);
+    zkr::client c(o);
+    c.start();
+    REQUIRE(c.block_until_connected(10s));
+    c.create("/n", "v");
+    // Freeze the server so the request is sent but never answered, then kill it.
+    zk.pause(0);
+    auto pending = c.async_get_data("/n", boost::asio::use_future);
+    std::this_thread::sleep_for(300ms);
+    zk.kill(0);
+    zk.start(0);
+    REQUIRE(pending.wait_for(20s) == std::future_status::ready);
+    CHECK(pending.get().data == "v");
+}

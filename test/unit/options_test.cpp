@@ -1,0 +1,72 @@
+// Bad client options are rejected at construction, with a message; nothing connects.
+#include <zkr/client.hpp>
+
+#include <catch2/catch.hpp>
+
+using namespace std::chrono_literals;
+
+namespace {
+zkr::client_options with(const std::string& cs) {
+    zkr::client_options o;
+    o.connect_string = cs;
+    return o;
+}
+}  // namespace
+
+TEST_CASE("connect strings") {
+    CHECK_NOTHROW(zkr::client(with("127.0.0.1:2181")));
+    CHECK_NOTHROW(zkr::client(with("a:1,b:2,c:3/chroot/app")));
+    CHECK_NOTHROW(zkr::client(with("[::1]:2181")));
+    CHECK_THROWS_WITH(zkr::client(with("")), Catch::Contains("connect_string is empty"));
+    CHECK_THROWS_WITH(zkr::client(with("localhost")), Catch::Contains("is not host:port"));
+    CHECK_THROWS_WITH(zkr::client(with("localhost:")), Catch::Contains("is not a number in 1..65535"));
+    CHECK_THROWS_WITH(zkr::client(with("localhost:99999")), Catch::Contains("1..65535"));
+    CHECK_THROWS_WITH(zkr::client(with("localhost:21x")), Catch::Contains("is not a number"));
+    CHECK_THROWS_WITH(zkr::client(with("a:1,,b:2")), Catch::Contains("is not host:port"));
+    CHECK_THROWS_WITH(zkr::client(with("a:1/bad/")), Catch::Contains("invalid chroot"));
+    CHECK_THROWS_WITH(zkr::client(with("/chroot")), Catch::Contains("names no server"));
+    try {
+        zkr::client c(with(""));
+    } catch (const zkr::error& e) {
+        CHECK(e.code() == zkr::errc::invalid_argument);
+    }
+}
+
+TEST_CASE("timeouts, namespace, policy, acl") {
+    auto o = with("h:1");
+    o.session_timeout = 0ms;
+    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("session_timeout must be positive"));
+    o = with("h:1");
+    o.session_timeout = -5ms;
+    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("got -5 ms"));
+    o = with("h:1");
+    o.connection_timeout = 0ms;
+    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("connection_timeout must be positive"));
+    o = with("h:1");
+    o.name_space = "/app";
+    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("must not start with '/'"));
+    o = with("h:1");
+    o.name_space = "a//b";
+    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("empty segment"));
+    o = with("h:1");
+    o.retry_policy = nullptr;
+    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("retry_policy is null"));
+    o = with("h:1");
+    o.default_acl.clear();
+    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("default_acl is empty"));
+    o = with("h:1");
+    o.auth.push_back({"digest", "nopassword"});
+    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("user:password"));
+}
+
+TEST_CASE("an operation before start() fails, a client never started closes cleanly") {
+    zkr::client c(with("127.0.0.1:1"));
+    boost::system::error_code ec;
+    c.exists("/a", ec);
+    CHECK(ec == zkr::errc::not_connected);
+    c.close();
+    c.close();  // idempotent
+    c.exists("/a", ec);
+    CHECK(ec == zkr::errc::closed);
+    CHECK_THROWS_AS(c.start(), zkr::error);
+}
