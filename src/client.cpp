@@ -196,6 +196,13 @@ failure run_sync(connection& c, request req, response& out) {
 
 boost::asio::any_io_executor callback_executor(connection& c) { return c.callback_executor(); }
 
+boost::asio::any_io_executor network_executor(connection& c) { return c.network_executor(); }
+std::uint64_t add_state_observer(connection& c, std::function<void(connection_state)> fn) {
+    return c.add_observer(std::move(fn));
+}
+void remove_state_observer(connection& c, std::uint64_t id) { c.remove_observer(id); }
+std::uint64_t requests_sent(connection& c) { return c.requests_sent(); }
+
 std::pair<std::int64_t, std::string> session_credentials(connection& c) {
     return {c.session_id(), c.session_password()};
 }
@@ -239,11 +246,9 @@ bool client::block_until_connected() { return impl_->block_until_connected(impl_
 state_subscription client::add_state_listener(std::function<void(connection_state)> listener) {
     if (!listener) throw zkr::error(make_error_code(errc::invalid_argument), {}, "state listener is empty");
     const auto id = impl_->add_listener(std::move(listener));
-    state_subscription s;
-    s.remove_ = [weak = std::weak_ptr<detail::connection>(impl_), id] {
+    return state_subscription([weak = std::weak_ptr<detail::connection>(impl_), id] {
         if (auto c = weak.lock()) c->remove_listener(id);
-    };
-    return s;
+    });
 }
 
 connection_state client::state() const noexcept { return impl_->state(); }

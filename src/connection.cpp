@@ -180,7 +180,7 @@ void connection::do_close() {
     if (!guaranteed_.empty())
         options_.logger->warn("closing with {} guaranteed delete(s) not done", guaranteed_.size());
     guaranteed_.clear();
-    observers_.clear();
+    for (auto& [id, fn] : std::exchange(observers_, {})) fn(connection_state::closed);
     work_.reset();
 }
 
@@ -401,7 +401,10 @@ void connection::apply(const session_machine::actions& a) {
     if (is_connected(machine_.state()) && zh_ && (a.notify || a.cancel_suspend_timer)) {
         for (auto waiting = std::exchange(waiting_, {}); const auto& op : waiting) {
             op->timer.reset();
-            issue(op);
+            if (op->req.required_session != 0 && op->req.required_session != session_id_.load())
+                finish(op, make_error_code(errc::session_expired), {});
+            else
+                issue(op);
         }
         run_guaranteed_deletes();
         schedule_pump();
@@ -415,7 +418,8 @@ void connection::notify(connection_state s) {
         state_ = s;
         state_changed_.notify_all();
     }
-    for (auto& [id, fn] : observers_) fn(s);
+    // A copy: observers may add or remove observers while they run.
+    for (auto observers = observers_; auto& [id, fn] : observers) fn(s);
     std::vector<std::shared_ptr<listener>> targets;
     {
         std::lock_guard lock(mutex_);
@@ -476,6 +480,8 @@ void connection::submit(request req, completion done) {
 
 void connection::start_op(const op_ptr& op) {
     if (closing_) return finish(op, make_error_code(errc::closed), {});
+    if (op->req.required_session != 0 && op->req.required_session != session_id_.load())
+        return finish(op, make_error_code(errc::session_expired), {});
     if (!zh_ || !is_connected(machine_.state())) return wait_for_connection(op);
     issue(op);
     schedule_pump();
@@ -494,6 +500,7 @@ void connection::wait_for_connection(const op_ptr& op) {
 }
 
 connection::inflight* connection::track(std::unique_ptr<inflight> f) {
+    requests_sent_.fetch_add(1, std::memory_order_relaxed);
     f->conn = this;
     auto* raw = f.get();
     inflight_.emplace(raw, std::move(f));

@@ -60,6 +60,7 @@ public:
     bool on_network_thread() const noexcept { return std::this_thread::get_id() == network_thread_id_; }
 
     void submit(request req, completion done);
+    std::uint64_t requests_sent() const noexcept { return requests_sent_.load(); }
     std::string session_password() const {
         std::lock_guard lock(mutex_);
         return password_;
@@ -156,6 +157,7 @@ private:
     std::atomic<connection_state> state_{connection_state::latent};
     std::atomic<std::int64_t> session_id_{0};
     std::atomic<std::int64_t> negotiated_ms_{0};
+    std::atomic<std::uint64_t> requests_sent_{0};
     mutable std::mutex mutex_;  // guards accepting_, started_, listeners_, password_, and the condition below
     std::condition_variable state_changed_;
     bool accepting_ = true;

@@ -35,6 +35,8 @@ struct remove_options {
 class state_subscription {
 public:
     state_subscription() = default;
+    /// remove runs once, on unsubscribe() or destruction.
+    explicit state_subscription(std::function<void()> remove) : remove_(std::move(remove)) {}
     state_subscription(state_subscription&&) noexcept = default;
     state_subscription& operator=(state_subscription&& other) noexcept;
     state_subscription(const state_subscription&) = delete;
@@ -45,7 +47,6 @@ public:
     void unsubscribe() noexcept;
 
 private:
-    friend class client;
     std::function<void()> remove_;
 };
 

@@ -7,6 +7,10 @@
 #include <zkr/connection_state.hpp>
 #include <zkr/create_options.hpp>
 #include <zkr/error.hpp>
+#include <zkr/fair_lock.hpp>
+#include <zkr/hold_state.hpp>
+#include <zkr/interprocess_mutex.hpp>
+#include <zkr/lock_rule.hpp>
 #include <zkr/multi_op.hpp>
 #include <zkr/path.hpp>
 #include <zkr/results.hpp>

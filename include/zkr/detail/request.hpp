@@ -2,6 +2,7 @@
 // and a completion that runs on the network thread.
 #pragma once
 
+#include <zkr/connection_state.hpp>
 #include <zkr/create_options.hpp>
 #include <zkr/detail/asio.hpp>
 #include <zkr/detail/unique_function.hpp>
@@ -9,6 +10,7 @@
 #include <zkr/results.hpp>
 #include <zkr/watch_event.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +31,8 @@ struct request {
     bool guaranteed = false;           ///< remove: keep retrying in the background until done.
     std::vector<multi_op> ops;         ///< multi
     watch_function watch;              ///< exists / get_data / get_children: one-shot watch
+    /// Non-zero: run only on this session, never retried on another (fails with session_expired).
+    std::int64_t required_session = 0;
 };
 
 struct response {
@@ -63,6 +67,15 @@ failure run_sync(connection& c, request req, response& out);
 boost::asio::any_io_executor callback_executor(connection& c);
 /// The current session's id and password (for tests that expire a session on purpose).
 std::pair<std::int64_t, std::string> session_credentials(connection& c);
+/// For recipes: the client's network thread. Handlers bound to it run inline there; they must
+/// never block and never run user code.
+boost::asio::any_io_executor network_executor(connection& c);
+/// For recipes: fn(state) runs on the network thread right after each state change (and with
+/// closed when the client closes). Returns an id for remove_state_observer.
+std::uint64_t add_state_observer(connection& c, std::function<void(connection_state)> fn);
+void remove_state_observer(connection& c, std::uint64_t id);
+/// Requests sent to the server so far (for round-trip tests and benchmarks).
+std::uint64_t requests_sent(connection& c);
 /// Runs fn on the callback executor (used for watches registered through sync calls).
 watch_function post_to_callbacks(connection& c, std::function<void(const watch_event&)> fn);
 

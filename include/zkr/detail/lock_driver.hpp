@@ -1,0 +1,107 @@
+// The one predecessor-watch driver behind every lock and semaphore recipe.
+#pragma once
+
+#include <zkr/client.hpp>
+#include <zkr/hold_state.hpp>
+#include <zkr/lock_rule.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zkr::detail {
+
+/// One hold: our node, its fencing token, our session, and the hold's state. The state changes
+/// on the network thread; listeners run on the client's callback thread.
+class hold : public std::enable_shared_from_this<hold> {
+public:
+    hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, std::int64_t session_id);
+    ~hold();
+
+    const std::string& node_path() const noexcept { return node_path_; }
+    std::int64_t fencing_token() const noexcept { return token_; }
+    std::int64_t session_id() const noexcept { return session_; }
+    hold_state state() const noexcept { return state_.load(); }
+    bool is_valid() const noexcept { return state() == hold_state::held; }
+
+    std::uint64_t add_listener(std::function<void(hold_state)> fn);
+    void remove_listener(std::uint64_t id);
+
+    /// A multi that commits only while this hold's node exists on this hold's session.
+    std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
+
+    // Network thread only.
+    /// Starts loss detection: the state observer, and a watch on our own node unless the waiter
+    /// already set one (own_watch_set), which then reports to this hold.
+    void arm(bool own_watch_set);
+    void on_own_node_event(watch_event_type type);
+    void set_state(hold_state s);
+    void begin_release(unique_function<void(const boost::system::error_code&)> done);
+
+    void watch_own_node();
+
+private:
+    void on_connection(connection_state s);
+    void try_delete();
+
+    zkr::client& client_;
+    std::string node_path_;
+    std::int64_t token_;
+    std::int64_t session_;
+    std::atomic<hold_state> state_{hold_state::held};
+    std::uint64_t observer_ = 0;
+    std::uint64_t watch_generation_ = 0;
+    unique_function<void(const boost::system::error_code&)> release_done_;
+    std::mutex listeners_mutex_;
+    std::map<std::uint64_t, std::function<void(hold_state)>> listeners_;
+    std::uint64_t next_listener_ = 1;
+};
+
+using acquire_handler = unique_function<void(const boost::system::error_code&, std::shared_ptr<hold>)>;
+
+/// Acquires holds on one lock path with one rule. Thread-safe; its work runs on the network thread.
+class lock_driver : public std::enable_shared_from_this<lock_driver> {
+public:
+    lock_driver(zkr::client& c, std::string lock_path, std::string lock_name, std::shared_ptr<const lock_rule> rule);
+
+    /// timeout: nullopt waits for ever; zero tries once and never queues (the node is removed
+    /// at once when it does not hold). done runs on the network thread with (ec, hold); a null
+    /// hold without error means the timeout passed.
+    /// on_queued(node_path), if given, runs on the network thread once our node exists.
+    void acquire(std::optional<std::chrono::milliseconds> timeout, std::string data, acquire_handler done,
+                 std::function<void(const std::string&)> on_queued = {});
+    /// Blocking forms, for the sync recipe APIs.
+    std::shared_ptr<hold> acquire_sync(std::optional<std::chrono::milliseconds> timeout, std::string data,
+                                       boost::system::error_code& ec,
+                                       std::function<void(const std::string&)> on_queued = {});
+    boost::system::error_code release_sync(const std::shared_ptr<hold>& h);
+
+    /// Lock nodes in queue order (full paths, without namespace).
+    std::vector<std::string> participants(boost::system::error_code& ec);
+
+    zkr::client& get_client() noexcept { return client_; }
+    const std::string& path() const noexcept { return path_; }
+    const std::string& lock_name() const noexcept { return lock_name_; }
+    const lock_rule& rule() const noexcept { return *rule_; }
+
+private:
+    friend struct acquisition;
+    zkr::client& client_;
+    std::string path_;
+    std::string lock_name_;
+    std::shared_ptr<const lock_rule> rule_;
+};
+
+/// "<host name>:<pid>", the default data of lock and lease nodes.
+std::string default_node_data();
+
+/// Throws zkr::error (invalid_path) when the lock path is not valid.
+void check_lock_path(const std::string& path);
+
+}  // namespace zkr::detail

@@ -1,0 +1,20 @@
+// What a lock or lease holder knows about its hold.
+#pragma once
+
+#include <string_view>
+
+namespace zkr {
+
+/// The life of a hold. Only `held` means the hold is valid; act on the protected resource only
+/// then, and pass the fencing token along so the resource can reject a stale holder.
+enum class hold_state {
+    held,       ///< Our node holds, our session is live and connected.
+    doubtful,   ///< Connection suspended (or read-only): we may or may not still hold. Stop acting.
+    lost,       ///< Session lost, client closed, or our node deleted by someone else. Terminal.
+    releasing,  ///< release() was called; the delete waits for the connection to return.
+    released,   ///< Our node is gone after our own release. Terminal.
+};
+
+std::string_view to_string(hold_state s) noexcept;
+
+}  // namespace zkr

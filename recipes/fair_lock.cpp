@@ -1,0 +1,149 @@
+#include <zkr/fair_lock.hpp>
+
+#include <zkr/path.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace zkr {
+
+fair_lock::fair_lock(client& c, std::string path)
+    : lock_base(c, std::move(path), "lock-", std::make_shared<lowest_n_rule>(1)) {}
+
+fair_lock::~fair_lock() {
+    std::shared_ptr<detail::hold> h;
+    {
+        std::lock_guard lock(mutex_);
+        h = std::move(hold_);
+        count_ = 0;
+    }
+    if (h) {
+        const auto ec = driver_->release_sync(h);
+        if (ec && ec != errc::lock_lost)
+            driver_->get_client().logger()->warn("releasing {} on destruction: {}", h->node_path(), ec.message());
+    }
+}
+
+bool fair_lock::acquire(std::chrono::milliseconds timeout) {
+    const auto limit = checked_timeout(timeout);
+    std::unique_lock lock(mutex_);
+    // One acquisition per object at a time; a second caller waits for it and then re-enters.
+    acquiring_done_.wait(lock, [&] { return !acquiring_; });
+    if (hold_) {
+        ++count_;
+        return true;
+    }
+    acquiring_ = true;
+    lock.unlock();
+    std::shared_ptr<detail::hold> h;
+    try {
+        h = acquire_hold(limit, [this](const std::string& node) {
+            std::lock_guard l(mutex_);
+            queued_node_ = node;
+        });
+    } catch (...) {
+        lock.lock();
+        acquiring_ = false;
+        queued_node_.clear();
+        acquiring_done_.notify_all();
+        throw;
+    }
+    lock.lock();
+    acquiring_ = false;
+    queued_node_.clear();
+    acquiring_done_.notify_all();
+    if (!h) return false;
+    hold_ = std::move(h);
+    count_ = 1;
+    return true;
+}
+
+void fair_lock::lock() {
+    // No timeout: the driver waits for ever.
+    std::unique_lock l(mutex_);
+    acquiring_done_.wait(l, [&] { return !acquiring_; });
+    if (hold_) {
+        ++count_;
+        return;
+    }
+    l.unlock();
+    while (!acquire(std::chrono::hours(24 * 365))) {
+    }
+}
+
+bool fair_lock::try_lock() { return acquire(std::chrono::milliseconds(0)); }
+
+void fair_lock::unlock(boost::system::error_code& ec) {
+    ec = {};
+    std::shared_ptr<detail::hold> h;
+    {
+        std::lock_guard lock(mutex_);
+        if (!hold_) {
+            ec = make_error_code(errc::lock_not_held);
+            return;
+        }
+        if (--count_ > 0) return;
+        h = std::move(hold_);
+    }
+    ec = driver_->release_sync(h);
+}
+
+void fair_lock::unlock() {
+    boost::system::error_code ec;
+    unlock(ec);
+    if (ec == errc::lock_not_held) detail::throw_if(ec, driver_->path(), "unlock of a fair_lock that is not held");
+    detail::throw_if(ec, driver_->path(), ec.message() + " while releasing the lock");
+}
+
+std::optional<std::size_t> fair_lock::queue_position() const {
+    std::string ours;
+    {
+        std::lock_guard lock(mutex_);
+        ours = hold_ ? hold_->node_path() : queued_node_;
+    }
+    if (ours.empty()) return std::nullopt;
+    const auto nodes = participant_nodes();
+    const auto it = std::find(nodes.begin(), nodes.end(), ours);
+    if (it == nodes.end()) return std::nullopt;
+    return static_cast<std::size_t>(it - nodes.begin());
+}
+
+std::size_t fair_lock::queue_length() const { return participant_nodes().size(); }
+
+bool fair_lock::is_held() const {
+    std::lock_guard lock(mutex_);
+    return hold_ != nullptr;
+}
+
+int fair_lock::hold_count() const {
+    std::lock_guard lock(mutex_);
+    return count_;
+}
+
+std::int64_t fair_lock::fencing_token() const {
+    std::lock_guard lock(mutex_);
+    if (!hold_) detail::throw_if(make_error_code(errc::lock_not_held), driver_->path(), "the fair_lock is not held");
+    return hold_->fencing_token();
+}
+
+hold_state fair_lock::state() const {
+    std::lock_guard lock(mutex_);
+    return hold_ ? hold_->state() : hold_state::released;
+}
+
+std::vector<multi_result> fair_lock::guarded_multi(std::vector<multi_op> ops) {
+    std::shared_ptr<detail::hold> h;
+    {
+        std::lock_guard lock(mutex_);
+        h = hold_;
+    }
+    boost::system::error_code ec;
+    std::vector<multi_result> r;
+    if (!h) ec = make_error_code(errc::lock_not_held);
+    else r = h->guarded_multi(std::move(ops), ec);
+    detail::throw_if(ec, driver_->path(), ec.message() + " in a guarded write");
+    return r;
+}
+
+}  // namespace zkr

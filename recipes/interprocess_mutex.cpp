@@ -1,0 +1,122 @@
+#include <zkr/interprocess_mutex.hpp>
+
+#include <spdlog/spdlog.h>
+
+namespace zkr {
+
+interprocess_mutex::interprocess_mutex(client& c, std::string path)
+    : lock_base(c, std::move(path), "lock-", std::make_shared<lowest_n_rule>(1)) {}
+
+interprocess_mutex::~interprocess_mutex() {
+    std::map<std::thread::id, entry> holds;
+    {
+        std::lock_guard lock(mutex_);
+        holds.swap(holds_);
+    }
+    for (auto& [owner, e] : holds) {
+        const auto ec = driver_->release_sync(e.hold);
+        if (ec && ec != errc::lock_lost)
+            driver_->get_client().logger()->warn("releasing {} on destruction: {}", e.hold->node_path(), ec.message());
+    }
+}
+
+bool interprocess_mutex::reenter(std::thread::id owner) {
+    std::lock_guard lock(mutex_);
+    auto it = holds_.find(owner);
+    if (it == holds_.end()) return false;
+    ++it->second.count;
+    return true;
+}
+
+void interprocess_mutex::adopt(std::thread::id owner, std::shared_ptr<detail::hold> h) {
+    attach_listeners(h);
+    std::lock_guard lock(mutex_);
+    holds_[owner] = entry{std::move(h), 1};
+}
+
+void interprocess_mutex::acquire() { acquire_for(std::nullopt); }
+
+bool interprocess_mutex::acquire(std::chrono::milliseconds timeout) { return acquire_for(checked_timeout(timeout)); }
+
+bool interprocess_mutex::acquire_for(std::optional<std::chrono::milliseconds> timeout) {
+    const auto owner = std::this_thread::get_id();
+    if (reenter(owner)) return true;
+    boost::system::error_code ec;
+    auto h = driver_->acquire_sync(timeout, node_data(), ec);
+    detail::throw_if(ec, driver_->path(), ec.message() + " while acquiring the lock");
+    if (!h) return false;
+    adopt(owner, std::move(h));
+    return true;
+}
+
+void interprocess_mutex::release(boost::system::error_code& ec) {
+    ec = {};
+    std::shared_ptr<detail::hold> h;
+    {
+        std::lock_guard lock(mutex_);
+        auto it = holds_.find(std::this_thread::get_id());
+        if (it == holds_.end()) {
+            ec = make_error_code(errc::lock_not_held);
+            return;
+        }
+        if (--it->second.count > 0) return;
+        h = std::move(it->second.hold);
+        holds_.erase(it);
+    }
+    ec = driver_->release_sync(h);
+}
+
+void interprocess_mutex::release() {
+    boost::system::error_code ec;
+    release(ec);
+    if (ec == errc::lock_not_held)
+        detail::throw_if(ec, driver_->path(), "release by a thread that does not hold the lock");
+    detail::throw_if(ec, driver_->path(), ec.message() + " while releasing the lock");
+}
+
+std::shared_ptr<detail::hold> interprocess_mutex::current_hold() const {
+    std::lock_guard lock(mutex_);
+    auto it = holds_.find(std::this_thread::get_id());
+    return it == holds_.end() ? nullptr : it->second.hold;
+}
+
+bool interprocess_mutex::is_acquired_in_this_process() const {
+    std::lock_guard lock(mutex_);
+    return !holds_.empty();
+}
+
+bool interprocess_mutex::is_owned_by_current_thread() const { return current_hold() != nullptr; }
+
+std::int64_t interprocess_mutex::fencing_token() const {
+    auto h = current_hold();
+    if (!h) detail::throw_if(make_error_code(errc::lock_not_held), driver_->path(), "this thread holds no lock");
+    return h->fencing_token();
+}
+
+hold_state interprocess_mutex::state() const {
+    auto h = current_hold();
+    return h ? h->state() : hold_state::released;
+}
+
+std::string interprocess_mutex::node_path() const {
+    auto h = current_hold();
+    return h ? h->node_path() : std::string();
+}
+
+std::vector<multi_result> interprocess_mutex::guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec) {
+    auto h = current_hold();
+    if (!h) {
+        ec = make_error_code(errc::lock_not_held);
+        return {};
+    }
+    return h->guarded_multi(std::move(ops), ec);
+}
+
+std::vector<multi_result> interprocess_mutex::guarded_multi(std::vector<multi_op> ops) {
+    boost::system::error_code ec;
+    auto r = guarded_multi(std::move(ops), ec);
+    detail::throw_if(ec, driver_->path(), ec.message() + " in a guarded write");
+    return r;
+}
+
+}  // namespace zkr

@@ -1,0 +1,80 @@
+#include <zkr/detail/lock_base.hpp>
+
+#include <spdlog/spdlog.h>
+
+namespace zkr::detail {
+
+struct lock_base::listeners {
+    std::mutex m;
+    std::map<std::uint64_t, std::function<void(hold_state)>> fns;
+    std::uint64_t next = 1;
+    void call(hold_state s) {
+        std::vector<std::function<void(hold_state)>> copy;
+        {
+            std::lock_guard lock(m);
+            for (auto& [id, fn] : fns) copy.push_back(fn);
+        }
+        for (auto& fn : copy) fn(s);
+    }
+};
+
+lock_base::lock_base(zkr::client& c, std::string path, std::string lock_name, std::shared_ptr<const lock_rule> rule)
+    : driver_(std::make_shared<lock_driver>(c, std::move(path), std::move(lock_name), std::move(rule))),
+      listeners_(std::make_shared<listeners>()) {}
+
+void lock_base::set_node_data(std::string data) {
+    std::lock_guard lock(base_mutex_);
+    data_ = std::move(data);
+}
+
+std::string lock_base::node_data() const {
+    std::lock_guard lock(base_mutex_);
+    return data_;
+}
+
+std::vector<std::string> lock_base::participant_nodes() const {
+    boost::system::error_code ec;
+    auto nodes = driver_->participants(ec);
+    detail::throw_if(ec, driver_->path());
+    return nodes;
+}
+
+state_subscription lock_base::add_hold_listener(std::function<void(hold_state)> listener) {
+    if (!listener) throw zkr::error(make_error_code(errc::invalid_argument), {}, "hold listener is empty");
+    std::uint64_t id;
+    {
+        std::lock_guard lock(listeners_->m);
+        id = listeners_->next++;
+        listeners_->fns.emplace(id, std::move(listener));
+    }
+    return state_subscription([weak = std::weak_ptr<listeners>(listeners_), id] {
+        if (auto l = weak.lock()) {
+            std::lock_guard lock(l->m);
+            l->fns.erase(id);
+        }
+    });
+}
+
+void lock_base::attach_listeners(const std::shared_ptr<hold>& h) {
+    h->add_listener([weak = std::weak_ptr<listeners>(listeners_)](hold_state s) {
+        if (auto l = weak.lock()) l->call(s);
+    });
+}
+
+std::optional<std::chrono::milliseconds> lock_base::checked_timeout(std::chrono::milliseconds t) {
+    if (t.count() < 0)
+        throw zkr::error(make_error_code(errc::invalid_argument), {},
+                         "timeout must not be negative, got " + std::to_string(t.count()) + " ms (0 tries once)");
+    return t;
+}
+
+std::shared_ptr<hold> lock_base::acquire_hold(std::optional<std::chrono::milliseconds> timeout,
+                                              std::function<void(const std::string&)> on_queued) {
+    boost::system::error_code ec;
+    auto h = driver_->acquire_sync(timeout, node_data(), ec, std::move(on_queued));
+    detail::throw_if(ec, driver_->path(), ec.message() + " while acquiring the lock");
+    if (h) attach_listeners(h);
+    return h;
+}
+
+}  // namespace zkr::detail

@@ -1,0 +1,526 @@
+#include <zkr/detail/lock_driver.hpp>
+
+#include <zkr/path.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <future>
+
+namespace zkr {
+
+std::string_view to_string(hold_state s) noexcept {
+    switch (s) {
+        case hold_state::held: return "held";
+        case hold_state::doubtful: return "doubtful";
+        case hold_state::lost: return "lost";
+        case hold_state::releasing: return "releasing";
+        case hold_state::released: return "released";
+    }
+    return "unknown";
+}
+
+namespace detail {
+
+using clock = std::chrono::steady_clock;
+using boost::system::error_code;
+
+std::string default_node_data() {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    return std::string(host) + ":" + std::to_string(::getpid());
+}
+
+void check_lock_path(const std::string& path) {
+    if (auto e = path_error(path))
+        throw zkr::error(make_error_code(errc::invalid_path), path, "invalid lock path \"" + path + "\": " + *e);
+    if (path == "/") throw zkr::error(make_error_code(errc::invalid_path), path, "the root \"/\" cannot be a lock path");
+}
+
+// ---------------------------------------------------------------------------------------------
+// hold
+
+hold::hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, std::int64_t session_id)
+    : client_(c), node_path_(std::move(node_path)), token_(fencing_token), session_(session_id) {}
+
+hold::~hold() = default;
+
+std::uint64_t hold::add_listener(std::function<void(hold_state)> fn) {
+    std::lock_guard lock(listeners_mutex_);
+    const auto id = next_listener_++;
+    listeners_.emplace(id, std::move(fn));
+    return id;
+}
+
+void hold::remove_listener(std::uint64_t id) {
+    std::lock_guard lock(listeners_mutex_);
+    listeners_.erase(id);
+}
+
+void hold::set_state(hold_state s) {
+    const hold_state old = state_.exchange(s);
+    if (old == s) return;
+    client_.logger()->info("hold on {} (token {}): {} -> {}", node_path_, token_, to_string(old), to_string(s));
+    if (s == hold_state::lost || s == hold_state::released) {
+        if (observer_) remove_state_observer(client_.connection(), std::exchange(observer_, 0));
+    }
+    std::vector<std::function<void(hold_state)>> targets;
+    {
+        std::lock_guard lock(listeners_mutex_);
+        for (auto& [id, fn] : listeners_) targets.push_back(fn);
+    }
+    if (targets.empty()) return;
+    boost::asio::post(callback_executor(client_.connection()), [targets = std::move(targets), s] {
+        for (const auto& fn : targets) fn(s);
+    });
+}
+
+void hold::arm(bool own_watch_set) {
+    std::weak_ptr<hold> weak = weak_from_this();
+    observer_ = add_state_observer(client_.connection(), [weak](connection_state s) {
+        if (auto self = weak.lock()) self->on_connection(s);
+    });
+    // The session may already have changed between the grant and now.
+    if (client_.session_id() != session_ || !is_connected(client_.state())) on_connection(client_.state());
+    if (!own_watch_set) watch_own_node();
+}
+
+void hold::on_own_node_event(watch_event_type type) {
+    const auto s = state();
+    if (s == hold_state::releasing || s == hold_state::released || s == hold_state::lost) return;
+    if (type == watch_event_type::node_deleted || type == watch_event_type::not_watching) set_state(hold_state::lost);
+    else watch_own_node();  // data changed: keep watching
+}
+
+// A watch on our own node tells us when someone else deletes it. After a reconnection the same
+// request re-validates the hold: the node must still exist and belong to our session.
+void hold::watch_own_node() {
+    const auto gen = ++watch_generation_;
+    auto net = network_executor(client_.connection());
+    std::weak_ptr<hold> weak = weak_from_this();
+    client_.async_exists(
+        node_path_,
+        boost::asio::bind_executor(net, [weak](watch_event e) {
+            if (auto self = weak.lock()) self->on_own_node_event(e.type);
+        }),
+        boost::asio::bind_executor(net, [weak, gen](error_code ec, std::optional<zkr::stat> st) {
+            auto self = weak.lock();
+            if (!self || gen != self->watch_generation_) return;
+            const auto s = self->state();
+            if (s != hold_state::held && s != hold_state::doubtful) return;
+            if (!ec && (!st || st->ephemeral_owner != self->session_)) {
+                self->set_state(hold_state::lost);
+            } else if (!ec && s == hold_state::doubtful && is_connected(self->client_.state()) &&
+                       self->client_.session_id() == self->session_ && self->client_.state() != connection_state::read_only) {
+                self->set_state(hold_state::held);
+            }
+        }));
+}
+
+void hold::on_connection(connection_state s) {
+    const auto st = state();
+    switch (s) {
+        case connection_state::suspended:
+        case connection_state::read_only:
+            if (st == hold_state::held) set_state(hold_state::doubtful);
+            break;
+        case connection_state::connected:
+        case connection_state::reconnected:
+            if (client_.session_id() != session_) {
+                if (st == hold_state::held || st == hold_state::doubtful) set_state(hold_state::lost);
+                if (st == hold_state::releasing) set_state(hold_state::released);  // the node went with the session
+                break;
+            }
+            if (st == hold_state::doubtful) watch_own_node();  // held again only once re-validated
+            if (st == hold_state::releasing) try_delete();
+            break;
+        case connection_state::lost:
+        case connection_state::closed:
+            if (st == hold_state::held || st == hold_state::doubtful) set_state(hold_state::lost);
+            if (st == hold_state::releasing) {
+                set_state(hold_state::released);
+                if (auto done = std::move(release_done_)) done(make_error_code(errc::connection_loss));
+            }
+            break;
+        default: break;
+    }
+}
+
+void hold::begin_release(unique_function<void(const error_code&)> done) {
+    const auto st = state();
+    if (st == hold_state::released || st == hold_state::releasing) {
+        done(make_error_code(errc::lock_not_held));
+        return;
+    }
+    if (st == hold_state::lost) {
+        // Nothing to delete on our side (the node went with the session, or someone deleted it);
+        // say so, so a holder learns its hold had ended.
+        if (observer_) remove_state_observer(client_.connection(), std::exchange(observer_, 0));
+        done(make_error_code(errc::lock_lost));
+        return;
+    }
+    release_done_ = std::move(done);
+    set_state(hold_state::releasing);
+    try_delete();
+}
+
+// Delete our node; on a connection problem keep the hold in `releasing` and try again on every
+// reconnection of the same session (a new session took the node with it).
+void hold::try_delete() {
+    auto self_keep = shared_from_this();  // the release must finish even if the recipe lets go
+    client_.async_remove(node_path_, {},
+                         boost::asio::bind_executor(network_executor(client_.connection()), [self_keep](error_code ec) {
+                             auto& self = *self_keep;
+                             if (self.state() != hold_state::releasing) return;
+                             if (!ec || ec == errc::no_node || !is_retryable(ec)) {
+                                 if (ec && ec != errc::no_node)
+                                     self.client_.logger()->error("release of {} failed: {}", self.node_path_, ec.message());
+                                 self.set_state(hold_state::released);
+                                 if (auto done = std::move(self.release_done_)) done(ec == errc::no_node ? error_code{} : ec);
+                                 return;
+                             }
+                             // Retryable and the policy gave up: report it, keep trying on reconnection.
+                             self.client_.logger()->warn("release of {} pending: {}", self.node_path_, ec.message());
+                             if (auto done = std::move(self.release_done_)) done(ec);
+                             // Keep this hold alive (the recipe has let go of it) and retry on every
+                             // reconnection until the node is gone.
+                             auto& conn = self.client_.connection();
+                             if (self.observer_) remove_state_observer(conn, self.observer_);
+                             self.observer_ = add_state_observer(conn, [self_keep](connection_state s) {
+                                 self_keep->on_connection(s);
+                             });
+                         }));
+}
+
+std::vector<multi_result> hold::guarded_multi(std::vector<multi_op> ops, error_code& ec) {
+    if (state() != hold_state::held) {
+        ec = make_error_code(state() == hold_state::lost ? errc::lock_lost : errc::lock_not_held);
+        return {};
+    }
+    ops.insert(ops.begin(), multi_op::check(node_path_));
+    request r;
+    r.kind = op_kind::multi;
+    r.ops = std::move(ops);
+    r.required_session = session_;
+    response out;
+    ec = run_sync(client_.connection(), std::move(r), out).ec;
+    if (!out.results.empty()) out.results.erase(out.results.begin());
+    if (ec == errc::no_node || ec == errc::session_expired) ec = make_error_code(errc::lock_lost);
+    return std::move(out.results);
+}
+
+// ---------------------------------------------------------------------------------------------
+// acquisition: one attempt to hold, driven by replies on the network thread.
+
+struct acquisition : std::enable_shared_from_this<acquisition> {
+    std::shared_ptr<lock_driver> driver;
+    zkr::client& client;
+    boost::asio::any_io_executor net;
+    std::optional<clock::time_point> deadline;
+    bool try_only = false;
+    std::string data;
+    acquire_handler done;
+    std::function<void(const std::string&)> on_queued;
+
+    bool finished = false;
+    std::uint64_t generation = 0;  // bumped on restart: replies of an older attempt are ignored
+    bool created = false;
+    std::string node_path, node_name;
+    zkr::stat node_stat;
+    std::optional<std::vector<std::string>> early_listing;  // a listing that came before our create's reply
+    bool list_pending = false;  // a listing is in flight
+    queue_view view;
+    std::unique_ptr<boost::asio::steady_timer> timer;
+    std::uint64_t observer = 0;
+    int restarts = 0;
+    // The watch on our own node, set once we wait: it tells a waiter that its node was deleted,
+    // and passes to the hold on grant (so a grant needs no new request).
+    struct own_watch {
+        std::weak_ptr<acquisition> waiter;
+        std::weak_ptr<hold> holder;
+        std::uint64_t generation = 0;
+    };
+    std::shared_ptr<own_watch> own;
+
+    acquisition(std::shared_ptr<lock_driver> d, boost::asio::any_io_executor n)
+        : driver(std::move(d)), client(driver->get_client()), net(std::move(n)) {}
+
+    std::string lock_node_prefix() const { return join_path(driver->path(), driver->lock_name()); }
+
+    void start() {
+        if (deadline) {
+            timer = std::make_unique<boost::asio::steady_timer>(net, *deadline);
+            timer->async_wait([self = shared_from_this()](error_code ec) {
+                if (!ec) self->on_timeout();
+            });
+        }
+        std::weak_ptr<acquisition> weak = weak_from_this();
+        observer = add_state_observer(client.connection(), [weak](connection_state s) {
+            if (auto self = weak.lock()) self->on_connection(s);
+        });
+        create_and_list();
+    }
+
+    // One round trip: the create and the listing are sent back to back; the server applies them
+    // in order, so the listing already contains our node.
+    void create_and_list() {
+        const auto gen = generation;
+        created = false;
+        early_listing.reset();
+        client.async_create(lock_node_prefix(), data,
+                            {.mode = create_mode::ephemeral_sequential, .create_parents = true, .protect = true},
+                            boost::asio::bind_executor(net, [self = shared_from_this(), gen](error_code ec, create_result r) {
+                                if (gen == self->generation) self->on_created(ec, std::move(r));
+                                else if (!ec) self->remove_node(r.path);  // an abandoned attempt's node
+                            }));
+        list(/*fresh=*/false);
+    }
+
+    void list(bool fresh) {
+        const auto gen = generation;
+        list_pending = true;
+        client.async_get_children(driver->path(), boost::asio::bind_executor(net, [self = shared_from_this(), gen, fresh](
+                                                                                 error_code ec, children_result r) {
+            if (gen != self->generation) return;
+            self->list_pending = false;
+            self->on_listed(ec, std::move(r.children), fresh);
+        }));
+    }
+
+    void on_created(const error_code& ec, create_result r) {
+        if (finished) {
+            if (!ec) remove_node(r.path);  // timed out or cancelled while the create was in flight
+            return;
+        }
+        if (ec) return fail(ec);
+        created = true;
+        node_path = std::move(r.path);
+        node_name = std::string(zkr::node_name(node_path));
+        node_stat = r.stat;
+        if (on_queued) on_queued(node_path);
+        if (early_listing) {
+            auto listing = std::move(*early_listing);
+            early_listing.reset();
+            evaluate(std::move(listing), /*fresh=*/false);
+        } else if (!list_pending) {
+            list(true);  // the pipelined listing failed (no parent yet) before the create was retried
+        }
+    }
+
+    void on_listed(const error_code& ec, std::vector<std::string> children, bool fresh) {
+        if (finished) return;
+        if (ec && ec != errc::no_node) return fail(ec);
+        if (!created) {
+            // Replies come in order, so this only happens when the create was retried: keep the
+            // listing and look at it once the create is done.
+            if (!ec) early_listing = std::move(children);
+            return;
+        }
+        if (ec) return list(true);
+        evaluate(std::move(children), fresh);
+    }
+
+    void evaluate(std::vector<std::string> children, bool fresh) {
+        if (!view.reset(sorted_participants(children, driver->lock_name()), node_name)) {
+            if (!fresh) return list(true);  // listed before our create landed (retried create)
+            return node_vanished();
+        }
+        decide();
+    }
+
+    void decide() {
+        const auto d = view.decide(driver->rule());
+        if (d.holds) return grant();
+        if (try_only) return give_up();
+        if (!own) watch_own_node();
+        watch(d.watch);
+    }
+
+    void watch_own_node() {
+        own = std::make_shared<own_watch>();
+        own->waiter = weak_from_this();
+        own->generation = generation;
+        client.async_exists(
+            node_path,
+            boost::asio::bind_executor(net, [o = own](watch_event e) {
+                if (auto h = o->holder.lock()) return h->on_own_node_event(e.type);
+                auto self = o->waiter.lock();
+                if (!self || self->finished || o->generation != self->generation) return;
+                if (e.type == watch_event_type::node_deleted) self->node_vanished();
+                else if (e.type != watch_event_type::not_watching) self->watch_own_node();
+            }),
+            boost::asio::bind_executor(net, [o = own](error_code ec, std::optional<zkr::stat> st) {
+                if (auto h = o->holder.lock()) {
+                    if (!ec && (!st || st->ephemeral_owner != h->session_id())) h->on_own_node_event(watch_event_type::node_deleted);
+                    return;
+                }
+                auto self = o->waiter.lock();
+                if (!self || self->finished || o->generation != self->generation) return;
+                if (!ec && !st) self->node_vanished();
+            }));
+    }
+
+    // Watch only the one node the rule names. getData, not exists, so that no watch is left
+    // behind on a node that is already gone.
+    void watch(const std::string& name) {
+        const auto gen = generation;
+        const std::string path = join_path(driver->path(), name);
+        client.async_get_data(
+            path,
+            boost::asio::bind_executor(net, [self = shared_from_this(), gen, name](watch_event e) {
+                if (self->finished || gen != self->generation) return;
+                if (e.type == watch_event_type::node_deleted) {
+                    // Woken: decide from the view, no new listing.
+                    self->view.remove(name);
+                    self->decide();
+                } else if (e.type != watch_event_type::not_watching) {
+                    self->watch(name);
+                }
+            }),
+            boost::asio::bind_executor(net, [self = shared_from_this(), gen, name](error_code ec, data_result) {
+                if (self->finished || gen != self->generation) return;
+                if (ec == errc::no_node) {
+                    self->view.remove(name);
+                    self->decide();
+                } else if (ec) {
+                    self->fail(ec);
+                }
+            }));
+    }
+
+    void node_vanished() {
+        // Our node was deleted while we waited (by hand, or with an old session): queue again.
+        if (++restarts > 100) return fail(make_error_code(errc::no_node));
+        client.logger()->warn("lock node {} vanished while waiting; queueing again", node_path);
+        restart();
+    }
+
+    void restart() {
+        ++generation;
+        view = {};
+        own.reset();
+        create_and_list();
+    }
+
+    void on_connection(connection_state s) {
+        if (finished) return;
+        if (s == connection_state::closed) return fail(make_error_code(errc::closed));
+        // A new session: our node belonged to the old one. Remove it (it may outlive us until the
+        // server expires the old session) and queue again on the new session.
+        if ((s == connection_state::reconnected || s == connection_state::connected) && created &&
+            client.session_id() != node_stat.ephemeral_owner) {
+            remove_node(node_path);
+            restart();
+        }
+    }
+
+    void grant() {
+        // CURATOR-604: a node of an earlier session never counts as ours.
+        if (node_stat.ephemeral_owner != client.session_id()) {
+            remove_node(node_path);
+            return restart();
+        }
+        auto h = std::make_shared<hold>(client, node_path, node_stat.czxid, node_stat.ephemeral_owner);
+        const bool watched = static_cast<bool>(own);
+        if (own) own->holder = h;
+        h->arm(watched);
+        complete({}, std::move(h));
+    }
+
+    void give_up() {
+        remove_node(node_path);
+        complete({}, nullptr);
+    }
+
+    void on_timeout() {
+        if (finished) return;
+        if (created) remove_node(node_path);  // if the create is in flight, on_created removes it
+        complete({}, nullptr);
+    }
+
+    void fail(const error_code& ec) {
+        if (finished) return;
+        if (created) remove_node(node_path);
+        complete(ec, nullptr);
+    }
+
+    void complete(const error_code& ec, std::shared_ptr<hold> h) {
+        finished = true;
+        if (timer) timer->cancel();
+        if (observer) remove_state_observer(client.connection(), std::exchange(observer, 0));
+        if (auto d = std::move(done)) d(ec, std::move(h));
+    }
+
+    // Our node goes on timeout, cancel, error and try_lock; guaranteed: a connection problem does
+    // not leave it behind.
+    void remove_node(const std::string& path) {
+        client.async_remove(path, {.guaranteed = true}, boost::asio::bind_executor(net, [logger = client.logger(), path](error_code ec) {
+                                if (ec && ec != errc::no_node) logger->warn("removing lock node {}: {}", path, ec.message());
+                            }));
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// lock_driver
+
+lock_driver::lock_driver(zkr::client& c, std::string lock_path, std::string lock_name, std::shared_ptr<const lock_rule> rule)
+    : client_(c), path_(std::move(lock_path)), lock_name_(std::move(lock_name)), rule_(std::move(rule)) {
+    check_lock_path(path_);
+}
+
+void lock_driver::acquire(std::optional<std::chrono::milliseconds> timeout, std::string data, acquire_handler done,
+                          std::function<void(const std::string&)> on_queued) {
+    auto net = network_executor(client_.connection());
+    auto a = std::make_shared<acquisition>(shared_from_this(), net);
+    if (timeout && timeout->count() <= 0) a->try_only = true;
+    else if (timeout) a->deadline = clock::now() + *timeout;
+    a->data = std::move(data);
+    a->done = std::move(done);
+    a->on_queued = std::move(on_queued);
+    if (client_.state() == connection_state::closed) {
+        // The network thread is gone: complete here, on the caller's thread.
+        auto d = std::move(a->done);
+        d(make_error_code(errc::closed), nullptr);
+        return;
+    }
+    boost::asio::dispatch(net, [a] { a->start(); });
+}
+
+std::shared_ptr<hold> lock_driver::acquire_sync(std::optional<std::chrono::milliseconds> timeout, std::string data,
+                                                error_code& ec, std::function<void(const std::string&)> on_queued) {
+    std::promise<std::pair<error_code, std::shared_ptr<hold>>> p;
+    auto f = p.get_future();
+    acquire(timeout, std::move(data), [&p](const error_code& e, std::shared_ptr<hold> h) { p.set_value({e, std::move(h)}); },
+            std::move(on_queued));
+    auto [e, h] = f.get();
+    ec = e;
+    return h;
+}
+
+error_code lock_driver::release_sync(const std::shared_ptr<hold>& h) {
+    if (client_.state() == connection_state::closed) {
+        return make_error_code(h->state() == hold_state::lost ? errc::lock_lost : errc::closed);
+    }
+    std::promise<error_code> p;
+    auto f = p.get_future();
+    boost::asio::dispatch(network_executor(client_.connection()),
+                          [h, &p] { h->begin_release([&p](const error_code& ec) { p.set_value(ec); }); });
+    return f.get();
+}
+
+std::vector<std::string> lock_driver::participants(error_code& ec) {
+    auto r = client_.get_children(path_, ec);
+    if (ec == errc::no_node) {
+        ec = {};
+        return {};
+    }
+    std::vector<std::string> out;
+    for (auto& name : sorted_participants(r.children, lock_name_)) out.push_back(join_path(path_, name));
+    return out;
+}
+
+}  // namespace detail
+}  // namespace zkr

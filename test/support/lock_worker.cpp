@@ -1,0 +1,86 @@
+// A separate process contending on a recipe, for the multi-process tests.
+// Usage: zkr_lock_worker CONNECT RECIPE PATH ITERATIONS HOLD_MS LOG_FILE COUNTER_FILE
+//   RECIPE: mutex | fair
+// Appends "ACQ <pid> <token>" after each acquire and "REL <pid> <token>" before each release to
+// LOG_FILE (O_APPEND: one write per line, so the file order is a real-time order), and does a
+// read-modify-write of the number in COUNTER_FILE while holding. Exit code 0 on success.
+#include <zkr/zkr.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <thread>
+
+namespace {
+
+void append_line(int fd, const std::string& line) {
+    if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) std::abort();
+}
+
+// Deliberately not atomic: overlapping holders lose updates.
+void increment(const std::string& file) {
+    long value = 0;
+    if (FILE* f = std::fopen(file.c_str(), "r")) {
+        if (std::fscanf(f, "%ld", &value) != 1) value = 0;
+        std::fclose(f);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (FILE* f = std::fopen(file.c_str(), "w")) {
+        std::fprintf(f, "%ld\n", value + 1);
+        std::fclose(f);
+    }
+}
+
+template <typename Lock>
+int run(Lock& lock, int iterations, int hold_ms, int log, const std::string& counter) {
+    for (int i = 0; i < iterations; ++i) {
+        lock.lock();
+        const auto token = lock.fencing_token();
+        append_line(log, "ACQ " + std::to_string(::getpid()) + " " + std::to_string(token) + "\n");
+        increment(counter);
+        if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+        append_line(log, "REL " + std::to_string(::getpid()) + " " + std::to_string(token) + "\n");
+        lock.unlock();
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 8) {
+        std::cerr << "usage: zkr_lock_worker CONNECT mutex|fair PATH ITERATIONS HOLD_MS LOG_FILE COUNTER_FILE\n";
+        return 2;
+    }
+    try {
+        zkr::client_options o;
+        o.connect_string = argv[1];
+        o.session_timeout = std::chrono::seconds(4);
+        o.retry_policy = std::make_shared<zkr::exponential_backoff_retry>(std::chrono::milliseconds(50), 10,
+                                                                          std::chrono::milliseconds(500));
+        zkr::client c(o);
+        c.start();
+        if (!c.block_until_connected(std::chrono::seconds(20))) return 3;
+        const std::string recipe = argv[2];
+        const int iterations = std::atoi(argv[4]);
+        const int hold_ms = std::atoi(argv[5]);
+        const int log = ::open(argv[6], O_WRONLY | O_APPEND | O_CREAT, 0644);
+        if (log < 0) return 4;
+        if (recipe == "mutex") {
+            zkr::interprocess_mutex m(c, argv[3]);
+            return run(m, iterations, hold_ms, log, argv[7]);
+        }
+        if (recipe == "fair") {
+            zkr::fair_lock f(c, argv[3]);
+            return run(f, iterations, hold_ms, log, argv[7]);
+        }
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "worker " << ::getpid() << ": " << e.what() << '\n';
+        return 1;
+    }
+}

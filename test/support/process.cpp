@@ -1,0 +1,58 @@
+#include "process.hpp"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace zkr::test {
+
+child_process::child_process(const std::vector<std::string>& argv) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    if (::posix_spawn(&pid_, args[0], nullptr, nullptr, args.data(), environ) != 0)
+        throw std::runtime_error("cannot start " + argv.at(0));
+}
+
+child_process::~child_process() {
+    if (pid_ > 0 && status_ < 0) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+}
+
+int child_process::wait() {
+    if (status_ >= 0 || pid_ <= 0) return status_;
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return status_;
+}
+
+void child_process::kill(int sig) {
+    if (pid_ > 0 && status_ < 0) ::kill(pid_, sig);
+}
+
+std::vector<std::string> read_lines(const std::string& file) {
+    std::vector<std::string> out;
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+}
+
+std::string temp_file(const std::string& name) {
+    static std::atomic<int> n{0};
+    return (std::filesystem::temp_directory_path() /
+            ("zkr-test-" + std::to_string(::getpid()) + "-" + name + "-" + std::to_string(n++)))
+        .string();
+}
+
+}  // namespace zkr::test

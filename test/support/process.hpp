@@ -1,0 +1,34 @@
+// Child processes for multi-process tests.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace zkr::test {
+
+class child_process {
+public:
+    explicit child_process(const std::vector<std::string>& argv);
+    ~child_process();  // kills the child if it still runs
+    child_process(child_process&& o) noexcept : pid_(o.pid_), status_(o.status_) { o.pid_ = -1; }
+    child_process(const child_process&) = delete;
+    child_process& operator=(const child_process&) = delete;
+    /// Waits for the exit; the exit code, or 128 + signal.
+    int wait();
+    void kill(int sig);
+    pid_t pid() const { return pid_; }
+
+private:
+    pid_t pid_ = -1;
+    int status_ = -1;
+};
+
+/// Lines of a file.
+std::vector<std::string> read_lines(const std::string& file);
+
+/// A fresh temporary file path (the file does not exist yet).
+std::string temp_file(const std::string& name);
+
+}  // namespace zkr::test
