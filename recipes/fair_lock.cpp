@@ -25,8 +25,11 @@ fair_lock::~fair_lock() {
     }
 }
 
-bool fair_lock::acquire(std::chrono::milliseconds timeout) {
-    const auto limit = checked_timeout(timeout);
+bool fair_lock::acquire(std::chrono::milliseconds timeout) { return acquire_for(checked_timeout(timeout)); }
+
+void fair_lock::lock() { acquire_for(std::nullopt); }
+
+bool fair_lock::acquire_for(std::optional<std::chrono::milliseconds> limit) {
     std::unique_lock lock(mutex_);
     // One acquisition per object at a time; a second caller waits for it and then re-enters.
     acquiring_done_.wait(lock, [&] { return !acquiring_; });
@@ -57,19 +60,6 @@ bool fair_lock::acquire(std::chrono::milliseconds timeout) {
     hold_ = std::move(h);
     count_ = 1;
     return true;
-}
-
-void fair_lock::lock() {
-    // No timeout: the driver waits for ever.
-    std::unique_lock l(mutex_);
-    acquiring_done_.wait(l, [&] { return !acquiring_; });
-    if (hold_) {
-        ++count_;
-        return;
-    }
-    l.unlock();
-    while (!acquire(std::chrono::hours(24 * 365))) {
-    }
 }
 
 bool fair_lock::try_lock() { return acquire(std::chrono::milliseconds(0)); }

@@ -16,9 +16,16 @@
 
 namespace zkr::detail {
 
+std::recursive_mutex& c_client_mutex() {
+    static std::recursive_mutex m;
+    return m;
+}
+
 namespace {
 
 using clock = std::chrono::steady_clock;
+
+using c_client_lock = std::lock_guard<std::recursive_mutex>;
 
 // The C client logs through a plain function pointer with no context. Every call into the C client
 // happens on a client's network thread, so a thread-local pointer finds that client's logger.
@@ -47,6 +54,7 @@ void raise_c_client_log_level(const spdlog::logger& log) {
     std::lock_guard lock(m);
     if (wanted > current) {
         current = wanted;
+        const c_client_lock c_lock(c_client_mutex());
         zoo_set_debug_level(static_cast<ZooLogLevel>(wanted));
     }
 }
@@ -224,6 +232,7 @@ void connection::remove_observer(std::uint64_t id) {
 // The handle and its socket
 
 void connection::open_handle() {
+    const c_client_lock c_lock(c_client_mutex());
     if (closing_) return;
     const int flags = ZOO_NO_LOG_CLIENTENV | (options_.can_be_read_only ? ZOO_READONLY : 0);
     zh_ = zookeeper_init2(options_.connect_string.c_str(), &ignore_session_events,
@@ -245,6 +254,7 @@ void connection::open_handle() {
 }
 
 void connection::reset_handle(bool closing) {
+    const c_client_lock c_lock(c_client_mutex());
     if (!zh_) return;
     release_socket();
     zk_timer_.cancel();
@@ -282,6 +292,7 @@ void connection::schedule_pump() {
 // Asks the C client what it waits for (socket readiness, a deadline for pings and timeouts) and
 // arms the matching waits. Runs after every call into the C client.
 void connection::pump() {
+    const c_client_lock c_lock(c_client_mutex());
     if (!zh_) return;
     int fd = -1, interest = 0;
     struct timeval tv {};
@@ -345,6 +356,7 @@ void connection::wait_socket(bool for_write) {
 }
 
 void connection::on_socket_ready(int events) {
+    const c_client_lock c_lock(c_client_mutex());
     // zookeeper_process reads one buffer per call and Asio's epoll is edge-triggered:
     // keep reading while the socket stays readable.
     for (int i = 0; zh_ && i < 256; ++i) {
@@ -357,6 +369,7 @@ void connection::on_socket_ready(int events) {
 }
 
 void connection::check_handle_state() {
+    const c_client_lock c_lock(c_client_mutex());
     if (!zh_) return;
     const int s = zoo_state(zh_);
     if (s == last_zk_state_) return;
@@ -537,6 +550,7 @@ void connection::settle_watch(watch_ctx* w, bool registered) {
 }
 
 void connection::issue(const op_ptr& op) {
+    const c_client_lock c_lock(c_client_mutex());
     if (op->req.kind == op_kind::create) {
         if (op->recover_protected) return issue_protected_lookup(op);
         return issue_create(op);
@@ -582,6 +596,7 @@ void connection::issue(const op_ptr& op) {
 }
 
 void connection::issue_create(const op_ptr& op) {
+    const c_client_lock c_lock(c_client_mutex());
     const auto& c = op->req.create;
     std::string path = op->path;
     if (c.protect) path = join_path(parent_path(op->path), op->protect_prefix + std::string(node_name(op->path)));
@@ -606,6 +621,7 @@ void connection::issue_create(const op_ptr& op) {
 // Creates every missing ancestor as a container, pipelined ahead of the create itself: requests of
 // one session are applied in order, so the create sees them. One round trip in all.
 void connection::issue_parents(const op_ptr& op) {
+    const c_client_lock c_lock(c_client_mutex());
     std::vector<std::string> ancestors;
     const bool all = op->req.create.create_parents;
     for (std::string_view p = parent_path(op->path); p != "/"; p = parent_path(p)) ancestors.emplace_back(p);
@@ -622,6 +638,7 @@ void connection::issue_parents(const op_ptr& op) {
 }
 
 void connection::issue_protected_lookup(const op_ptr& op) {
+    const c_client_lock c_lock(c_client_mutex());
     auto f = std::make_unique<inflight>();
     f->op = op;
     f->what = inflight::step::protected_list;
@@ -634,6 +651,7 @@ void connection::issue_protected_lookup(const op_ptr& op) {
 }
 
 void connection::issue_multi(const op_ptr& op) {
+    const c_client_lock c_lock(c_client_mutex());
     auto f = std::make_unique<inflight>();
     f->op = op;
     std::vector<multi_op> ops = op->req.ops;
@@ -701,6 +719,7 @@ void connection::finish(const op_ptr& op, const boost::system::error_code& ec, r
 }
 
 void connection::run_guaranteed_deletes() {
+    const c_client_lock c_lock(c_client_mutex());
     for (const auto& [path, version] : guaranteed_) {
         auto f = std::make_unique<inflight>();
         f->path = path;

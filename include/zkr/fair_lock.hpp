@@ -19,21 +19,13 @@ namespace zkr {
  * Connection loss, session loss, errors: as for interprocess_mutex (hold_state, listeners,
  * fencing_token, guarded_multi).
  */
-class fair_lock : public detail::lock_base {
+class fair_lock : public detail::lock_base, public detail::timed_lockable<fair_lock> {
 public:
     fair_lock(client& c, std::string path);
     ~fair_lock();
 
     void lock();
     bool try_lock();
-    template <typename Rep, typename Period>
-    bool try_lock_for(const std::chrono::duration<Rep, Period>& d) {
-        return acquire(std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(d)));
-    }
-    template <typename Clock, typename Duration>
-    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
-        return try_lock_for(t - Clock::now());
-    }
     void unlock();
     void unlock(boost::system::error_code& ec);
     bool acquire(std::chrono::milliseconds timeout);
@@ -51,6 +43,8 @@ public:
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
 
 private:
+    bool acquire_for(std::optional<std::chrono::milliseconds> timeout);
+
     mutable std::mutex mutex_;
     std::condition_variable acquiring_done_;
     bool acquiring_ = false;  // one acquisition at a time per object

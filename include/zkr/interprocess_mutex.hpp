@@ -32,7 +32,7 @@ namespace zkr {
  * invalid_argument for a negative timeout). release by a thread that does not hold it throws
  * lock_not_held; release of a hold that was lost throws lock_lost (the node is already gone).
  */
-class interprocess_mutex : public detail::lock_base {
+class interprocess_mutex : public detail::lock_base, public detail::timed_lockable<interprocess_mutex> {
 public:
     interprocess_mutex(client& c, std::string path);
     /// Releases every hold still taken through this object (best effort, errors logged).
@@ -69,14 +69,6 @@ public:
     // Lockable / TimedLockable.
     void lock() { acquire(); }
     bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
-    template <typename Rep, typename Period>
-    bool try_lock_for(const std::chrono::duration<Rep, Period>& d) {
-        return acquire(std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(d)));
-    }
-    template <typename Clock, typename Duration>
-    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
-        return try_lock_for(t - Clock::now());
-    }
     void unlock() { release(); }
 
 private:

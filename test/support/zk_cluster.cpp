@@ -303,6 +303,10 @@ int zk_cluster::server_of_session(std::int64_t session_id) const {
 }
 
 void expire_session(const std::string& connect_string, std::int64_t session_id, const std::string& password) {
+    // Holding the C client's process-wide lock also freezes this process's own clients meanwhile
+    // (like a short pause), so the client under test cannot take its session back before it is
+    // closed.
+    const std::lock_guard lock(zkr::detail::c_client_mutex());
     clientid_t id{};
     id.client_id = session_id;
     std::memcpy(id.passwd, password.data(), std::min(password.size(), sizeof id.passwd));

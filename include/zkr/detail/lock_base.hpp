@@ -3,6 +3,8 @@
 
 #include <zkr/detail/lock_driver.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <mutex>
 
 namespace zkr::detail {
@@ -34,6 +36,21 @@ private:
     std::string data_ = default_node_data();
     struct listeners;
     std::shared_ptr<listeners> listeners_;
+};
+
+/// try_lock_for / try_lock_until (TimedLockable) for a recipe with bool acquire(milliseconds).
+template <typename Derived>
+class timed_lockable {
+public:
+    template <typename Rep, typename Period>
+    bool try_lock_for(const std::chrono::duration<Rep, Period>& d) {
+        const auto ms = std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(d));
+        return static_cast<Derived&>(*this).acquire(ms);
+    }
+    template <typename Clock, typename Duration>
+    bool try_lock_until(const std::chrono::time_point<Clock, Duration>& t) {
+        return try_lock_for(t - Clock::now());
+    }
 };
 
 }  // namespace zkr::detail

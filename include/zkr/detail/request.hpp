@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,11 @@ std::uint64_t add_state_observer(connection& c, std::function<void(connection_st
 void remove_state_observer(connection& c, std::uint64_t id);
 /// Requests sent to the server so far (for round-trip tests and benchmarks).
 std::uint64_t requests_sent(connection& c);
+/// Held around every call into the ZooKeeper C client in this process. The single-threaded library
+/// keeps process-wide state (static buffers for log lines and endpoint names, the xid counter), so
+/// clients on different network threads must not enter it at once. Recursive: completions run
+/// inside zookeeper_process and issue new calls.
+std::recursive_mutex& c_client_mutex();
 /// Runs fn on the callback executor (used for watches registered through sync calls).
 watch_function post_to_callbacks(connection& c, std::function<void(const watch_event&)> fn);
 
