@@ -373,9 +373,7 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
             boost::asio::bind_executor(net, [self = shared_from_this(), gen, name](watch_event e) {
                 if (self->finished || gen != self->generation) return;
                 if (e.type == watch_event_type::node_deleted) {
-                    // Woken: decide from the view, no new listing.
-                    self->view.remove(name);
-                    self->decide();
+                    self->on_node_gone(name);
                 } else if (e.type != watch_event_type::not_watching) {
                     self->watch(name);
                 }
@@ -383,12 +381,20 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
             boost::asio::bind_executor(net, [self = shared_from_this(), gen, name](error_code ec, data_result) {
                 if (self->finished || gen != self->generation) return;
                 if (ec == errc::no_node) {
-                    self->view.remove(name);
-                    self->decide();
+                    self->on_node_gone(name);
                 } else if (ec) {
                     self->fail(ec);
                 }
             }));
+    }
+
+    // A node ahead of ours is gone. The view is a superset of the nodes really ahead, so when it
+    // says we hold, we do: granted with no request. Otherwise the other nodes it still lists are
+    // most likely gone too (they held and released): list once rather than check them one by one.
+    void on_node_gone(const std::string& name) {
+        view.remove(name);
+        if (view.decide(driver->rule()).holds) return grant();
+        list(true);
     }
 
     void node_vanished() {

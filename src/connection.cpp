@@ -246,6 +246,9 @@ void connection::open_handle() {
         });
         return;
     }
+    // By default the C client resolves the host names every time it checks the socket: a
+    // getaddrinfo (netlink socket, /etc/hosts) per request. Resolve on connection loss only.
+    zoo_set_servers_resolution_delay(zh_, -1);
     last_zk_state_ = zoo_state(zh_);
     for (const auto& a : options_.auth)
         zoo_add_auth(zh_, a.scheme.c_str(), a.credentials.data(), static_cast<int>(a.credentials.size()),

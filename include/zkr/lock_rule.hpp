@@ -48,7 +48,8 @@ namespace detail {
 
 /// A waiter's view of the queue: the nodes ahead of ours as last listed. Nodes below ours can
 /// only disappear (new nodes get higher sequence numbers), so the view is a superset of the truth:
-/// when it says we hold, we do, and a woken waiter needs no new listing.
+/// when it says we hold, we do, and a woken waiter needs no new listing. When it says we do not,
+/// it may be stale, and the driver lists again.
 class queue_view {
 public:
     /// From a fresh listing (sorted participants). False when our node is not in it.

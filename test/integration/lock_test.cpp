@@ -501,3 +501,35 @@ TEST_CASE("bad lock paths and timeouts are rejected clearly") {
     zkr::interprocess_mutex m(*a, lock_path("bad"));
     CHECK_THROWS_WITH(m.acquire(-5ms), Catch::Contains("must not be negative"));
 }
+
+TEST_CASE("a waiter deep in the queue is granted after one listing, not a walk down the queue") {
+    auto& zk = zkr::test::shared_server();
+    const std::string path = lock_path("deep");
+    constexpr int waiters = 5;
+    std::vector<std::unique_ptr<zkr::client>> clients;
+    std::vector<std::unique_ptr<zkr::interprocess_mutex>> locks;
+    for (int i = 0; i <= waiters; ++i) {
+        clients.push_back(connect(zk.connect_string()));
+        locks.push_back(std::make_unique<zkr::interprocess_mutex>(*clients.back(), path));
+    }
+    locks[0]->acquire();
+    std::promise<std::uint64_t> last_granted;
+    std::vector<std::thread> threads;
+    for (int i = 1; i <= waiters; ++i) {
+        threads.emplace_back([&, i] {
+            locks[i]->acquire();
+            if (i == waiters) last_granted.set_value(zkr::detail::requests_sent(clients[i]->connection()));
+            locks[i]->release();
+        });
+        REQUIRE(zkr::test::eventually([&] { return locks[0]->participant_nodes().size() == static_cast<std::size_t>(i + 1); }));
+    }
+    std::this_thread::sleep_for(200ms);  // the last waiter's watches are set
+    const auto queued = zkr::detail::requests_sent(clients[waiters]->connection());
+    locks[0]->release();  // the others hand over one by one
+    auto granted = last_granted.get_future();
+    REQUIRE(granted.wait_for(10s) == std::future_status::ready);
+    // Woken when its predecessor went, the view still lists nodes that held and left before:
+    // one listing settles it (a walk would check each of them in turn).
+    CHECK(granted.get() - queued == 1);
+    for (auto& t : threads) t.join();
+}
