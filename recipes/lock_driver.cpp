@@ -486,6 +486,11 @@ void lock_driver::acquire(std::optional<std::chrono::milliseconds> timeout, std:
     a->data = std::move(data);
     a->done = std::move(done);
     a->on_queued = std::move(on_queued);
+    {
+        std::lock_guard lock(pending_mutex_);
+        std::erase_if(pending_, [](const auto& w) { return w.expired(); });
+        pending_.push_back(a);
+    }
     if (client_.state() == connection_state::closed) {
         // The network thread is gone: complete here, on the caller's thread.
         auto d = std::move(a->done);
@@ -515,6 +520,20 @@ error_code lock_driver::release_sync(const std::shared_ptr<hold>& h) {
     boost::asio::dispatch(network_executor(client_.connection()),
                           [h, &p] { h->begin_release([&p](const error_code& ec) { p.set_value(ec); }); });
     return f.get();
+}
+
+void lock_driver::cancel() {
+    std::vector<std::shared_ptr<acquisition>> live;
+    {
+        std::lock_guard lock(pending_mutex_);
+        for (auto& w : pending_)
+            if (auto a = w.lock()) live.push_back(std::move(a));
+        pending_.clear();
+    }
+    if (live.empty() || client_.state() == connection_state::closed) return;
+    boost::asio::dispatch(network_executor(client_.connection()), [live = std::move(live)] {
+        for (const auto& a : live) a->fail(make_error_code(errc::cancelled));
+    });
 }
 
 std::vector<std::string> lock_driver::participants(error_code& ec) {

@@ -40,6 +40,9 @@ public:
     std::int64_t fencing_token() const;
     hold_state state() const;
     bool is_valid() const { return state() == hold_state::held; }
+    /// Wakes every thread of this process waiting to acquire through this object: their acquire
+    /// throws zkr::error with errc::cancelled and their nodes are removed. Holds stay held.
+    void cancel() { driver_->cancel(); }
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
 
 private:

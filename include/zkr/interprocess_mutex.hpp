@@ -59,6 +59,9 @@ public:
     /// The calling thread's hold state (released when it holds nothing).
     hold_state state() const;
     bool is_valid() const { return state() == hold_state::held; }
+    /// Wakes every thread of this process waiting to acquire through this object: their acquire
+    /// throws zkr::error with errc::cancelled and their nodes are removed. Holds stay held.
+    void cancel() { driver_->cancel(); }
     /// The calling thread's lock node path (empty when it holds nothing).
     std::string node_path() const;
     /// Runs ops atomically only while the calling thread's hold is valid: a check of our own node

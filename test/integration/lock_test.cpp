@@ -33,7 +33,9 @@ std::unique_ptr<zkr::client> connect(const std::string& cs, std::chrono::millise
     return c;
 }
 
-std::string lock_path(const std::string& name) { return "/" + zkr::test::unique_namespace(name) + "/lock"; }
+std::string lock_path(const std::string& name) {
+    return zkr::join_path(zkr::join_path("/", zkr::test::unique_namespace(name)), "lock");
+}
 
 std::size_t nodes_under(zkr::client& c, const std::string& path) {
     boost::system::error_code ec;
@@ -532,4 +534,28 @@ TEST_CASE("a waiter deep in the queue is granted after one listing, not a walk d
     // one listing settles it (a walk would check each of them in turn).
     CHECK(granted.get() - queued == 1);
     for (auto& t : threads) t.join();
+}
+
+TEST_CASE("cancel wakes the waiters of an object with cancelled and leaves no node") {
+    auto& zk = zkr::test::shared_server();
+    const std::string path = lock_path("cancel");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    zkr::interprocess_mutex holder(*a, path), m(*b, path);
+    holder.acquire();
+    auto waiter = std::async(std::launch::async, [&]() -> boost::system::error_code {
+        try {
+            m.acquire();
+            return {};
+        } catch (const zkr::error& e) {
+            return e.code();
+        }
+    });
+    REQUIRE(zkr::test::eventually([&] { return holder.participant_nodes().size() == 2; }));
+    m.cancel();
+    REQUIRE(waiter.wait_for(5s) == std::future_status::ready);
+    CHECK(waiter.get() == zkr::errc::cancelled);
+    CHECK(zkr::test::eventually([&] { return holder.participant_nodes().size() == 1; }, 5s));
+    CHECK(holder.is_valid());  // holds are not touched
+    holder.release();
 }

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <boost/asio/use_future.hpp>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 using namespace std::chrono_literals;
 
@@ -170,4 +172,28 @@ TEST_CASE("state listeners stop when their subscription goes") {
     f.c.close();
     std::this_thread::sleep_for(100ms);
     CHECK(calls == 0);
+}
+
+TEST_CASE("the C client's log lines go to the injected logger at their level, not the default logger") {
+    auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(200);
+    auto logger = std::make_shared<spdlog::logger>("injected", sink);
+    logger->set_level(spdlog::level::debug);
+    auto default_sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(200);
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("default", default_sink));
+    auto o = zkr::test::test_options("127.0.0.1:1");  // refused: the C client logs an error
+    o.logger = logger;
+    o.connection_timeout = 300ms;
+    {
+        zkr::client c(o);
+        c.start();
+        CHECK_FALSE(c.block_until_connected(500ms));
+    }
+    bool c_client_error = false;
+    for (const auto& line : sink->last_formatted()) {
+        if (line.find("zookeeper:") != std::string::npos && line.find("[error]") != std::string::npos &&
+            line.find("ZOO_ERROR") != std::string::npos)
+            c_client_error = true;
+    }
+    CHECK(c_client_error);
+    CHECK(default_sink->last_formatted().empty());
 }

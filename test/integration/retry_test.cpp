@@ -76,3 +76,25 @@ TEST_CASE("an operation in flight when the connection drops is retried on reconn
     REQUIRE(pending.wait_for(20s) == std::future_status::ready);
     CHECK(pending.get().data == "v");
 }
+
+TEST_CASE("a guaranteed delete that fails during an outage completes once the server is back") {
+    zkr::test::zk_cluster zk;
+    auto o = zkr::test::test_options(zk.connect_string(), 10s);
+    o.connection_timeout = 200ms;
+    o.retry_policy = std::make_shared<zkr::retry_n_times>(1, 50ms);
+    zkr::client c(o);
+    c.start();
+    REQUIRE(c.block_until_connected(10s));
+    c.create("/doomed", "x");
+    zk.stop(0);
+    REQUIRE(zkr::test::eventually([&] { return c.state() == zkr::connection_state::suspended; }));
+    boost::system::error_code ec;
+    c.remove("/doomed", {.guaranteed = true}, ec);
+    CHECK(ec == zkr::errc::not_connected);  // the caller hears the truth...
+    zk.start(0);
+    // ...and the delete goes through once the client reconnects.
+    zkr::client observer(zkr::test::test_options(zk.connect_string()));
+    observer.start();
+    REQUIRE(observer.block_until_connected(10s));
+    CHECK(zkr::test::eventually([&] { return !observer.exists("/doomed"); }, 20s));
+}

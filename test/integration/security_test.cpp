@@ -1,6 +1,8 @@
 // Namespaces, chroot and digest authentication with ACLs.
 #include "shared_server.hpp"
 
+#include <zkr/path.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <future>
@@ -16,7 +18,7 @@ void start(zkr::client& c) {
 
 TEST_CASE("a chrooted connect string: paths are relative to the chroot") {
     auto& zk = zkr::test::shared_server();
-    const std::string root = "/" + zkr::test::unique_namespace("chroot");
+    const std::string root = zkr::join_path("/", zkr::test::unique_namespace("chroot"));
     zkr::client raw(zkr::test::test_options(zk.connect_string()));
     start(raw);
     raw.create(root);
@@ -30,7 +32,7 @@ TEST_CASE("a chrooted connect string: paths are relative to the chroot") {
 
 TEST_CASE("a namespace on top of a chroot") {
     auto& zk = zkr::test::shared_server();
-    const std::string root = "/" + zkr::test::unique_namespace("chroot-ns");
+    const std::string root = zkr::join_path("/", zkr::test::unique_namespace("chroot-ns"));
     zkr::client raw(zkr::test::test_options(zk.connect_string()));
     start(raw);
     raw.create(root);

@@ -197,7 +197,10 @@ void zk_cluster::write_config(server_process& s) {
 
 std::string zk_cluster::connect_string() const {
     std::string out;
-    for (int i = 0; i < size(); ++i) out += (i ? "," : "") + connect_string(i);
+    for (int i = 0; i < size(); ++i) {
+        if (i) out += ',';
+        out += connect_string(i);
+    }
     return out;
 }
 

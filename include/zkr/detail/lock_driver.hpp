@@ -65,6 +65,8 @@ private:
 
 using acquire_handler = unique_function<void(const boost::system::error_code&, std::shared_ptr<hold>)>;
 
+struct acquisition;  // one attempt to hold; defined in recipes/lock_driver.cpp
+
 /// Acquires holds on one lock path with one rule. Thread-safe; its work runs on the network thread.
 class lock_driver : public std::enable_shared_from_this<lock_driver> {
 public:
@@ -82,6 +84,10 @@ public:
                                        std::function<void(const std::string&)> on_queued = {});
     boost::system::error_code release_sync(const std::shared_ptr<hold>& h);
 
+    /// Ends every acquisition of this driver still in flight with `cancelled`; their nodes are
+    /// removed. Holds already granted are not touched.
+    void cancel();
+
     /// Lock nodes in queue order (full paths, without namespace).
     std::vector<std::string> participants(boost::system::error_code& ec);
 
@@ -92,6 +98,8 @@ public:
 
 private:
     friend struct acquisition;
+    std::mutex pending_mutex_;
+    std::vector<std::weak_ptr<acquisition>> pending_;
     zkr::client& client_;
     std::string path_;
     std::string lock_name_;
