@@ -671,6 +671,12 @@ void connection::issue_multi(const op_ptr& op) {
 
 void connection::on_result(const op_ptr& op, int rc, response&& r) {
     if (in_handle_close_) rc = closing_ ? static_cast<int>(errc::closed) : ZSESSIONEXPIRED;
+    if (rc == ZOK && replies_to_lose_.load(std::memory_order_relaxed) > 0) {
+        --replies_to_lose_;
+        options_.logger->warn("fault injection: the reply to a request on {} is lost", op->path);
+        rc = ZCONNECTIONLOSS;
+        r = {};
+    }
     const auto ec = to_error_code(rc);
     if (!ec) return finish(op, ec, std::move(r));
     if (ec == errc::closed) return finish(op, ec, {});

@@ -61,6 +61,7 @@ public:
 
     void submit(request req, completion done);
     std::uint64_t requests_sent() const noexcept { return requests_sent_.load(); }
+    void lose_next_replies(int n) noexcept { replies_to_lose_ = n; }
     std::string session_password() const {
         std::lock_guard lock(mutex_);
         return password_;
@@ -158,6 +159,7 @@ private:
     std::atomic<std::int64_t> session_id_{0};
     std::atomic<std::int64_t> negotiated_ms_{0};
     std::atomic<std::uint64_t> requests_sent_{0};
+    std::atomic<int> replies_to_lose_{0};  // fault injection (tests)
     mutable std::mutex mutex_;  // guards accepting_, started_, listeners_, password_, and the condition below
     std::condition_variable state_changed_;
     bool accepting_ = true;

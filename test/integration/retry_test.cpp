@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "shared_server.hpp"
+
 #include <boost/asio/use_future.hpp>
 
 #include <thread>
@@ -97,4 +99,32 @@ TEST_CASE("a guaranteed delete that fails during an outage completes once the se
     observer.start();
     REQUIRE(observer.block_until_connected(10s));
     CHECK(zkr::test::eventually([&] { return !observer.exists("/doomed"); }, 20s));
+}
+
+TEST_CASE("protected create: the reply is lost after the server applied it; the node is adopted, not doubled") {
+    auto& zk = zkr::test::shared_server();
+    auto o = zkr::test::test_options(zk.connect_string());
+    o.name_space = zkr::test::unique_namespace("protected-recovery");
+    o.retry_policy = std::make_shared<zkr::retry_n_times>(3, 10ms);
+    zkr::client c(o);
+    c.start();
+    REQUIRE(c.block_until_connected(10s));
+    c.create("/queue");
+    SECTION("ephemeral sequential") {
+        const auto before = zkr::detail::requests_sent(c.connection());
+        zkr::detail::lose_next_replies(c.connection(), 1);
+        auto r = c.create("/queue/item-", "x", {.mode = zkr::create_mode::ephemeral_sequential, .protect = true});
+        // Recovery looked the node up (list + exists) instead of creating a second one.
+        CHECK(zkr::detail::requests_sent(c.connection()) - before == 3);
+        const auto kids = c.get_children("/queue").children;
+        REQUIRE(kids.size() == 1);
+        CHECK("/queue/" + kids[0] == r.path);
+        CHECK(r.stat.ephemeral_owner == c.session_id());
+        CHECK(c.get_data(r.path).data == "x");
+    }
+    SECTION("without protection the same loss leaves a duplicate: the reason protect exists") {
+        zkr::detail::lose_next_replies(c.connection(), 1);
+        c.create("/queue/item-", "x", {.mode = zkr::create_mode::ephemeral_sequential});
+        CHECK(c.get_children("/queue").children.size() == 2);
+    }
 }

@@ -77,6 +77,10 @@ std::uint64_t add_state_observer(connection& c, std::function<void(connection_st
 void remove_state_observer(connection& c, std::uint64_t id);
 /// Requests sent to the server so far (for round-trip tests and benchmarks).
 std::uint64_t requests_sent(connection& c);
+/// Fault injection for tests: the next n successful replies are treated as lost to a connection
+/// drop (the server applied the request; the client never learns it). Exercises recovery paths
+/// such as protected create.
+void lose_next_replies(connection& c, int n);
 /// Held around every call into the ZooKeeper C client in this process. The single-threaded library
 /// keeps process-wide state (static buffers for log lines and endpoint names, the xid counter), so
 /// clients on different network threads must not enter it at once. Recursive: completions run
