@@ -8,7 +8,9 @@
 #include <boost/asio/use_future.hpp>
 
 #include <iostream>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 int main(int argc, char** argv) {
     if (argc != 2) {
@@ -62,7 +64,30 @@ int main(int argc, char** argv) {
             std::cout << "rejected as expected: " << e.what() << '\n';
         }
         client.close();
-        std::cout << "closed; the ephemeral nodes are gone with the session. Demo done.\n";
+        std::cout << "closed; the ephemeral nodes are gone with the session.\n\n";
+
+        // Three sessions queue on one fair lock and take it in turn, each with a higher fencing token.
+        std::cout << "three sessions take a fair lock in turn:\n";
+        std::mutex out;
+        std::vector<std::thread> workers;
+        for (int w = 0; w < 3; ++w) {
+            workers.emplace_back([&, w] {
+                zkr::client session(options);
+                session.start();
+                if (!session.block_until_connected(std::chrono::seconds(10))) return;
+                zkr::fair_lock lock(session, "/demo/fair");
+                for (int turn = 0; turn < 2; ++turn) {
+                    std::scoped_lock guard(lock);
+                    {
+                        std::lock_guard l(out);
+                        std::cout << "  session " << w << " holds the lock, fencing token " << lock.fencing_token() << '\n';
+                    }
+                    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                }
+            });
+        }
+        for (auto& t : workers) t.join();
+        std::cout << "Demo done. More: docs/recipes.md\n";
         return 0;
     } catch (const std::exception& e) {
         std::cerr << "demo failed: " << e.what() << '\n';
