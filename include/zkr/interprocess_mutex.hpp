@@ -44,7 +44,9 @@ public:
     /// A zero timeout tries once without queueing.
     bool acquire(std::chrono::milliseconds timeout);
     /// Completes with (error_code, bool acquired) on the handler's associated executor (default: the
-    /// client's callback thread). The hold belongs to the thread that calls async_acquire.
+    /// client's callback thread). The hold belongs to the thread that calls async_acquire. It is
+    /// re-entrant only once that thread holds: two async_acquire started before either completes
+    /// compete like two threads (the second waits for the first's release).
     template <typename Token>
     auto async_acquire(std::chrono::milliseconds timeout, Token&& token);
 

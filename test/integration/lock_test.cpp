@@ -559,3 +559,18 @@ TEST_CASE("cancel wakes the waiters of an object with cancelled and leaves no no
     CHECK(holder.is_valid());  // holds are not touched
     holder.release();
 }
+
+TEST_CASE("two async acquires started by one thread compete like two threads; the loser leaves no node") {
+    auto& zk = zkr::test::shared_server();
+    const std::string path = lock_path("async-race");
+    auto a = connect(zk.connect_string());
+    zkr::interprocess_mutex m(*a, path);
+    auto first = m.async_acquire(2s, boost::asio::use_future);
+    auto second = m.async_acquire(300ms, boost::asio::use_future);  // queued behind the first
+    CHECK(first.get());
+    CHECK_FALSE(second.get());
+    CHECK(zkr::test::eventually([&] { return m.participant_nodes().size() == 1; }, 5s));
+    m.release();
+    CHECK_FALSE(m.is_acquired_in_this_process());
+    CHECK(zkr::test::eventually([&] { return m.participant_nodes().empty(); }, 5s));
+}
