@@ -7,7 +7,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
 #include <poll.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -315,23 +317,31 @@ void connection::pump() {
     });
 }
 
-// Keeps the Asio descriptor on the C client's current socket. The C client may close its socket
-// and open a new one under the same number, so the inode tells sockets apart.
+// Keeps the Asio descriptor on the C client's current socket. Asio watches a dup() that zkr owns:
+// the C client closes its own fd when it drops a connection, and the number may be reused at once
+// by another thread, so zkr must never make a syscall on a number it does not own. The C client
+// may also open a new socket under the same number: the inode tells sockets apart.
 void connection::track_socket(int fd) {
     if (fd < 0) {
         release_socket();
         return;
     }
     struct ::stat st {};
-    if (::fstat(fd, &st) != 0) {
+    if (::fstat(fd, &st) != 0) {  // fd was just handed to us by zookeeper_interest: it is valid
         release_socket();
         return;
     }
-    if (socket_.is_open() && fd == socket_fd_ && st.st_ino == socket_ino_) return;
+    if (socket_.is_open() && st.st_ino == socket_ino_) return;
     release_socket();
+    const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0) {
+        options_.logger->error("cannot duplicate the ZooKeeper socket: {}", std::strerror(errno));
+        return;
+    }
     boost::system::error_code ec;
-    socket_.assign(fd, ec);
+    socket_.assign(own, ec);
     if (ec) {
+        ::close(own);
         options_.logger->error("cannot watch the ZooKeeper socket: {}", ec.message());
         return;
     }
@@ -340,7 +350,10 @@ void connection::track_socket(int fd) {
 }
 
 void connection::release_socket() {
-    if (socket_.is_open()) (void)socket_.release();  // the C client owns (and closes) the fd
+    if (socket_.is_open()) {
+        boost::system::error_code ec;
+        socket_.close(ec);  // our dup: the C client's socket is the C client's to close
+    }
     ++socket_gen_;
     socket_fd_ = -1;
     read_waiting_ = write_waiting_ = false;
@@ -363,10 +376,11 @@ void connection::on_socket_ready(int events) {
     // zookeeper_process reads one buffer per call and Asio's epoll is edge-triggered:
     // keep reading while the socket stays readable.
     for (int i = 0; zh_ && i < 256; ++i) {
-        const int fd = socket_fd_;
         const int rc = zookeeper_process(zh_, events);
         check_handle_state();
-        if (rc != ZOK || !zh_ || !(events & ZOOKEEPER_READ) || fd != socket_fd_ || !socket_readable(fd)) break;
+        if (rc != ZOK || !zh_ || !(events & ZOOKEEPER_READ) || !socket_.is_open() ||
+            !socket_readable(socket_.native_handle()))
+            break;
     }
     pump();
 }
