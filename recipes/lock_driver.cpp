@@ -131,7 +131,7 @@ void hold::on_connection(connection_state s) {
         case connection_state::reconnected:
             if (client_.session_id() != session_) {
                 if (st == hold_state::held || st == hold_state::doubtful) set_state(hold_state::lost);
-                if (st == hold_state::releasing) set_state(hold_state::released);  // the node went with the session
+                if (st == hold_state::releasing) finish_release({});  // the node went with the session
                 break;
             }
             if (st == hold_state::doubtful) watch_own_node();  // held again only once re-validated
@@ -140,10 +140,7 @@ void hold::on_connection(connection_state s) {
         case connection_state::lost:
         case connection_state::closed:
             if (st == hold_state::held || st == hold_state::doubtful) set_state(hold_state::lost);
-            if (st == hold_state::releasing) {
-                set_state(hold_state::released);
-                if (auto done = std::move(release_done_)) done(make_error_code(errc::connection_loss));
-            }
+            if (st == hold_state::releasing) finish_release(make_error_code(errc::connection_loss));
             break;
         default: break;
     }
@@ -167,6 +164,12 @@ void hold::begin_release(unique_function<void(const error_code&)> done) {
     try_delete();
 }
 
+// The hold ends released; a release() still waiting for its outcome hears ec.
+void hold::finish_release(const error_code& ec) {
+    set_state(hold_state::released);
+    if (auto done = std::move(release_done_)) done(ec);
+}
+
 // Delete our node; on a connection problem keep the hold in `releasing` and try again on every
 // reconnection of the same session (a new session took the node with it).
 void hold::try_delete() {
@@ -178,8 +181,7 @@ void hold::try_delete() {
                              if (!ec || ec == errc::no_node || !is_retryable(ec)) {
                                  if (ec && ec != errc::no_node)
                                      self.client_.logger()->error("release of {} failed: {}", self.node_path_, ec.message());
-                                 self.set_state(hold_state::released);
-                                 if (auto done = std::move(self.release_done_)) done(ec == errc::no_node ? error_code{} : ec);
+                                 self.finish_release(ec == errc::no_node ? error_code{} : ec);
                                  return;
                              }
                              // Retryable and the policy gave up: report it, keep trying on reconnection.

@@ -345,7 +345,6 @@ void connection::track_socket(int fd) {
         options_.logger->error("cannot watch the ZooKeeper socket: {}", ec.message());
         return;
     }
-    socket_fd_ = fd;
     socket_ino_ = st.st_ino;
 }
 
@@ -355,7 +354,6 @@ void connection::release_socket() {
         socket_.close(ec);  // our dup: the C client's socket is the C client's to close
     }
     ++socket_gen_;
-    socket_fd_ = -1;
     read_waiting_ = write_waiting_ = false;
 }
 
@@ -431,10 +429,7 @@ void connection::apply(const session_machine::actions& a) {
     if (is_connected(machine_.state()) && zh_ && (a.notify || a.cancel_suspend_timer)) {
         for (auto waiting = std::exchange(waiting_, {}); const auto& op : waiting) {
             op->timer.reset();
-            if (op->req.required_session != 0 && op->req.required_session != session_id_.load())
-                finish(op, make_error_code(errc::session_expired), {});
-            else
-                issue(op);
+            start_op(op);
         }
         run_guaranteed_deletes();
         schedule_pump();

@@ -136,7 +136,6 @@ private:
     int last_zk_state_ = 0;
     session_machine machine_;
     boost::asio::posix::stream_descriptor socket_{io_};
-    int socket_fd_ = -1;
     ino_t socket_ino_ = 0;
     std::uint64_t socket_gen_ = 0;
     bool read_waiting_ = false;

@@ -49,6 +49,7 @@ public:
 private:
     void on_connection(connection_state s);
     void try_delete();
+    void finish_release(const boost::system::error_code& ec);
 
     zkr::client& client_;
     std::string node_path_;
