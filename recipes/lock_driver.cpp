@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <future>
+#include <set>
 
 namespace zkr {
 
@@ -224,6 +225,7 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
     std::optional<clock::time_point> deadline;
     bool try_only = false;
     std::string data;
+    std::string create_name;  // the node name before the protect prefix and the sequence
     acquire_handler done;
     std::function<void(const std::string&)> on_queued;
 
@@ -235,6 +237,8 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
     std::optional<std::vector<std::string>> early_listing;  // a listing that came before our create's reply
     bool list_pending = false;  // a listing is in flight
     queue_view view;
+    std::set<std::string> watching;   // nodes whose watch is set in this generation
+    std::set<std::string> signalled;  // waiters ahead whose grant we already acted on
     std::unique_ptr<boost::asio::steady_timer> timer;
     std::uint64_t observer = 0;
     int restarts = 0;
@@ -250,7 +254,7 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
     acquisition(std::shared_ptr<lock_driver> d, boost::asio::any_io_executor n)
         : driver(std::move(d)), client(driver->get_client()), net(std::move(n)) {}
 
-    std::string lock_node_prefix() const { return join_path(driver->path(), driver->lock_name()); }
+    std::string lock_node_prefix() const { return join_path(driver->path(), create_name); }
 
     void start() {
         if (deadline) {
@@ -335,10 +339,18 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
 
     void decide() {
         const auto d = view.decide(driver->rule());
+        if (d.error) return fail(d.error);
         if (d.holds) return grant();
         if (try_only) return give_up();
         if (!own) watch_own_node();
-        watch(d.watch);
+        for (const auto& name : d.watch)
+            if (watching.insert(name).second) watch(name, d.await_grant);
+    }
+
+    // The rule's limit changed (a shared count): decide again from what we know.
+    void reevaluate() {
+        if (finished || !created || view.nodes().empty()) return;
+        decide();
     }
 
     void watch_own_node() {
@@ -365,37 +377,52 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
             }));
     }
 
-    // Watch only the one node the rule names. getData, not exists, so that no watch is left
-    // behind on a node that is already gone.
-    void watch(const std::string& name) {
+    // Watch only the nodes the rule names. getData, not exists, so that no watch is left behind
+    // on a node that is already gone. A waiter ahead of us that we await (await_grant) signals
+    // its grant by touching its node: a data change, or a version above 0 when we come too late
+    // for the change. We then list once to learn which holders to watch.
+    void watch(const std::string& name, bool await_grant) {
         const auto gen = generation;
         const std::string path = join_path(driver->path(), name);
         client.async_get_data(
             path,
-            boost::asio::bind_executor(net, [self = shared_from_this(), gen, name](watch_event e) {
+            boost::asio::bind_executor(net, [self = shared_from_this(), gen, name, await_grant](watch_event e) {
                 if (self->finished || gen != self->generation) return;
+                self->watching.erase(name);
                 if (e.type == watch_event_type::node_deleted) {
                     self->on_node_gone(name);
                 } else if (e.type != watch_event_type::not_watching) {
-                    self->watch(name);
+                    if (await_grant && self->signalled.insert(name).second) return self->list(true);
+                    self->watching.insert(name);
+                    self->watch(name, await_grant);
                 }
             }),
-            boost::asio::bind_executor(net, [self = shared_from_this(), gen, name](error_code ec, data_result) {
+            boost::asio::bind_executor(net, [self = shared_from_this(), gen, name, await_grant](error_code ec, data_result r) {
                 if (self->finished || gen != self->generation) return;
                 if (ec == errc::no_node) {
+                    self->watching.erase(name);
                     self->on_node_gone(name);
                 } else if (ec) {
                     self->fail(ec);
+                } else if (await_grant && r.stat.version > 0 && self->signalled.insert(name).second) {
+                    self->list(true);  // it was granted before our watch was set
                 }
             }));
     }
 
     // A node ahead of ours is gone. The view is a superset of the nodes really ahead, so when it
-    // says we hold, we do: granted with no request. Otherwise the other nodes it still lists are
-    // most likely gone too (they held and released): list once rather than check them one by one.
+    // says we hold, we do: granted with no request. When we already watch every node the rule
+    // names (the first waiter watching its holders), we wait on. Otherwise the other nodes the
+    // view still lists are most likely gone too (they held and released): list once rather than
+    // check them one by one.
     void on_node_gone(const std::string& name) {
         view.remove(name);
-        if (view.decide(driver->rule()).holds) return grant();
+        const auto d = view.decide(driver->rule());
+        if (d.error) return fail(d.error);
+        if (d.holds) return grant();
+        const bool all_watched =
+            std::all_of(d.watch.begin(), d.watch.end(), [this](const std::string& n) { return watching.count(n) > 0; });
+        if (all_watched) return;
         list(true);
     }
 
@@ -409,6 +436,8 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
     void restart() {
         ++generation;
         view = {};
+        watching.clear();
+        signalled.clear();
         own.reset();
         create_and_list();
     }
@@ -432,6 +461,14 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
             return restart();
         }
         auto h = std::make_shared<hold>(client, node_path, node_stat.czxid, node_stat.ephemeral_owner);
+        // With holders still ahead of us, the waiter behind us (watching only us) becomes the
+        // first waiter and must watch them all: tell it by touching our node. Sent before our own
+        // exists watch, so that it does not fire that watch.
+        if (view.ahead() > 0) {
+            client.async_set_data(node_path, data, -1, boost::asio::bind_executor(net, [logger = client.logger(), p = node_path](error_code ec, zkr::stat) {
+                                      if (ec) logger->debug("signalling the grant of {}: {}", p, ec.message());
+                                  }));
+        }
         const bool watched = static_cast<bool>(own);
         if (own) own->holder = h;
         h->arm(watched);
@@ -481,13 +518,18 @@ lock_driver::lock_driver(zkr::client& c, std::string lock_path, std::string lock
 
 void lock_driver::acquire(std::optional<std::chrono::milliseconds> timeout, std::string data, acquire_handler done,
                           std::function<void(const std::string&)> on_queued) {
+    acquire(acquire_request{timeout, std::move(data), {}, std::move(on_queued)}, std::move(done));
+}
+
+void lock_driver::acquire(acquire_request req, acquire_handler done) {
     auto net = network_executor(client_.connection());
     auto a = std::make_shared<acquisition>(shared_from_this(), net);
-    if (timeout && timeout->count() <= 0) a->try_only = true;
-    else if (timeout) a->deadline = clock::now() + *timeout;
-    a->data = std::move(data);
+    if (req.timeout && req.timeout->count() <= 0) a->try_only = true;
+    else if (req.timeout) a->deadline = clock::now() + *req.timeout;
+    a->data = std::move(req.data);
+    a->create_name = req.node_name.empty() ? lock_name_ : std::move(req.node_name);
     a->done = std::move(done);
-    a->on_queued = std::move(on_queued);
+    a->on_queued = std::move(req.on_queued);
     {
         std::lock_guard lock(pending_mutex_);
         std::erase_if(pending_, [](const auto& w) { return w.expired(); });
@@ -504,13 +546,29 @@ void lock_driver::acquire(std::optional<std::chrono::milliseconds> timeout, std:
 
 std::shared_ptr<hold> lock_driver::acquire_sync(std::optional<std::chrono::milliseconds> timeout, std::string data,
                                                 error_code& ec, std::function<void(const std::string&)> on_queued) {
+    return acquire_sync(acquire_request{timeout, std::move(data), {}, std::move(on_queued)}, ec);
+}
+
+std::shared_ptr<hold> lock_driver::acquire_sync(acquire_request req, error_code& ec) {
     std::promise<std::pair<error_code, std::shared_ptr<hold>>> p;
     auto f = p.get_future();
-    acquire(timeout, std::move(data), [&p](const error_code& e, std::shared_ptr<hold> h) { p.set_value({e, std::move(h)}); },
-            std::move(on_queued));
+    acquire(std::move(req), [&p](const error_code& e, std::shared_ptr<hold> h) { p.set_value({e, std::move(h)}); });
     auto [e, h] = f.get();
     ec = e;
     return h;
+}
+
+void lock_driver::reevaluate() {
+    std::vector<std::shared_ptr<acquisition>> live;
+    {
+        std::lock_guard lock(pending_mutex_);
+        for (auto& w : pending_)
+            if (auto a = w.lock()) live.push_back(std::move(a));
+    }
+    if (live.empty() || client_.state() == connection_state::closed) return;
+    boost::asio::dispatch(network_executor(client_.connection()), [live = std::move(live)] {
+        for (const auto& a : live) a->reevaluate();
+    });
 }
 
 error_code lock_driver::release_sync(const std::shared_ptr<hold>& h) {

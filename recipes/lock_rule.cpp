@@ -1,8 +1,72 @@
 #include <zkr/lock_rule.hpp>
 
+#include <zkr/error.hpp>
+
 #include <algorithm>
+#include <charconv>
 
 namespace zkr {
+
+namespace {
+constexpr std::string_view lease_lock_name = "lease-";
+constexpr std::size_t sequence_digits = 10;
+
+std::optional<std::uint32_t> parse_u32(std::string_view s) {
+    std::uint32_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || end != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+}  // namespace
+
+lock_decision lowest_n_rule::decide(const std::vector<std::string>& sorted, std::size_t ours) const {
+    return detail::prefix_decision(sorted, ours, std::vector<std::uint64_t>(sorted.size(), 1), n_);
+}
+
+std::optional<lease_node_info> parse_lease_node(std::string_view name) {
+    if (!lock_sequence(name, lease_lock_name)) return std::nullopt;
+    // What precedes "lease-<seq>": "...-m<max>-w<weight>-" or anything else.
+    std::string_view head = name.substr(0, name.size() - sequence_digits - lease_lock_name.size());
+    lease_node_info info;
+    if (head.size() < 2 || head.back() != '-') return info;
+    head.remove_suffix(1);
+    const auto w_start = head.rfind('-') == std::string_view::npos ? 0 : head.rfind('-') + 1;
+    const std::string_view w_part = head.substr(w_start);
+    if (w_part.size() < 2 || w_part[0] != 'w') return info;
+    const auto weight = parse_u32(w_part.substr(1));
+    if (!weight || *weight == 0) return info;
+    if (w_start < 2) return info;
+    std::string_view m_head = head.substr(0, w_start - 1);
+    const auto m_start = m_head.rfind('-') == std::string_view::npos ? 0 : m_head.rfind('-') + 1;
+    const std::string_view m_part = m_head.substr(m_start);
+    if (m_part.size() < 2 || m_part[0] != 'm') return info;
+    info.weight = *weight;
+    info.max_tag = std::string(m_part);
+    return info;
+}
+
+std::string lease_node_name(std::string_view max_tag, std::uint32_t weight) {
+    return std::string(max_tag) + "-w" + std::to_string(weight) + "-" + std::string(lease_lock_name);
+}
+
+lease_rule::lease_rule(std::function<std::int64_t()> max_leases, std::string max_tag)
+    : max_(std::move(max_leases)), tag_(std::move(max_tag)) {}
+
+lock_decision lease_rule::decide(const std::vector<std::string>& sorted, std::size_t ours) const {
+    std::vector<std::uint64_t> weights;
+    weights.reserve(sorted.size());
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+        const auto info = parse_lease_node(sorted[i]).value_or(lease_node_info{});
+        if (i <= ours && info.max_tag != tag_) {
+            lock_decision refused;
+            refused.error = make_error_code(errc::max_mismatch);
+            return refused;
+        }
+        weights.push_back(info.weight);
+    }
+    const auto max = max_();
+    return detail::prefix_decision(sorted, ours, weights, max < 0 ? 0 : static_cast<std::uint64_t>(max));
+}
 
 std::optional<std::uint32_t> lock_sequence(std::string_view name, std::string_view lock_name) {
     constexpr std::size_t digits = 10;
@@ -32,6 +96,31 @@ std::vector<std::string> sorted_participants(const std::vector<std::string>& chi
 }
 
 namespace detail {
+
+lock_decision prefix_decision(const std::vector<std::string>& sorted, std::size_t ours,
+                              const std::vector<std::uint64_t>& weights, std::uint64_t max) {
+    std::uint64_t sum = 0;
+    std::size_t holders = 0;  // the nodes ahead of ours that hold
+    for (; holders < ours; ++holders) {
+        if (sum + weights[holders] > max) break;
+        sum += weights[holders];
+    }
+    lock_decision d;
+    if (holders == ours) {
+        if (sum + weights[ours] <= max) {
+            d.holds = true;
+            return d;
+        }
+        // The first waiter: any holder's release may be our turn.
+        d.watch.assign(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(ours));
+        return d;
+    }
+    // A later waiter: the waiter ahead of us goes first. When it holds we become the first
+    // waiter, and must watch every holder: its grant is our event too.
+    d.watch.push_back(sorted[ours - 1]);
+    d.await_grant = true;
+    return d;
+}
 
 bool queue_view::reset(std::vector<std::string> sorted, const std::string& ours) {
     const auto it = std::find(sorted.begin(), sorted.end(), ours);

@@ -1,9 +1,12 @@
 // The pluggable decision of the predecessor-watch driver: does our node hold, and if not, which
-// single node do we watch? A read-write lock supplies its own rule without touching the driver.
+// nodes do we watch? A read-write lock supplies its own rule without touching the driver.
 #pragma once
+
+#include <boost/system/error_code.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,7 +16,15 @@ namespace zkr {
 
 struct lock_decision {
     bool holds = false;
-    std::string watch;  ///< When !holds: the name of the one node to watch.
+    /// When !holds: the nodes to watch. Empty: no deletion can help; only a change of the rule's
+    /// limit (lock_driver::reevaluate) or of our own node wakes the waiter.
+    std::vector<std::string> watch;
+    /// watch[0] is a waiter ahead of us. Its grant is also our event: the driver of a granted node
+    /// that still has holders ahead touches its node (a data change) so that the waiter behind it
+    /// starts watching those holders.
+    bool await_grant = false;
+    /// The rule refuses this queue (a participant disagrees on the limit): the acquire fails with it.
+    boost::system::error_code error;
 };
 
 class lock_rule {
@@ -23,18 +34,42 @@ public:
     virtual lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const = 0;
 };
 
-/// The n lowest nodes hold; a waiter watches the node n places ahead of it (so no herd).
+/// The n lowest nodes hold. The first waiter watches the holders (any one's release may be its
+/// turn); every later waiter watches only the waiter just ahead of it, so a release wakes one
+/// waiter, never a herd. For n = 1 this is the classic lock: each waiter watches its predecessor.
 class lowest_n_rule final : public lock_rule {
 public:
     explicit lowest_n_rule(std::size_t n) : n_(n) {}
-    lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const override {
-        if (ours < n_) return {true, {}};
-        return {false, sorted[ours - n_]};
-    }
+    lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const override;
     std::size_t leases() const noexcept { return n_; }
 
 private:
     std::size_t n_;
+};
+
+/// What a semaphore's lease node says in its name: "_c_<uuid>-m<max>-w<weight>-lease-<seq>", or
+/// "mc" instead of "m<max>" when the maximum comes from a shared count. Names without these parts
+/// (another library's leases) read as weight 1 with an empty max tag.
+struct lease_node_info {
+    std::uint32_t weight = 1;
+    std::string max_tag;
+};
+std::optional<lease_node_info> parse_lease_node(std::string_view node_name);
+/// The node name (before the protect prefix and sequence) of a lease node with this weight.
+std::string lease_node_name(std::string_view max_tag, std::uint32_t weight);
+
+/// A semaphore's rule: each node weighs as many leases as it asked for; the nodes hold in order
+/// while their weights sum to at most the maximum. An acquire of several leases is one node, so it
+/// is all or nothing and, served in order, never deadlocks. A node whose max tag differs from ours
+/// fails the decision with errc::max_mismatch: two participants that disagree never hold at once.
+class lease_rule final : public lock_rule {
+public:
+    lease_rule(std::function<std::int64_t()> max_leases, std::string max_tag);
+    lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const override;
+
+private:
+    std::function<std::int64_t()> max_;
+    std::string tag_;
 };
 
 /// The sequence number of a lock node: the 10 digits that end its name, if the name contains
@@ -45,6 +80,12 @@ std::optional<std::uint32_t> lock_sequence(std::string_view node_name, std::stri
 std::vector<std::string> sorted_participants(const std::vector<std::string>& children, std::string_view lock_name);
 
 namespace detail {
+
+/// The holders are the longest prefix of the queue whose weights sum to at most max. Our node
+/// holds when it is in that prefix; the first waiter watches every holder; a later waiter watches
+/// the node just ahead of it (await_grant).
+lock_decision prefix_decision(const std::vector<std::string>& sorted, std::size_t ours,
+                              const std::vector<std::uint64_t>& weights, std::uint64_t max);
 
 /// A waiter's view of the queue: the nodes ahead of ours as last listed. Nodes below ours can
 /// only disappear (new nodes get higher sequence numbers), so the view is a superset of the truth:

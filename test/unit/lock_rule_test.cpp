@@ -1,5 +1,7 @@
 #include <zkr/lock_rule.hpp>
 
+#include <zkr/error.hpp>
+
 #include <catch2/catch.hpp>
 
 using zkr::detail::queue_view;
@@ -22,15 +24,79 @@ TEST_CASE("lock nodes sort by sequence, whatever their protect prefix; foreign n
     CHECK_FALSE(zkr::lock_sequence("lock-00000x0001", "lock-"));
 }
 
-TEST_CASE("lowest_n_rule: the n lowest hold, others watch n places ahead") {
-    const std::vector<std::string> q = {"a", "b", "c", "d", "e"};
+using names = std::vector<std::string>;
+
+TEST_CASE("lowest_n_rule: the n lowest hold; the first waiter watches the holders, later ones their predecessor") {
+    const names q = {"a", "b", "c", "d", "e"};
     zkr::lowest_n_rule one(1), three(3);
     CHECK(one.decide(q, 0).holds);
-    CHECK(one.decide(q, 1).watch == "a");
-    CHECK(one.decide(q, 4).watch == "d");
+    CHECK(one.decide(q, 1).watch == names{"a"});
+    CHECK_FALSE(one.decide(q, 1).await_grant);
+    CHECK(one.decide(q, 4).watch == names{"d"});
+    CHECK(one.decide(q, 4).await_grant);
     CHECK(three.decide(q, 2).holds);
-    CHECK(three.decide(q, 3).watch == "a");
-    CHECK(three.decide(q, 4).watch == "b");
+    // Any of the three holders may release first: the first waiter watches them all.
+    CHECK(three.decide(q, 3).watch == names{"a", "b", "c"});
+    CHECK_FALSE(three.decide(q, 3).await_grant);
+    CHECK(three.decide(q, 4).watch == names{"d"});
+    CHECK(three.decide(q, 4).await_grant);
+}
+
+TEST_CASE("prefix_decision: weights sum in order; a heavy node blocks those behind it (FIFO)") {
+    using zkr::detail::prefix_decision;
+    const names q = {"a", "b", "c", "d"};
+    // max 4: a(2) b(1) hold; c(3) would make 6: first waiter, watches a and b; d(1) waits behind c.
+    const std::vector<std::uint64_t> w = {2, 1, 3, 1};
+    CHECK(prefix_decision(q, 0, w, 4).holds);
+    CHECK(prefix_decision(q, 1, w, 4).holds);
+    CHECK(prefix_decision(q, 2, w, 4).watch == names{"a", "b"});
+    const auto d = prefix_decision(q, 3, w, 4);
+    CHECK_FALSE(d.holds);  // 2+1+1 would fit, but c came first
+    CHECK(d.watch == names{"c"});
+    CHECK(d.await_grant);
+    // A node heavier than the maximum at the head waits for the maximum to grow; nothing to watch.
+    const auto heavy = prefix_decision({"x"}, 0, {5}, 4);
+    CHECK_FALSE(heavy.holds);
+    CHECK(heavy.watch.empty());
+    CHECK(prefix_decision({"x"}, 0, {5}, 5).holds);
+}
+
+TEST_CASE("lease node names carry the weight and the max tag; others read as weight 1, no tag") {
+    const auto name = "_c_0f1e-ab-m3-w2-lease-0000000042";
+    CHECK(zkr::lease_node_name("m3", 2) == "m3-w2-lease-");
+    const auto info = zkr::parse_lease_node(name);
+    REQUIRE(info);
+    CHECK(info->weight == 2);
+    CHECK(info->max_tag == "m3");
+    const auto unprotected = zkr::parse_lease_node("mc-w7-lease-0000000001");
+    REQUIRE(unprotected);
+    CHECK(unprotected->weight == 7);
+    CHECK(unprotected->max_tag == "mc");
+    const auto curator = zkr::parse_lease_node("_c_0f1e-lease-0000000001");
+    REQUIRE(curator);
+    CHECK(curator->weight == 1);
+    CHECK(curator->max_tag.empty());
+    CHECK(zkr::parse_lease_node("m3-w0-lease-0000000001")->max_tag.empty());  // weight 0 is not ours
+    CHECK(zkr::parse_lease_node("m3-wx-lease-0000000001")->max_tag.empty());
+    CHECK_FALSE(zkr::parse_lease_node("m3-w1-lock-0000000001"));
+}
+
+TEST_CASE("lease_rule: weighted holds, and a participant with another maximum is refused") {
+    std::int64_t max = 3;
+    zkr::lease_rule rule([&] { return max; }, "m3");
+    const names q = {"m3-w2-lease-0000000001", "m3-w1-lease-0000000002", "m3-w1-lease-0000000003"};
+    CHECK(rule.decide(q, 1).holds);
+    CHECK_FALSE(rule.decide(q, 2).holds);
+    max = 4;  // a grown maximum is read at each decision
+    CHECK(rule.decide(q, 2).holds);
+    max = -1;  // a negative count means no leases
+    CHECK_FALSE(rule.decide(q, 0).holds);
+    max = 3;
+    const names mixed = {"m5-w1-lease-0000000001", "m3-w1-lease-0000000002"};
+    CHECK(rule.decide(mixed, 1).error == zkr::errc::max_mismatch);
+    // Nodes behind ours do not matter to our decision (they will refuse themselves).
+    const names behind = {"m3-w1-lease-0000000001", "m5-w1-lease-0000000002"};
+    CHECK_FALSE(rule.decide(behind, 0).error);
 }
 
 TEST_CASE("queue_view: a woken waiter decides without listing again") {
@@ -40,10 +106,10 @@ TEST_CASE("queue_view: a woken waiter decides without listing again") {
     CHECK(v.ahead() == 2);
     auto d = v.decide(one);
     CHECK_FALSE(d.holds);
-    CHECK(d.watch == "b");
+    CHECK(d.watch == names{"b"});
     v.remove("b");  // our predecessor went: now watch a
     d = v.decide(one);
-    CHECK(d.watch == "a");
+    CHECK(d.watch == names{"a"});
     v.remove("a");
     CHECK(v.decide(one).holds);
     CHECK_FALSE(v.reset({"a", "b"}, "c"));  // our node vanished

@@ -68,6 +68,17 @@ using acquire_handler = unique_function<void(const boost::system::error_code&, s
 
 struct acquisition;  // one attempt to hold; defined in recipes/lock_driver.cpp
 
+struct acquire_request {
+    /// nullopt waits for ever; zero tries once and never queues (the node is removed at once when
+    /// it does not hold).
+    std::optional<std::chrono::milliseconds> timeout;
+    std::string data;
+    /// The node's name before the protect prefix and sequence; empty: the driver's lock_name.
+    std::string node_name;
+    /// If given, runs on the network thread once our node exists, with its path.
+    std::function<void(const std::string&)> on_queued;
+};
+
 /// Acquires holds on one lock path with one rule. Thread-safe; its work runs on the network thread.
 class lock_driver : public std::enable_shared_from_this<lock_driver> {
 public:
@@ -79,11 +90,17 @@ public:
     /// on_queued(node_path), if given, runs on the network thread once our node exists.
     void acquire(std::optional<std::chrono::milliseconds> timeout, std::string data, acquire_handler done,
                  std::function<void(const std::string&)> on_queued = {});
+    void acquire(acquire_request req, acquire_handler done);
     /// Blocking forms, for the sync recipe APIs.
     std::shared_ptr<hold> acquire_sync(std::optional<std::chrono::milliseconds> timeout, std::string data,
                                        boost::system::error_code& ec,
                                        std::function<void(const std::string&)> on_queued = {});
+    std::shared_ptr<hold> acquire_sync(acquire_request req, boost::system::error_code& ec);
     boost::system::error_code release_sync(const std::shared_ptr<hold>& h);
+
+    /// The rule's limit changed (a semaphore's shared count): every waiter decides again from
+    /// what it knows, and holds at once if it now may.
+    void reevaluate();
 
     /// Ends every acquisition of this driver still in flight with `cancelled`; their nodes are
     /// removed. Holds already granted are not touched.
