@@ -55,10 +55,14 @@ state_subscription lock_base::add_hold_listener(std::function<void(hold_state)> 
     });
 }
 
-void lock_base::attach_listeners(const std::shared_ptr<hold>& h) {
-    h->add_listener([weak = std::weak_ptr<listeners>(listeners_)](hold_state s) {
-        if (auto l = weak.lock()) l->call(s);
-    });
+void lock_base::attach_listeners(const std::shared_ptr<hold>& h) { listener_attacher()(h); }
+
+std::function<void(const std::shared_ptr<hold>&)> lock_base::listener_attacher() const {
+    return [weak = std::weak_ptr<listeners>(listeners_)](const std::shared_ptr<hold>& h) {
+        h->add_listener([weak](hold_state s) {
+            if (auto l = weak.lock()) l->call(s);
+        });
+    };
 }
 
 std::optional<std::chrono::milliseconds> lock_base::checked_timeout(std::chrono::milliseconds t) {

@@ -10,10 +10,14 @@
 #include <zkr/fair_lock.hpp>
 #include <zkr/hold_state.hpp>
 #include <zkr/interprocess_mutex.hpp>
+#include <zkr/interprocess_semaphore_mutex.hpp>
+#include <zkr/interprocess_semaphore_v2.hpp>
+#include <zkr/lease.hpp>
 #include <zkr/lock_rule.hpp>
 #include <zkr/multi_op.hpp>
 #include <zkr/path.hpp>
 #include <zkr/results.hpp>
 #include <zkr/retry_policy.hpp>
+#include <zkr/shared_count.hpp>
 #include <zkr/stat.hpp>
 #include <zkr/watch_event.hpp>

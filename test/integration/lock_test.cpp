@@ -1,7 +1,6 @@
 // interprocess_mutex and fair_lock against a real ZooKeeper: separate sessions (clients) in this
 // process, and separate processes (zkr_lock_worker).
-#include "process.hpp"
-#include "shared_server.hpp"
+#include "recipe_checks.hpp"
 
 #include <zkr/fair_lock.hpp>
 #include <zkr/interprocess_mutex.hpp>
@@ -26,50 +25,11 @@ using zkr::hold_state;
 
 namespace {
 
-std::unique_ptr<zkr::client> connect(const std::string& cs, std::chrono::milliseconds session = 4s) {
-    auto c = std::make_unique<zkr::client>(zkr::test::test_options(cs, session));
-    c->start();
-    REQUIRE(c->block_until_connected(10s));
-    return c;
-}
+using zkr::test::check_log;
+using zkr::test::connect;
+using zkr::test::nodes_under;
 
-std::string lock_path(const std::string& name) {
-    return zkr::join_path(zkr::join_path("/", zkr::test::unique_namespace(name)), "lock");
-}
-
-std::size_t nodes_under(zkr::client& c, const std::string& path) {
-    boost::system::error_code ec;
-    auto r = c.get_children(path, ec);
-    return ec ? 0 : r.children.size();
-}
-
-// The checker: in the shared log's order, at most one holder at a time and tokens strictly rising.
-struct log_check {
-    int acquisitions = 0;
-    int max_concurrent = 0;
-    bool tokens_rise = true;
-};
-
-log_check check_log(const std::string& file) {
-    log_check r;
-    int holders = 0;
-    long long last_token = -1;
-    for (const auto& line : zkr::test::read_lines(file)) {
-        std::istringstream in(line);
-        std::string kind;
-        long long pid = 0, token = 0;
-        in >> kind >> pid >> token;
-        if (kind == "ACQ") {
-            ++r.acquisitions;
-            r.max_concurrent = std::max(r.max_concurrent, ++holders);
-            if (token <= last_token) r.tokens_rise = false;
-            last_token = token;
-        } else if (kind == "REL") {
-            --holders;
-        }
-    }
-    return r;
-}
+std::string lock_path(const std::string& name) { return zkr::test::recipe_path(name); }
 
 void run_processes(const std::string& recipe) {
     auto& zk = zkr::test::shared_server();

@@ -1,9 +1,9 @@
 // A separate process contending on a recipe, for the multi-process tests.
 // Usage: zkr_lock_worker CONNECT RECIPE PATH ITERATIONS HOLD_MS LOG_FILE COUNTER_FILE
-//   RECIPE: mutex | fair
-// Appends "ACQ <pid> <token>" after each acquire and "REL <pid> <token>" before each release to
-// LOG_FILE (O_APPEND: one write per line, so the file order is a real-time order), and does a
-// read-modify-write of the number in COUNTER_FILE while holding. Exit code 0 on success.
+//   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX:QTY (QTY 0: random 1..MAX each time)
+// Appends "ACQ <pid> <token> <qty>" after each acquire and "REL <pid> <token> <qty>" before each
+// release to LOG_FILE (O_APPEND: one write per line, so the file order is a real-time order), and
+// does a read-modify-write of the number in COUNTER_FILE while holding. Exit code 0 on success.
 #include <zkr/zkr.hpp>
 
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -35,16 +36,36 @@ void increment(const std::string& file) {
     }
 }
 
+std::string log_line(const char* kind, std::int64_t token, int qty) {
+    return std::string(kind) + " " + std::to_string(::getpid()) + " " + std::to_string(token) + " " + std::to_string(qty) + "\n";
+}
+
 template <typename Lock>
 int run(Lock& lock, int iterations, int hold_ms, int log, const std::string& counter) {
     for (int i = 0; i < iterations; ++i) {
         lock.lock();
         const auto token = lock.fencing_token();
-        append_line(log, "ACQ " + std::to_string(::getpid()) + " " + std::to_string(token) + "\n");
+        append_line(log, log_line("ACQ", token, 1));
         increment(counter);
         if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
-        append_line(log, "REL " + std::to_string(::getpid()) + " " + std::to_string(token) + "\n");
+        append_line(log, log_line("REL", token, 1));
         lock.unlock();
+    }
+    return 0;
+}
+
+// Several holders at once: no counter (its read-modify-write would race by design).
+int run_semaphore(zkr::interprocess_semaphore_v2& sem, int qty, int iterations, int hold_ms, int log) {
+    std::mt19937 rng(static_cast<unsigned>(::getpid()));
+    std::uniform_int_distribution<int> random_qty(1, sem.max_leases());
+    for (int i = 0; i < iterations; ++i) {
+        const int n = qty > 0 ? qty : random_qty(rng);
+        auto leases = sem.acquire(n);
+        const auto token = leases.at(0).fencing_token();
+        append_line(log, log_line("ACQ", token, n));
+        if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+        append_line(log, log_line("REL", token, n));
+        for (auto& l : leases) l.close();
     }
     return 0;
 }
@@ -53,7 +74,8 @@ int run(Lock& lock, int iterations, int hold_ms, int log, const std::string& cou
 
 int main(int argc, char** argv) {
     if (argc != 8) {
-        std::cerr << "usage: zkr_lock_worker CONNECT mutex|fair PATH ITERATIONS HOLD_MS LOG_FILE COUNTER_FILE\n";
+        std::cerr << "usage: zkr_lock_worker CONNECT mutex|fair|semaphore_mutex|semaphore:MAX:QTY PATH ITERATIONS HOLD_MS "
+                     "LOG_FILE COUNTER_FILE\n";
         return 2;
     }
     try {
@@ -77,6 +99,15 @@ int main(int argc, char** argv) {
         if (recipe == "fair") {
             zkr::fair_lock f(c, argv[3]);
             return run(f, iterations, hold_ms, log, argv[7]);
+        }
+        if (recipe == "semaphore_mutex") {
+            zkr::interprocess_semaphore_mutex m(c, argv[3]);
+            return run(m, iterations, hold_ms, log, argv[7]);
+        }
+        int max = 0, qty = 0;
+        if (std::sscanf(recipe.c_str(), "semaphore:%d:%d", &max, &qty) == 2) {
+            zkr::interprocess_semaphore_v2 sem(c, argv[3], max);
+            return run_semaphore(sem, qty, iterations, hold_ms, log);
         }
         return 2;
     } catch (const std::exception& e) {

@@ -26,6 +26,9 @@ protected:
     std::shared_ptr<hold> acquire_hold(std::optional<std::chrono::milliseconds> timeout,
                                        std::function<void(const std::string&)> on_queued = {});
     void attach_listeners(const std::shared_ptr<hold>& h);
+    /// attach_listeners as a function that does not refer to this object (for completions that
+    /// may run after it is gone).
+    std::function<void(const std::shared_ptr<hold>&)> listener_attacher() const;
     std::string node_data() const;
     static std::optional<std::chrono::milliseconds> checked_timeout(std::chrono::milliseconds t);
 

@@ -1,0 +1,59 @@
+// zkr::interprocess_semaphore_mutex: a non-re-entrant cross-process mutex (a semaphore of one lease).
+#pragma once
+
+#include <zkr/interprocess_semaphore_v2.hpp>
+
+#include <mutex>
+
+namespace zkr {
+
+/**
+ * A mutex that any thread of the holding process may release: a semaphore of one lease.
+ *
+ * Not re-entrant: a second acquire, by any thread including the holder, queues behind the
+ * holder and blocks until it is released (or times out). Meets Lockable and TimedLockable.
+ * Shares the layout of interprocess_semaphore_v2 with max_leases 1, so both can be used on one
+ * path.
+ *
+ * Connection loss, session loss, fencing, guarded writes: as for interprocess_mutex.
+ */
+class interprocess_semaphore_mutex : public detail::timed_lockable<interprocess_semaphore_mutex> {
+public:
+    interprocess_semaphore_mutex(client& c, std::string path);
+    /// Returns a lease still held (best effort, errors logged).
+    ~interprocess_semaphore_mutex();
+
+    void acquire();
+    /// True when held within the timeout; false (and no node left behind) otherwise. Zero tries once.
+    bool acquire(std::chrono::milliseconds timeout);
+    /// Any thread may release. Throws lock_not_held when not held, lock_lost when the hold was lost.
+    void release();
+    void release(boost::system::error_code& ec);
+
+    bool is_acquired_in_this_process() const;
+    /// Throws lock_not_held when not held.
+    std::int64_t fencing_token() const;
+    hold_state state() const;
+    bool is_valid() const { return state() == hold_state::held; }
+    std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
+    void set_node_data(std::string data) { semaphore_.set_node_data(std::move(data)); }
+    std::vector<std::string> participant_nodes() const { return semaphore_.participant_nodes(); }
+    state_subscription add_hold_listener(std::function<void(hold_state)> listener) {
+        return semaphore_.add_hold_listener(std::move(listener));
+    }
+    void cancel() { semaphore_.cancel(); }
+
+    // Lockable / TimedLockable.
+    void lock() { acquire(); }
+    bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
+    void unlock() { release(); }
+
+private:
+    void keep(lease l);
+
+    interprocess_semaphore_v2 semaphore_;
+    mutable std::mutex mutex_;
+    std::optional<lease> lease_;
+};
+
+}  // namespace zkr

@@ -1,0 +1,293 @@
+#include <zkr/interprocess_semaphore_mutex.hpp>
+#include <zkr/interprocess_semaphore_v2.hpp>
+
+#include <zkr/path.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <limits>
+
+namespace zkr {
+
+using boost::system::error_code;
+
+// ---------------------------------------------------------------------------------------------
+// lease
+
+struct lease::group {
+    std::shared_ptr<detail::lock_driver> driver;
+    std::shared_ptr<detail::hold> hold;
+    std::string data;
+    std::atomic<std::int32_t> open;  // leases of this group not yet closed
+};
+
+lease& lease::operator=(lease&& other) noexcept {
+    if (this != &other) {
+        error_code ignored;
+        if (group_) close(ignored);
+        group_ = std::move(other.group_);
+    }
+    return *this;
+}
+
+lease::~lease() {
+    if (!group_) return;
+    auto driver = group_->driver;
+    const auto node = group_->hold->node_path();
+    error_code ec;
+    try {
+        close(ec);
+    } catch (...) {
+        ec = make_error_code(errc::system_error);
+    }
+    if (ec && ec != errc::lock_lost) driver->get_client().logger()->warn("returning lease {}: {}", node, ec.message());
+}
+
+void lease::close(error_code& ec) {
+    ec = {};
+    if (!group_) {
+        ec = make_error_code(errc::lock_not_held);
+        return;
+    }
+    auto g = std::move(group_);
+    if (--g->open > 0) return;  // the others of this acquire still hold the node
+    ec = g->driver->release_sync(g->hold);
+}
+
+void lease::close() {
+    const auto path = group_ ? group_->hold->node_path() : std::string();
+    error_code ec;
+    close(ec);
+    if (ec == errc::lock_not_held) detail::throw_if(ec, path, "close of a lease that is already closed");
+    detail::throw_if(ec, path, ec.message() + " while returning the lease");
+}
+
+const lease::group& lease::checked() const {
+    if (!group_) throw zkr::error(make_error_code(errc::lock_not_held), {}, "the lease is closed (or was moved from)");
+    return *group_;
+}
+
+std::string lease::node_path() const { return checked().hold->node_path(); }
+std::string lease::node_name() const { return std::string(zkr::node_name(checked().hold->node_path())); }
+const std::string& lease::data() const { return checked().data; }
+std::int64_t lease::fencing_token() const { return checked().hold->fencing_token(); }
+hold_state lease::state() const { return group_ ? group_->hold->state() : hold_state::released; }
+
+std::vector<multi_result> lease::guarded_multi(std::vector<multi_op> ops) {
+    const auto& g = checked();
+    error_code ec;
+    auto r = g.hold->guarded_multi(std::move(ops), ec);
+    detail::throw_if(ec, g.hold->node_path(), ec.message() + " in a guarded write");
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// interprocess_semaphore_v2
+
+// The maximum in force, shared with the rule (which may outlive the semaphore in a pending acquire).
+struct interprocess_semaphore_v2::limit {
+    std::atomic<std::int64_t> max;
+    std::string tag;  // "m<max>" fixed, "mc" from a shared count
+    shared_count* count = nullptr;
+};
+
+namespace {
+std::int32_t checked_max(std::int32_t max, const std::string& path) {
+    if (max < 1)
+        throw zkr::error(make_error_code(errc::invalid_argument), path,
+                         "max_leases must be at least 1, got " + std::to_string(max));
+    return max;
+}
+}  // namespace
+
+interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path, std::shared_ptr<limit> l)
+    : lock_base(c, std::move(path), "lease-",
+                std::make_shared<lease_rule>([l] { return l->max.load(); }, l->tag)),
+      limit_(std::move(l)) {}
+
+interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path, std::int32_t max_leases)
+    : interprocess_semaphore_v2(c, path, [&] {
+          auto l = std::make_shared<limit>();
+          l->max = checked_max(max_leases, path);
+          l->tag = "m" + std::to_string(max_leases);
+          return l;
+      }()) {}
+
+interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path, shared_count& count)
+    : interprocess_semaphore_v2(c, std::move(path), [&] {
+          auto l = std::make_shared<limit>();
+          l->max = count.count();
+          l->tag = "mc";
+          l->count = &count;
+          return l;
+      }()) {
+    // A changed maximum: every waiter decides again (a grown one may let some hold now).
+    count_subscription_ = count.add_listener([l = limit_, driver = driver_](std::int32_t value) {
+        l->max = value;
+        driver->reevaluate();
+    });
+    limit_->max = count.count();  // a change before the subscription
+}
+
+interprocess_semaphore_v2::~interprocess_semaphore_v2() { count_subscription_.unsubscribe(); }
+
+std::int32_t interprocess_semaphore_v2::max_leases() const {
+    return static_cast<std::int32_t>(limit_->max.load());
+}
+
+detail::acquire_request interprocess_semaphore_v2::make_request(std::int32_t qty,
+                                                                std::optional<std::chrono::milliseconds> timeout) const {
+    const auto max = max_leases();
+    if (qty < 1)
+        throw zkr::error(make_error_code(errc::invalid_argument), driver_->path(),
+                         "qty must be at least 1, got " + std::to_string(qty));
+    if (qty > max)
+        throw zkr::error(make_error_code(errc::invalid_argument), driver_->path(),
+                         "qty " + std::to_string(qty) + " is more than the semaphore's max_leases " + std::to_string(max));
+    return {timeout, node_data(), lease_node_name(limit_->tag, static_cast<std::uint32_t>(qty)), {}};
+}
+
+std::vector<lease> interprocess_semaphore_v2::make_leases(std::shared_ptr<detail::lock_driver> driver,
+                                                          std::shared_ptr<detail::hold> h, std::int32_t qty,
+                                                          std::string data) {
+    auto g = std::make_shared<lease::group>();
+    g->driver = std::move(driver);
+    g->hold = std::move(h);
+    g->data = std::move(data);
+    g->open = qty;
+    std::vector<lease> out;
+    out.reserve(static_cast<std::size_t>(qty));
+    for (std::int32_t i = 0; i < qty; ++i) out.push_back(lease(g));
+    return out;
+}
+
+error_code interprocess_semaphore_v2::explain(const error_code& ec, std::string& message) const {
+    message = ec.message() + " while acquiring a lease";
+    if (ec != errc::max_mismatch) return ec;
+    message = "this semaphore uses " +
+              (limit_->count ? "the shared count " + limit_->count->path() : "max_leases " + std::to_string(max_leases()));
+    try {
+        for (const auto& node : participant_nodes()) {
+            const auto info = parse_lease_node(zkr::node_name(node)).value_or(lease_node_info{});
+            if (info.max_tag == limit_->tag) continue;
+            message += ", but node " + node + " was made with " +
+                       (info.max_tag == "mc"  ? std::string("a shared count")
+                        : info.max_tag.empty() ? std::string("no maximum in its name (not zkr's)")
+                                               : "max_leases " + info.max_tag.substr(1));
+            break;
+        }
+    } catch (const std::exception&) {
+        // The explanation is a courtesy; the error stands without it.
+    }
+    message += ": every process must use the same maximum";
+    return ec;
+}
+
+std::optional<std::vector<lease>> interprocess_semaphore_v2::acquire_for(std::int32_t qty,
+                                                                          std::optional<std::chrono::milliseconds> timeout) {
+    auto req = make_request(qty, timeout);
+    std::string data = req.data;
+    error_code ec;
+    auto h = driver_->acquire_sync(std::move(req), ec);
+    if (ec) {
+        std::string message;
+        const auto reported = explain(ec, message);  // before message is read
+        detail::throw_if(reported, driver_->path(), message);
+    }
+    if (!h) return std::nullopt;
+    attach_listeners(h);
+    return make_leases(driver_, std::move(h), qty, std::move(data));
+}
+
+lease interprocess_semaphore_v2::acquire() { return std::move(acquire_for(1, std::nullopt)->front()); }
+
+std::optional<lease> interprocess_semaphore_v2::acquire(std::chrono::milliseconds timeout) {
+    auto leases = acquire_for(1, checked_timeout(timeout));
+    if (!leases) return std::nullopt;
+    return std::move(leases->front());
+}
+
+std::vector<lease> interprocess_semaphore_v2::acquire(std::int32_t qty) { return std::move(*acquire_for(qty, std::nullopt)); }
+
+std::optional<std::vector<lease>> interprocess_semaphore_v2::acquire(std::int32_t qty, std::chrono::milliseconds timeout) {
+    return acquire_for(qty, checked_timeout(timeout));
+}
+
+// ---------------------------------------------------------------------------------------------
+// interprocess_semaphore_mutex
+
+interprocess_semaphore_mutex::interprocess_semaphore_mutex(client& c, std::string path) : semaphore_(c, std::move(path), 1) {}
+
+interprocess_semaphore_mutex::~interprocess_semaphore_mutex() {
+    std::optional<lease> l;
+    {
+        std::lock_guard lock(mutex_);
+        l.swap(lease_);
+    }
+    // ~lease returns it, logging a failure.
+}
+
+void interprocess_semaphore_mutex::keep(lease l) {
+    std::optional<lease> previous;
+    {
+        std::lock_guard lock(mutex_);
+        // Only a lost lease can still be here: ours was gone, so another acquire could succeed.
+        previous.swap(lease_);
+        lease_.emplace(std::move(l));
+    }
+}
+
+void interprocess_semaphore_mutex::acquire() { keep(semaphore_.acquire()); }
+
+bool interprocess_semaphore_mutex::acquire(std::chrono::milliseconds timeout) {
+    auto l = semaphore_.acquire(timeout);
+    if (!l) return false;
+    keep(std::move(*l));
+    return true;
+}
+
+void interprocess_semaphore_mutex::release(error_code& ec) {
+    std::optional<lease> l;
+    {
+        std::lock_guard lock(mutex_);
+        l.swap(lease_);
+    }
+    if (!l) {
+        ec = make_error_code(errc::lock_not_held);
+        return;
+    }
+    l->close(ec);
+}
+
+void interprocess_semaphore_mutex::release() {
+    error_code ec;
+    release(ec);
+    if (ec == errc::lock_not_held) detail::throw_if(ec, {}, "release of an interprocess_semaphore_mutex that is not held");
+    detail::throw_if(ec, {}, ec.message() + " while releasing the semaphore mutex");
+}
+
+bool interprocess_semaphore_mutex::is_acquired_in_this_process() const {
+    std::lock_guard lock(mutex_);
+    return lease_.has_value();
+}
+
+std::int64_t interprocess_semaphore_mutex::fencing_token() const {
+    std::lock_guard lock(mutex_);
+    if (!lease_) throw zkr::error(make_error_code(errc::lock_not_held), {}, "the interprocess_semaphore_mutex is not held");
+    return lease_->fencing_token();
+}
+
+hold_state interprocess_semaphore_mutex::state() const {
+    std::lock_guard lock(mutex_);
+    return lease_ ? lease_->state() : hold_state::released;
+}
+
+std::vector<multi_result> interprocess_semaphore_mutex::guarded_multi(std::vector<multi_op> ops) {
+    // Under the mutex: a release from another thread waits for the guarded write to finish.
+    std::lock_guard lock(mutex_);
+    if (!lease_) throw zkr::error(make_error_code(errc::lock_not_held), {}, "the interprocess_semaphore_mutex is not held");
+    return lease_->guarded_multi(std::move(ops));
+}
+
+}  // namespace zkr

@@ -1,0 +1,159 @@
+#include <zkr/shared_count.hpp>
+
+#include <zkr/path.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <map>
+#include <mutex>
+
+namespace zkr {
+
+using boost::system::error_code;
+
+namespace {
+std::optional<std::int32_t> parse_count(const std::string& text) {
+    std::int32_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
+    return v;
+}
+}  // namespace
+
+// What the watch callbacks share with the object; they hold it weakly, so they end with it.
+struct shared_count::state : std::enable_shared_from_this<state> {
+    client& c;
+    std::string path;
+    mutable std::mutex mutex;
+    std::int32_t value = 0;
+    std::int32_t version = -1;
+    std::map<std::uint64_t, std::function<void(std::int32_t)>> listeners;
+    std::uint64_t next_listener = 1;
+    std::uint64_t observer = 0;
+
+    state(client& cl, std::string p) : c(cl), path(std::move(p)) {}
+
+    // Network thread. Reads the value and sets a watch; every event or reconnection reads again.
+    void read() {
+        auto net = detail::network_executor(c.connection());
+        std::weak_ptr<state> weak = weak_from_this();
+        c.async_get_data(path, boost::asio::bind_executor(net, [weak](watch_event e) {
+                             auto self = weak.lock();
+                             if (self && e.type != watch_event_type::not_watching) self->read();
+                         }),
+                         boost::asio::bind_executor(net, [weak](error_code ec, data_result r) {
+                             auto self = weak.lock();
+                             if (!self) return;
+                             if (ec == errc::no_node) return self->await_creation();
+                             if (ec) {
+                                 self->c.logger()->warn("shared count {}: read failed: {}", self->path, ec.message());
+                                 return;  // the next reconnection reads again
+                             }
+                             self->update(r.data, r.stat.version);
+                         }));
+    }
+
+    void await_creation() {
+        c.logger()->warn("shared count {}: the node is gone; keeping the last value until it returns", path);
+        auto net = detail::network_executor(c.connection());
+        std::weak_ptr<state> weak = weak_from_this();
+        c.async_exists(path, boost::asio::bind_executor(net, [weak](watch_event e) {
+                           auto self = weak.lock();
+                           if (self && e.type == watch_event_type::node_created) self->read();
+                       }),
+                       boost::asio::bind_executor(net, [weak](error_code ec, std::optional<zkr::stat> st) {
+                           auto self = weak.lock();
+                           if (self && !ec && st) self->read();
+                       }));
+    }
+
+    void update(const std::string& data, std::int32_t new_version) {
+        const auto parsed = parse_count(data);
+        if (!parsed) {
+            c.logger()->error("shared count {}: \"{}\" is not a 32-bit integer; keeping {}", path, data, value);
+            return;
+        }
+        std::vector<std::function<void(std::int32_t)>> targets;
+        {
+            std::lock_guard lock(mutex);
+            version = new_version;
+            if (*parsed == value) return;
+            value = *parsed;
+            for (auto& [id, fn] : listeners) targets.push_back(fn);
+        }
+        if (targets.empty()) return;
+        boost::asio::post(detail::callback_executor(c.connection()), [targets = std::move(targets), v = *parsed] {
+            for (const auto& fn : targets) fn(v);
+        });
+    }
+};
+
+shared_count::shared_count(client& c, std::string path, std::int32_t seed)
+    : client_(c), path_(std::move(path)), state_(std::make_shared<state>(c, path_)) {
+    if (auto e = path_error(path_))
+        throw zkr::error(make_error_code(errc::invalid_path), path_, "invalid shared count path \"" + path_ + "\": " + *e);
+    error_code ec;
+    client_.create(path_, std::to_string(seed), {.create_parents = true}, ec);
+    if (ec && ec != errc::node_exists) detail::throw_if(ec, path_, ec.message() + " while creating the shared count");
+    const auto r = client_.get_data(path_);  // the first value, synchronously
+    const auto parsed = parse_count(r.data);
+    if (!parsed)
+        throw zkr::error(make_error_code(errc::invalid_argument), path_,
+                         "the node " + path_ + " holds \"" + r.data + "\", not a 32-bit integer count");
+    state_->value = *parsed;
+    state_->version = r.stat.version;
+    std::weak_ptr<state> weak = state_;
+    auto& conn = client_.connection();
+    state_->observer = detail::add_state_observer(conn, [weak](connection_state s) {
+        auto self = weak.lock();
+        if (self && (s == connection_state::connected || s == connection_state::reconnected)) self->read();
+    });
+    boost::asio::dispatch(detail::network_executor(conn), [weak] {
+        if (auto self = weak.lock()) self->read();
+    });
+}
+
+shared_count::~shared_count() {
+    if (state_->observer) detail::remove_state_observer(client_.connection(), state_->observer);
+}
+
+std::int32_t shared_count::count() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->value;
+}
+
+void shared_count::set_count(std::int32_t value) { client_.set_data(path_, std::to_string(value), -1); }
+
+bool shared_count::try_set_count(std::int32_t expected, std::int32_t value) {
+    std::int32_t version;
+    {
+        std::lock_guard lock(state_->mutex);
+        if (state_->value != expected) return false;
+        version = state_->version;
+    }
+    error_code ec;
+    client_.set_data(path_, std::to_string(value), version, ec);
+    if (ec == errc::bad_version) return false;
+    detail::throw_if(ec, path_, ec.message() + " while setting the shared count");
+    return true;
+}
+
+state_subscription shared_count::add_listener(std::function<void(std::int32_t)> listener) {
+    if (!listener) throw zkr::error(make_error_code(errc::invalid_argument), path_, "shared count listener is empty");
+    std::uint64_t id;
+    {
+        std::lock_guard lock(state_->mutex);
+        id = state_->next_listener++;
+        state_->listeners.emplace(id, std::move(listener));
+    }
+    return state_subscription([weak = std::weak_ptr<state>(state_), id] {
+        if (auto s = weak.lock()) {
+            std::lock_guard lock(s->mutex);
+            s->listeners.erase(id);
+        }
+    });
+}
+
+}  // namespace zkr

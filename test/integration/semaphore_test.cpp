@@ -1,0 +1,485 @@
+// interprocess_semaphore_v2, shared_count and interprocess_semaphore_mutex against a real
+// ZooKeeper: separate sessions in this process, and separate processes (zkr_lock_worker).
+#include "recipe_checks.hpp"
+
+#include <zkr/interprocess_semaphore_mutex.hpp>
+#include <zkr/interprocess_semaphore_v2.hpp>
+#include <zkr/shared_count.hpp>
+
+#include <boost/asio/use_future.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <future>
+#include <mutex>
+
+using namespace std::chrono_literals;
+using clk = std::chrono::steady_clock;
+using zkr::hold_state;
+using zkr::test::check_log;
+using zkr::test::connect;
+using zkr::test::nodes_under;
+
+namespace {
+
+std::string sem_path(const std::string& name) { return zkr::test::recipe_path(name, "sem"); }
+
+struct worker_run {
+    zkr::test::log_check log;
+    std::string path;
+};
+
+// Workers in separate processes; each waits for its lease(s), holds hold_ms, returns them.
+worker_run run_workers(const std::string& name, const std::string& recipe, int processes, int iterations, int hold_ms,
+                       std::string* counter_value = nullptr) {
+    auto& zk = zkr::test::shared_server();
+    const std::string path = sem_path(name);
+    const std::string log = zkr::test::temp_file("log");
+    const std::string counter = zkr::test::temp_file("counter");
+    std::vector<zkr::test::child_process> workers;
+    for (int i = 0; i < processes; ++i)
+        workers.emplace_back(std::vector<std::string>{ZKR_LOCK_WORKER, zk.connect_string(), recipe, path,
+                                                      std::to_string(iterations), std::to_string(hold_ms), log, counter});
+    for (auto& w : workers) CHECK(w.wait() == 0);
+    worker_run r{check_log(log), path};
+    CHECK(r.log.acquisitions == processes * iterations);
+    CHECK(r.log.tokens_unique);
+    if (counter_value) *counter_value = zkr::test::read_lines(counter).at(0);
+    // Every process is gone: no lease node is left, and the container parent goes too.
+    auto c = connect(zk.connect_string());
+    CHECK(zkr::test::eventually([&] { return !c->exists(path); }, 15s));
+    std::remove(log.c_str());
+    std::remove(counter.c_str());
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("semaphore: separate processes never hold more than max leases, and reach max") {
+    const auto r = run_workers("procs", "semaphore:3:1", 6, 10, 30);
+    CHECK(r.log.max_concurrent <= 3);
+    CHECK(r.log.max_concurrent == 3);
+}
+
+TEST_CASE("semaphore: random qty across 10 processes never exceeds max") {
+    const auto r = run_workers("random-qty", "semaphore:4:0", 10, 6, 10);
+    CHECK(r.log.max_concurrent <= 4);
+    CHECK(r.log.max_concurrent >= 3);
+}
+
+TEST_CASE("semaphore_mutex: separate processes, one holder at a time, tokens rise, no lost update") {
+    std::string counter;
+    const auto r = run_workers("procs-mutex", "semaphore_mutex", 4, 15, 1, &counter);
+    CHECK(r.log.max_concurrent == 1);
+    CHECK(r.log.tokens_rise);
+    CHECK(counter == std::to_string(4 * 15));
+}
+
+TEST_CASE("semaphore: a timed acquire on a full semaphore returns empty in time and leaves no node") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("timed");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    zkr::interprocess_semaphore_v2 sa(*a, path, 2), sb(*b, path, 2);
+    auto held = sa.acquire(2);
+    REQUIRE(held.size() == 2);
+    CHECK(held[0].node_path() == held[1].node_path());  // one node carries both
+    const auto start = clk::now();
+    CHECK_FALSE(sb.acquire(300ms));
+    const auto waited = clk::now() - start;
+    CHECK(waited >= 300ms);
+    CHECK(waited < 300ms + 2s);
+    CHECK_FALSE(sb.acquire(0ms));  // tries once, never queues
+    CHECK_FALSE(sb.acquire(1, 100ms));
+    CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 1; }, 5s));
+    // One lease of the pair returned frees nothing; the second returns the node.
+    held[0].close();
+    CHECK_FALSE(held[0].is_open());
+    CHECK(nodes_under(*a, path) == 1);
+    CHECK_FALSE(sb.acquire(0ms));
+    held[1].close();
+    auto got = sb.acquire(2, 5s);
+    REQUIRE(got);
+    CHECK(got->size() == 2);
+}
+
+TEST_CASE("semaphore: two clients each asking for qty = max both complete, one after the other") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("no-deadlock");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    auto c = connect(zk.connect_string());
+    zkr::interprocess_semaphore_v2 sa(*a, path, 3), sb(*b, path, 3), sc(*c, path, 3);
+    auto first = sc.acquire();  // both must queue
+    std::mutex m;
+    std::vector<std::string> events;
+    auto take_all = [&](zkr::interprocess_semaphore_v2& s, const std::string& who) {
+        auto all = s.acquire(3);
+        {
+            std::lock_guard l(m);
+            events.push_back(who + " acquired " + std::to_string(all.size()));
+        }
+        std::this_thread::sleep_for(100ms);
+        {
+            std::lock_guard l(m);
+            events.push_back(who + " releasing");
+        }
+        for (auto& x : all) x.close();
+    };
+    auto ta = std::async(std::launch::async, take_all, std::ref(sa), "a");
+    REQUIRE(zkr::test::eventually([&] { return sa.participant_nodes().size() == 2; }));
+    auto tb = std::async(std::launch::async, take_all, std::ref(sb), "b");
+    REQUIRE(zkr::test::eventually([&] { return sa.participant_nodes().size() == 3; }));
+    CHECK(ta.wait_for(200ms) == std::future_status::timeout);
+    first.close();
+    REQUIRE(ta.wait_for(10s) == std::future_status::ready);
+    REQUIRE(tb.wait_for(10s) == std::future_status::ready);
+    ta.get();
+    tb.get();
+    CHECK(events == std::vector<std::string>{"a acquired 3", "a releasing", "b acquired 3", "b releasing"});
+    CHECK(nodes_under(*a, path) == 0);
+}
+
+TEST_CASE("semaphore: waiters are served in arrival order; a small later request does not overtake") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("fifo");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    auto c = connect(zk.connect_string());
+    zkr::interprocess_semaphore_v2 sa(*a, path, 2), sb(*b, path, 2), sc(*c, path, 2);
+    auto one = sa.acquire();
+    auto big = std::async(std::launch::async, [&] { return sb.acquire(2); });
+    REQUIRE(zkr::test::eventually([&] { return sa.participant_nodes().size() == 2; }));
+    // One lease is free, but b asked first for two: c waits behind b.
+    CHECK_FALSE(sc.acquire(1, 500ms));
+    auto small = std::async(std::launch::async, [&] { return sc.acquire(); });
+    REQUIRE(zkr::test::eventually([&] { return sa.participant_nodes().size() == 3; }));
+    CHECK(small.wait_for(300ms) == std::future_status::timeout);
+    one.close();
+    REQUIRE(big.wait_for(10s) == std::future_status::ready);
+    auto b_leases = big.get();
+    CHECK(small.wait_for(300ms) == std::future_status::timeout);  // b holds both
+    for (auto& l : b_leases) l.close();
+    REQUIRE(small.wait_for(10s) == std::future_status::ready);
+    auto c_lease = small.get();
+    CHECK(c_lease.is_valid());
+}
+
+TEST_CASE("semaphore: a release wakes only the first waiter, never a herd") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("herd");
+    constexpr int waiters = 5;
+    auto h1 = connect(zk.connect_string());
+    auto h2 = connect(zk.connect_string());
+    zkr::interprocess_semaphore_v2 s1(*h1, path, 2), s2(*h2, path, 2);
+    auto l1 = s1.acquire();
+    auto l2 = s2.acquire();
+    std::vector<std::unique_ptr<zkr::client>> clients;
+    std::vector<std::unique_ptr<zkr::interprocess_semaphore_v2>> sems;
+    std::vector<std::future<zkr::lease>> pending;
+    for (int i = 0; i < waiters; ++i) {
+        clients.push_back(connect(zk.connect_string()));
+        sems.push_back(std::make_unique<zkr::interprocess_semaphore_v2>(*clients.back(), path, 2));
+        pending.push_back(std::async(std::launch::async, [s = sems.back().get()] { return s->acquire(); }));
+        REQUIRE(zkr::test::eventually([&] { return s1.participant_nodes().size() == 3u + i; }));
+    }
+    std::this_thread::sleep_for(300ms);  // every waiter has set its watches
+    std::vector<std::uint64_t> before;
+    for (auto& c : clients) before.push_back(zkr::detail::requests_sent(c->connection()));
+    l1.close();
+    REQUIRE(pending[0].wait_for(10s) == std::future_status::ready);
+    std::this_thread::sleep_for(300ms);  // let any herd show itself
+    // Waiters 3.. did not hear of the release: they sent nothing.
+    for (int i = 2; i < waiters; ++i) CHECK(zkr::detail::requests_sent(clients[i]->connection()) == before[i]);
+    // The first waiter held without asking: its predecessor's deletion proved it.
+    CHECK(zkr::detail::requests_sent(clients[0]->connection()) - before[0] <= 2);  // touch (grant signal) + own watch
+    auto w0 = pending[0].get();
+    // Everyone gets through in turn.
+    l2.close();
+    w0.close();
+    for (int i = 1; i < waiters; ++i) {
+        REQUIRE(pending[i].wait_for(10s) == std::future_status::ready);
+        pending[i].get().close();
+    }
+    CHECK(zkr::test::eventually([&] { return nodes_under(*h1, path) == 0; }, 5s));
+}
+
+TEST_CASE("semaphore: one round trip to acquire uncontended, one to return") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("round-trips");
+    auto a = connect(zk.connect_string());
+    zkr::interprocess_semaphore_v2 s(*a, path, 3);
+    s.acquire().close();  // the parent exists from now on
+    const auto before = zkr::detail::requests_sent(a->connection());
+    auto l = s.acquire();
+    const auto acquire_requests = zkr::detail::requests_sent(a->connection()) - before;
+    l.close();
+    const auto total = zkr::detail::requests_sent(a->connection()) - before;
+    // create + getChildren, pipelined (one round trip), then the own-node watch that reports a
+    // loss (sent after the grant, not waited for), then the delete: Curator needs 5 + 1.
+    CHECK(acquire_requests >= 2);
+    CHECK(acquire_requests <= 3);
+    CHECK(total == 4);
+}
+
+TEST_CASE("semaphore: raising the shared count wakes a waiter") {
+    auto& zk = zkr::test::shared_server();
+    const auto base = zkr::join_path("/", zkr::test::unique_namespace("shared-count"));
+    const auto path = zkr::join_path(base, "sem");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    zkr::shared_count ca(*a, base + "/max", 1), cb(*b, base + "/max", 5);  // the second finds it: 1
+    CHECK(cb.count() == 1);
+    std::promise<std::int32_t> heard;
+    std::once_flag once;
+    auto sub = cb.add_listener([&](std::int32_t v) { std::call_once(once, [&] { heard.set_value(v); }); });
+    zkr::interprocess_semaphore_v2 sa(*a, path, ca), sb(*b, path, cb);
+    CHECK(sb.max_leases() == 1);
+    auto held = sa.acquire();
+    auto waiter = std::async(std::launch::async, [&] { return sb.acquire(10s); });
+    REQUIRE(zkr::test::eventually([&] { return sa.participant_nodes().size() == 2; }));
+    CHECK(waiter.wait_for(200ms) == std::future_status::timeout);
+    CHECK_THROWS_AS(sb.acquire(2), zkr::error);  // qty above the maximum in force
+    const auto raised_at = clk::now();
+    ca.set_count(2);
+    REQUIRE(waiter.wait_for(5s) == std::future_status::ready);
+    auto got = waiter.get();
+    REQUIRE(got);
+    CHECK(clk::now() - raised_at < 2s);
+    CHECK(held.is_valid());
+    CHECK(got->is_valid());
+    auto v = heard.get_future();
+    REQUIRE(v.wait_for(5s) == std::future_status::ready);
+    CHECK(v.get() == 2);
+    CHECK(sb.max_leases() == 2);
+    CHECK_FALSE(cb.try_set_count(1, 7));  // it is 2 now
+    CHECK(cb.try_set_count(2, 3));
+    CHECK(zkr::test::eventually([&] { return ca.count() == 3; }));
+}
+
+TEST_CASE("semaphore: closing a client frees its leases") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("close-frees");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    zkr::interprocess_semaphore_v2 sb(*b, path, 2);
+    {
+        zkr::interprocess_semaphore_v2 sa(*a, path, 2);
+        auto leases = sa.acquire(2);
+        CHECK_FALSE(sb.acquire(0ms));
+        a->close();
+        CHECK(leases[0].state() == hold_state::lost);
+    }  // the leases' destructors find the client closed: nothing to do, nothing thrown
+    auto got = sb.acquire(2, 5s);
+    REQUIRE(got);
+    CHECK(got->size() == 2);
+}
+
+TEST_CASE("semaphore: a waiter's node deleted by hand: it queues again and leaves nothing behind") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("deleted-waiter");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    auto admin = connect(zk.connect_string());
+    zkr::interprocess_semaphore_v2 sa(*a, path, 1), sb(*b, path, 1);
+    auto held = sa.acquire();
+    auto waiter = std::async(std::launch::async, [&] {
+        auto l = sb.acquire();
+        const bool valid = l.is_valid();
+        l.close();
+        return valid;
+    });
+    REQUIRE(zkr::test::eventually([&] { return sa.participant_nodes().size() == 2; }));
+    const auto first = sa.participant_nodes().at(1);
+    admin->remove(first);
+    REQUIRE(zkr::test::eventually([&] {
+        auto p = sa.participant_nodes();
+        return p.size() == 2 && p[1] != first;
+    }));
+    held.close();
+    REQUIRE(waiter.wait_for(10s) == std::future_status::ready);
+    CHECK(waiter.get());
+    CHECK(zkr::test::eventually([&] { return nodes_under(*admin, path) == 0; }, 5s));
+}
+
+TEST_CASE("semaphore: server restarted within the session timeout: leases are kept") {
+    zkr::test::zk_cluster zk;
+    const std::string path = "/restart/sem";
+    auto a = connect(zk.connect_string(), 8s);
+    auto b = connect(zk.connect_string(), 8s);
+    zkr::interprocess_semaphore_v2 sa(*a, path, 2), sb(*b, path, 2);
+    auto held = sa.acquire(2);
+    const auto token = held[0].fencing_token();
+    auto waiter = std::async(std::launch::async, [&] { return sb.acquire(); });
+    REQUIRE(zkr::test::eventually([&] { return sa.participant_nodes().size() == 2; }));
+    zk.stop(0);
+    REQUIRE(zkr::test::eventually([&] { return held[0].state() == hold_state::doubtful; }));
+    zk.start(0);
+    REQUIRE(zkr::test::eventually([&] { return held[0].state() == hold_state::held; }, 15s));
+    CHECK(held[1].state() == hold_state::held);
+    CHECK(held[0].fencing_token() == token);
+    CHECK(waiter.wait_for(300ms) == std::future_status::timeout);
+    held.clear();  // the destructors return both
+    REQUIRE(waiter.wait_for(10s) == std::future_status::ready);
+    auto got = waiter.get();
+    CHECK(got.fencing_token() > token);
+    got.close();
+    CHECK(nodes_under(*a, path) == 0);
+}
+
+TEST_CASE("semaphore: a holder's session expires: its loss is reported and the lease goes to the next waiter") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("expiry");
+    auto a = connect(zk.connect_string(), 2s);
+    auto b = connect(zk.connect_string(), 2s);
+    zkr::interprocess_semaphore_v2 sa(*a, path, 1), sb(*b, path, 1);
+    std::promise<void> lost;
+    std::once_flag once;
+    auto sub = sa.add_hold_listener([&](hold_state s) {
+        if (s == hold_state::lost) std::call_once(once, [&] { lost.set_value(); });
+    });
+    auto held = sa.acquire();
+    const auto token = held.fencing_token();
+    auto waiter = std::async(std::launch::async, [&] { return sb.acquire(); });
+    REQUIRE(zkr::test::eventually([&] { return sa.participant_nodes().size() == 2; }));
+    zkr::test::expire_session(zk.connect_string(), *a);
+    REQUIRE(lost.get_future().wait_for(10s) == std::future_status::ready);
+    CHECK(held.state() == hold_state::lost);
+    REQUIRE(waiter.wait_for(10s) == std::future_status::ready);
+    auto next = waiter.get();
+    CHECK(next.fencing_token() > token);
+    // The old holder's guarded write cannot commit; its close says the lease had been lost.
+    try {
+        held.guarded_multi({zkr::multi_op::create(path + "-stale", "x")});
+        FAIL("a guarded write of a lost lease committed");
+    } catch (const zkr::error& e) {
+        CHECK(e.code() == zkr::errc::lock_lost);
+    }
+    CHECK_FALSE(b->exists(path + "-stale"));
+    boost::system::error_code ec;
+    held.close(ec);
+    CHECK(ec == zkr::errc::lock_lost);
+    next.close();
+}
+
+TEST_CASE("semaphore: participants that disagree on the maximum are refused, with the node named") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("mismatch");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    zkr::interprocess_semaphore_v2 sa(*a, path, 2), sb(*b, path, 3);
+    auto held = sa.acquire();
+    try {
+        (void)sb.acquire(1s);
+        FAIL("an acquire with another maximum was not refused");
+    } catch (const zkr::error& e) {
+        CHECK(e.code() == zkr::errc::max_mismatch);
+        const std::string what = e.what();
+        CHECK_THAT(what, Catch::Contains("max_leases 3") && Catch::Contains("max_leases 2") &&
+                             Catch::Contains(held.node_name()));
+    }
+    CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 1; }, 5s));  // b's node went
+    held.close();
+    // With a's node gone b may go ahead; a now meets b's node and is refused in turn.
+    auto b_lease = sb.acquire(1s);
+    REQUIRE(b_lease);
+    CHECK_THROWS_AS(sa.acquire(1s), zkr::error);
+}
+
+TEST_CASE("semaphore: bad maximum, qty and timeout are rejected at once") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("bad-input");
+    auto a = connect(zk.connect_string());
+    const auto sent = zkr::detail::requests_sent(a->connection());
+    auto code_of = [](auto&& fn) {
+        try {
+            fn();
+        } catch (const zkr::error& e) {
+            return e.code();
+        }
+        return boost::system::error_code{};
+    };
+    CHECK(code_of([&] { zkr::interprocess_semaphore_v2 s(*a, path, 0); }) == zkr::errc::invalid_argument);
+    CHECK(code_of([&] { zkr::interprocess_semaphore_v2 s(*a, path, -3); }) == zkr::errc::invalid_argument);
+    CHECK(code_of([&] { zkr::interprocess_semaphore_v2 s(*a, "no-slash", 2); }) == zkr::errc::invalid_path);
+    CHECK(code_of([&] { zkr::interprocess_semaphore_v2 s(*a, "/", 2); }) == zkr::errc::invalid_path);
+    zkr::interprocess_semaphore_v2 s(*a, path, 2);
+    CHECK(code_of([&] { (void)s.acquire(0); }) == zkr::errc::invalid_argument);
+    CHECK(code_of([&] { (void)s.acquire(-1); }) == zkr::errc::invalid_argument);
+    CHECK(code_of([&] { (void)s.acquire(3); }) == zkr::errc::invalid_argument);
+    CHECK(code_of([&] { (void)s.acquire(-5ms); }) == zkr::errc::invalid_argument);
+    CHECK(code_of([&] { (void)s.acquire(1, -1ms); }) == zkr::errc::invalid_argument);
+    CHECK(code_of([&] { s.async_acquire(3, [](boost::system::error_code, std::vector<zkr::lease>) {}); }) ==
+          zkr::errc::invalid_argument);
+    CHECK(zkr::detail::requests_sent(a->connection()) == sent);  // nothing was sent
+    try {
+        (void)s.acquire(3);
+    } catch (const zkr::error& e) {
+        CHECK_THAT(std::string(e.what()), Catch::Contains("qty 3 is more than the semaphore's max_leases 2"));
+    }
+    // A closed lease says so.
+    auto l = s.acquire();
+    l.close();
+    CHECK(code_of([&] { l.close(); }) == zkr::errc::lock_not_held);
+    CHECK(code_of([&] { (void)l.fencing_token(); }) == zkr::errc::lock_not_held);
+    CHECK(code_of([&] { zkr::shared_count c(*a, path + "-count", 1); a->set_data(path + "-count", "many"); zkr::shared_count d(*a, path + "-count", 1); }) ==
+          zkr::errc::invalid_argument);
+}
+
+TEST_CASE("semaphore: async_acquire with a callback and use_future; leases move and return") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("async");
+    auto a = connect(zk.connect_string());
+    zkr::interprocess_semaphore_v2 s(*a, path, 3);
+    std::promise<std::pair<boost::system::error_code, std::size_t>> done;
+    std::vector<zkr::lease> kept;
+    s.async_acquire(2, 5s, [&](boost::system::error_code ec, std::vector<zkr::lease> leases) {
+        const auto n = leases.size();
+        kept = std::move(leases);
+        done.set_value({ec, n});
+    });
+    auto [ec, n] = done.get_future().get();
+    CHECK_FALSE(ec);
+    CHECK(n == 2);
+    auto f = s.async_acquire(2, 200ms, boost::asio::use_future);  // only one is free
+    CHECK(f.get().empty());                                        // timed out
+    auto g = s.async_acquire(1, boost::asio::use_future);
+    auto one = g.get();
+    REQUIRE(one.size() == 1);
+    zkr::lease moved = std::move(one[0]);
+    CHECK_FALSE(one[0].is_open());
+    CHECK(moved.is_valid());
+    CHECK(moved.data() == zkr::detail::default_node_data());
+    kept.clear();
+    moved = s.acquire();  // the move-assignment returns the lease it held
+    CHECK(zkr::test::eventually([&] { return s.participant_nodes().size() == 1; }));
+}
+
+TEST_CASE("semaphore_mutex: not re-entrant, and released from another thread") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("semaphore-mutex");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    zkr::interprocess_semaphore_mutex ma(*a, path), mb(*b, path);
+    CHECK_FALSE(ma.is_acquired_in_this_process());
+    std::unique_lock lock(ma);  // Lockable
+    CHECK(ma.is_acquired_in_this_process());
+    CHECK(ma.is_valid());
+    const auto token = ma.fencing_token();
+    // A second acquire by the same thread waits behind the first: it times out.
+    const auto start = clk::now();
+    CHECK_FALSE(ma.acquire(300ms));
+    CHECK(clk::now() - start >= 300ms);
+    CHECK_FALSE(mb.try_lock());
+    // Another thread releases it.
+    std::thread([&] { lock.unlock(); }).join();
+    CHECK_FALSE(ma.is_acquired_in_this_process());
+    CHECK(mb.try_lock_for(5s));
+    CHECK(mb.fencing_token() > token);
+    boost::system::error_code ec;
+    ma.release(ec);
+    CHECK(ec == zkr::errc::lock_not_held);
+    CHECK_THROWS_AS(ma.release(), zkr::error);
+    mb.unlock();
+    CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 0; }, 5s));
+}

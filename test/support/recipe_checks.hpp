@@ -1,0 +1,74 @@
+// What the recipe tests share: a connected client, node counts, and the checker of the workers'
+// shared log (zkr_lock_worker).
+#pragma once
+
+#include "process.hpp"
+#include "shared_server.hpp"
+
+#include <zkr/client.hpp>
+#include <zkr/path.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace zkr::test {
+
+inline std::unique_ptr<zkr::client> connect(const std::string& cs, std::chrono::milliseconds session = std::chrono::seconds(4)) {
+    auto c = std::make_unique<zkr::client>(test_options(cs, session));
+    c->start();
+    REQUIRE(c->block_until_connected(std::chrono::seconds(10)));
+    return c;
+}
+
+/// A path under a namespace of its own.
+inline std::string recipe_path(const std::string& name, const std::string& leaf = "lock") {
+    return zkr::join_path(zkr::join_path("/", unique_namespace(name)), leaf);
+}
+
+inline std::size_t nodes_under(zkr::client& c, const std::string& path) {
+    boost::system::error_code ec;
+    auto r = c.get_children(path, ec);
+    return ec ? 0 : r.children.size();
+}
+
+/// In the shared log's order (a real-time order: ACQ is written after the grant, REL before the
+/// release, so each logged interval lies inside the real hold): the most leases held at once,
+/// and whether tokens rise strictly and are never reused.
+struct log_check {
+    int acquisitions = 0;
+    int max_concurrent = 0;  ///< the largest sum of qty held at once
+    bool tokens_rise = true;
+    bool tokens_unique = true;
+};
+
+inline log_check check_log(const std::string& file) {
+    log_check r;
+    int held = 0;
+    long long last_token = -1;
+    std::set<long long> tokens;
+    for (const auto& line : read_lines(file)) {
+        std::istringstream in(line);
+        std::string kind;
+        long long pid = 0, token = 0;
+        int qty = 1;
+        in >> kind >> pid >> token >> qty;
+        if (kind == "ACQ") {
+            ++r.acquisitions;
+            held += qty;
+            r.max_concurrent = std::max(r.max_concurrent, held);
+            if (token <= last_token) r.tokens_rise = false;
+            if (!tokens.insert(token).second) r.tokens_unique = false;
+            last_token = token;
+        } else if (kind == "REL") {
+            held -= qty;
+        }
+    }
+    return r;
+}
+
+}  // namespace zkr::test
