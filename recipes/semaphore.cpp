@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <cstdio>
 #include <limits>
 
 namespace zkr {
@@ -93,6 +94,15 @@ struct interprocess_semaphore_v2::limit {
 };
 
 namespace {
+// "mc" and a hash of the count's path: semaphores on one path that read different counts differ.
+std::string shared_count_tag(const std::string& count_path) {
+    std::uint32_t h = 2166136261u;  // FNV-1a
+    for (const unsigned char ch : count_path) h = (h ^ ch) * 16777619u;
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "mc%08x", h);
+    return buf;
+}
+
 std::int32_t checked_max(std::int32_t max, const std::string& path) {
     if (max < 1)
         throw zkr::error(make_error_code(errc::invalid_argument), path,
@@ -118,7 +128,7 @@ interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path
     : interprocess_semaphore_v2(c, std::move(path), [&] {
           auto l = std::make_shared<limit>();
           l->max = count.count();
-          l->tag = "mc";
+          l->tag = shared_count_tag(count.path());
           l->count = &count;
           return l;
       }()) {
@@ -172,7 +182,7 @@ error_code interprocess_semaphore_v2::explain(const error_code& ec, std::string&
             const auto info = parse_lease_node(zkr::node_name(node)).value_or(lease_node_info{});
             if (info.max_tag == limit_->tag) continue;
             message += ", but node " + node + " was made with " +
-                       (info.max_tag == "mc"  ? std::string("a shared count")
+                       (info.max_tag.rfind("mc", 0) == 0 ? std::string("another shared count")
                         : info.max_tag.empty() ? std::string("no maximum in its name (not zkr's)")
                                                : "max_leases " + info.max_tag.substr(1));
             break;

@@ -39,6 +39,7 @@ public:
     /// Throws invalid_argument unless max_leases >= 1, invalid_path for a bad path.
     interprocess_semaphore_v2(client& c, std::string path, std::int32_t max_leases);
     /// The maximum is count.count(), kept current by its watch; count must outlive this object.
+    /// Every process must use the same count node (a different one is a max_mismatch).
     interprocess_semaphore_v2(client& c, std::string path, shared_count& count);
     ~interprocess_semaphore_v2();
 

@@ -48,7 +48,7 @@ private:
 };
 
 /// What a semaphore's lease node says in its name: "_c_<uuid>-m<max>-w<weight>-lease-<seq>", or
-/// "mc" instead of "m<max>" when the maximum comes from a shared count. Names without these parts
+/// "mc<hash of the count's path>" instead of "m<max>" when the maximum comes from a shared count. Names without these parts
 /// (another library's leases) read as weight 1 with an empty max tag.
 struct lease_node_info {
     std::uint32_t weight = 1;
