@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs zkr from BUILD_DIR into a fresh prefix, then builds this consumer against it twice:
+# with CMake's find_package (shared and static) and with pkg-config.
+# Usage: build.sh BUILD_DIR OUT_DIR
+set -euo pipefail
+build=$1
+out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$out"
+mkdir -p "$out"
+cmake --install "$build" --prefix "$out/prefix" >/dev/null
+cmake -S "$here" -B "$out/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$out/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$out/cmake" >/dev/null
+export PKG_CONFIG_PATH="$out/prefix/lib/pkgconfig"
+# shellcheck disable=SC2046
+g++ -std=c++20 "$here/consumer.cpp" -o "$out/consumer_pkgconfig" $(pkg-config --cflags --libs zkr) \
+    -Wl,-rpath,"$out/prefix/lib"
+echo "$out/cmake/consumer $out/cmake/consumer_static $out/consumer_pkgconfig"
