@@ -117,6 +117,11 @@ std::int64_t fair_lock::fencing_token() const {
     return hold_->fencing_token();
 }
 
+std::string fair_lock::node_path() const {
+    std::lock_guard lock(mutex_);
+    return hold_ ? hold_->node_path() : std::string();
+}
+
 hold_state fair_lock::state() const {
     std::lock_guard lock(mutex_);
     return hold_ ? hold_->state() : hold_state::released;

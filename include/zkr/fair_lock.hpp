@@ -38,6 +38,8 @@ public:
     bool is_held() const;
     int hold_count() const;
     std::int64_t fencing_token() const;
+    /// Our lock node's path while held (empty otherwise).
+    std::string node_path() const;
     hold_state state() const;
     bool is_valid() const { return state() == hold_state::held; }
     /// Wakes every thread of this process waiting to acquire through this object: their acquire

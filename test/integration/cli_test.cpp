@@ -1,0 +1,273 @@
+// The zkr command line against a real server: `zkr lock` processes against each other and against
+// the library, signals, lock loss, status, demo, and every kind of bad input.
+#include "recipe_checks.hpp"
+
+#include <zkr/interprocess_mutex.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <signal.h>
+#include <sstream>
+
+using namespace std::chrono_literals;
+using clk = std::chrono::steady_clock;
+using zkr::test::connect;
+using zkr::test::nodes_under;
+
+namespace {
+
+// One zkr process, its stdout and stderr in files.
+struct cli_run {
+    std::string out = zkr::test::temp_file("out");
+    std::string err = zkr::test::temp_file("err");
+    zkr::test::child_process process;
+
+    explicit cli_run(const std::vector<std::string>& args, const std::string& shell_prefix = "")
+        : process(argv(args, shell_prefix)) {}
+
+    std::vector<std::string> argv(const std::vector<std::string>& args, const std::string& prefix) const {
+        std::vector<std::string> v = {"/bin/sh", "-c", prefix + "exec \"$0\" \"$@\" >'" + out + "' 2>'" + err + "'", ZKR_CLI};
+        v.insert(v.end(), args.begin(), args.end());
+        return v;
+    }
+    int wait() { return process.wait(); }
+    static std::string read(const std::string& f) {
+        std::ifstream in(f);
+        std::stringstream s;
+        s << in.rdbuf();
+        return s.str();
+    }
+    std::string stdout_text() const { return read(out); }
+    std::string stderr_text() const { return read(err); }
+    ~cli_run() {
+        std::remove(out.c_str());
+        std::remove(err.c_str());
+    }
+};
+
+int run_to_end(const std::vector<std::string>& args, std::string* out = nullptr, std::string* err = nullptr) {
+    cli_run r(args);
+    const int code = r.wait();
+    if (out) *out = r.stdout_text();
+    if (err) *err = r.stderr_text();
+    return code;
+}
+
+std::string lock_path(const std::string& name) { return zkr::test::recipe_path("cli-" + name); }
+
+// The most intervals open at once in a log of "start"/"end" lines.
+int max_overlap(const std::string& log) {
+    int open = 0, most = 0;
+    for (const auto& line : zkr::test::read_lines(log)) {
+        if (line == "start") most = std::max(most, ++open);
+        if (line == "end") --open;
+    }
+    return most;
+}
+
+}  // namespace
+
+TEST_CASE("zkr lock: runs the command with the lock's environment and exits with its status") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("env");
+    std::string out;
+    CHECK(run_to_end({"lock", "--connect", zk.connect_string(), path, "--", "sh", "-c",
+                      "echo \"$ZKR_LOCK_PATH $ZKR_FENCING_TOKEN\"; exit 7"},
+                     &out) == 7);
+    std::istringstream in(out);
+    std::string node;
+    long long token = 0;
+    in >> node >> token;
+    CHECK(node.rfind(path + "/_c_", 0) == 0);
+    CHECK(token > 0);
+    auto c = connect(zk.connect_string());
+    CHECK(nodes_under(*c, path) == 0);
+}
+
+TEST_CASE("zkr lock: two or more processes exclude each other, and the library's mutex too") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("exclude");
+    const auto log = zkr::test::temp_file("log");
+    const std::string body = "echo start >> '" + log + "'; sleep 0.3; echo end >> '" + log + "'";
+    std::vector<std::unique_ptr<cli_run>> runs;
+    for (int i = 0; i < 3; ++i)
+        runs.push_back(std::make_unique<cli_run>(std::vector<std::string>{"lock", "--connect", zk.connect_string(), path, "--",
+                                                                          "sh", "-c", body}));
+    auto c = connect(zk.connect_string());
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) >= 1; }));
+    zkr::interprocess_mutex m(*c, path);
+    CHECK_FALSE(m.try_lock());  // the command line's lock is the library's lock
+    for (auto& r : runs) CHECK(r->wait() == 0);
+    CHECK(zkr::test::read_lines(log).size() == 6);
+    CHECK(max_overlap(log) == 1);
+    std::remove(log.c_str());
+}
+
+TEST_CASE("zkr lock --max N: at most N commands at once") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("max");
+    const auto log = zkr::test::temp_file("log");
+    const std::string body = "echo start >> '" + log + "'; sleep 0.6; echo end >> '" + log + "'";
+    std::vector<std::unique_ptr<cli_run>> runs;
+    for (int i = 0; i < 4; ++i)
+        runs.push_back(std::make_unique<cli_run>(std::vector<std::string>{"lock", "--max", "2", "--connect", zk.connect_string(),
+                                                                          path, "--", "sh", "-c", body}));
+    for (auto& r : runs) CHECK(r->wait() == 0);
+    CHECK(max_overlap(log) == 2);
+    std::remove(log.c_str());
+}
+
+TEST_CASE("zkr lock: -n and -w give up with exit 1 (or -E), leaving nothing behind; signals reach the command") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("conflict");
+    auto c = connect(zk.connect_string());
+    cli_run holder({"lock", "--connect", zk.connect_string(), path, "--", "sleep", "20"});
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 1; }));
+    std::string err;
+    auto start = clk::now();
+    CHECK(run_to_end({"lock", "-n", "--connect", zk.connect_string(), path, "--", "true"}, nullptr, &err) == 1);
+    CHECK_THAT(err, Catch::Contains("is held"));
+    CHECK(run_to_end({"lock", "-n", "-E", "42", "--connect", zk.connect_string(), path, "--", "true"}) == 42);
+    start = clk::now();
+    CHECK(run_to_end({"lock", "-w", "0.5", "--connect", zk.connect_string(), path, "--", "true"}, nullptr, &err) == 1);
+    CHECK(clk::now() - start >= 500ms);
+    CHECK_THAT(err, Catch::Contains("not acquired in time"));
+    CHECK(nodes_under(*c, path) == 1);  // only the holder's node
+    // SIGTERM to zkr reaches the command; zkr exits with the command's status and frees the lock.
+    holder.process.kill(SIGTERM);
+    CHECK(holder.wait() == 128 + SIGTERM);
+    CHECK(zkr::test::eventually([&] { return nodes_under(*c, path) == 0; }, 5s));
+}
+
+TEST_CASE("zkr lock: a command that traps SIGTERM decides its own exit; a waiting zkr gives up on a signal") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("trap");
+    auto c = connect(zk.connect_string());
+    cli_run holder({"lock", "--connect", zk.connect_string(), path, "--", "sh", "-c",
+                    "trap 'echo got-term; exit 0' TERM; sleep 20 & wait"});
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 1; }));
+    cli_run waiter({"lock", "--connect", zk.connect_string(), path, "--", "true"});
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 2; }));
+    waiter.process.kill(SIGINT);
+    CHECK(waiter.wait() == 128 + SIGINT);
+    CHECK(zkr::test::eventually([&] { return nodes_under(*c, path) == 1; }, 5s));  // its node went
+    std::this_thread::sleep_for(200ms);  // the trap is set
+    holder.process.kill(SIGTERM);
+    CHECK(holder.wait() == 0);
+    CHECK_THAT(holder.stdout_text(), Catch::Contains("got-term"));
+}
+
+TEST_CASE("zkr lock: when the lock is lost the command is stopped (SIGTERM, then SIGKILL after the grace)") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("lost");
+    auto admin = connect(zk.connect_string());
+    SECTION("a command that stops on SIGTERM") {
+        cli_run r({"lock", "--connect", zk.connect_string(), path, "--", "sleep", "20"});
+        REQUIRE(zkr::test::eventually([&] { return nodes_under(*admin, path) == 1; }));
+        const auto start = clk::now();
+        admin->remove(zkr::join_path(path, admin->get_children(path).children.at(0)));
+        CHECK(r.wait() == 4);
+        CHECK(clk::now() - start < 3s);
+        CHECK_THAT(r.stderr_text(), Catch::Contains("lost the lock"));
+    }
+    SECTION("a command that ignores SIGTERM, with --lost-exit-code") {
+        cli_run r({"lock", "--grace", "1", "--lost-exit-code", "99", "--connect", zk.connect_string(), path, "--", "sh", "-c",
+                   "trap '' TERM; while :; do sleep 0.1; done"});
+        REQUIRE(zkr::test::eventually([&] { return nodes_under(*admin, path) == 1; }));
+        std::this_thread::sleep_for(200ms);  // the trap is set
+        const auto start = clk::now();
+        admin->remove(zkr::join_path(path, admin->get_children(path).children.at(0)));
+        CHECK(r.wait() == 99);
+        const auto took = clk::now() - start;
+        CHECK(took >= 1s);
+        CHECK(took < 4s);
+    }
+}
+
+TEST_CASE("zkr status: holders, then the queue in order, with data and age") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("status");
+    auto c = connect(zk.connect_string());
+    std::string out;
+    CHECK(run_to_end({"status", "--connect", zk.connect_string(), path}, &out) == 0);
+    CHECK_THAT(out, Catch::Contains("free"));
+    cli_run holder({"lock", "--connect", zk.connect_string(), path, "--", "sleep", "20"});
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 1; }));
+    cli_run waiter({"lock", "--connect", zk.connect_string(), path, "--", "true"});
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 2; }));
+    CHECK(run_to_end({"status", "--connect", zk.connect_string(), path}, &out) == 0);
+    CHECK_THAT(out, Catch::Contains("1 holding, 1 waiting"));
+    CHECK_THAT(out, Catch::Contains("holding") && Catch::Contains("waiting 1"));
+    CHECK_THAT(out, Catch::Contains(":" + std::to_string(holder.process.pid())));  // host:pid of the holder
+    CHECK(out.find("holding") < out.find("waiting 1"));
+    holder.process.kill(SIGTERM);
+    holder.wait();
+    CHECK(waiter.wait() == 0);
+    // A semaphore: the leases and the maximum.
+    const auto sem = lock_path("status-sem");
+    cli_run one({"lock", "--max", "2", "--connect", zk.connect_string(), sem, "--", "sleep", "20"});
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, sem) == 1; }));
+    CHECK(run_to_end({"status", "--connect", zk.connect_string(), sem}, &out) == 0);
+    CHECK_THAT(out, Catch::Contains("semaphore of 2 leases, 1 holding, 0 waiting"));
+}
+
+TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unreachable)") {
+    auto& zk = zkr::test::shared_server();
+    const auto cs = zk.connect_string();
+    struct bad {
+        std::vector<std::string> args;
+        int code;
+        std::string says;
+    };
+    const std::vector<bad> cases = {
+        {{}, 2, ""},
+        {{"frobnicate"}, 2, "unknown command \"frobnicate\""},
+        {{"lock", "--connect", cs, "no-slash", "--", "true"}, 2, "bad PATH \"no-slash\""},
+        {{"lock", "--connect", cs, "/a//b", "--", "true"}, 2, "bad PATH"},
+        {{"lock", "--connect", cs, "/", "--", "true"}, 2, "root"},
+        {{"lock", "--connect", cs, "/x"}, 2, "no COMMAND"},
+        {{"lock", "--connect", cs, "--", "true"}, 2, "needs exactly one PATH"},
+        {{"lock", "--frob", "/x", "--", "true"}, 2, "unknown option --frob"},
+        {{"lock", "-w", "soon", "/x", "--", "true"}, 2, "--wait must be a number"},
+        {{"lock", "-w", "-1", "/x", "--", "true"}, 2, "--wait must be a number from 0"},
+        {{"lock", "-w", "1", "-n", "/x", "--", "true"}, 2, "exclude each other"},
+        {{"lock", "--max", "0", "/x", "--", "true"}, 2, "--max must be a number from 1"},
+        {{"lock", "--max", "1.5", "/x", "--", "true"}, 2, "whole number"},
+        {{"lock", "-E", "300", "/x", "--", "true"}, 2, "--conflict-exit-code must be a number from 0 to 255"},
+        {{"lock", "/x", "-w"}, 2, "-w needs a value"},
+        {{"lock", "--connect", "", "/x", "--", "true"}, 2, "--connect needs"},
+        {{"lock", "--connect", "127.0.0.1:1", "--connect-timeout", "0.5", "/x", "--", "true"}, 3,
+         "cannot reach ZooKeeper at 127.0.0.1:1 within 0.5 s"},
+        {{"status", "--connect", "127.0.0.1:1", "--connect-timeout", "0.5", "/x"}, 3, "cannot reach ZooKeeper"},
+        {{"status", "--connect", cs}, 2, "needs exactly one PATH"},
+        {{"demo", "extra"}, 2, "takes no PATH"},
+        {{"demo", "--workers", "0"}, 2, "--workers must be a number from 1"},
+        {{"lock", "--connect", cs, lock_path("no-such-command"), "--", "/no/such/command"}, 127, "cannot run /no/such/command"},
+    };
+    for (const auto& c : cases) {
+        std::string joined;
+        for (const auto& a : c.args) joined += a + " ";
+        INFO("zkr " << joined);
+        std::string err;
+        CHECK(run_to_end(c.args, nullptr, &err) == c.code);
+        CHECK_THAT(err, Catch::Contains(c.says));
+    }
+    for (const char* command : {"lock", "status", "demo"}) {
+        std::string out;
+        CHECK(run_to_end({command, "--help"}, &out) == 0);
+        CHECK_THAT(out, Catch::Contains(std::string("usage: zkr ") + command));
+    }
+    std::string out;
+    CHECK(run_to_end({"--help"}, &out) == 0);
+    CHECK_THAT(out, Catch::Contains("commands:"));
+}
+
+TEST_CASE("zkr demo: starts its own ZooKeeper and shows processes taking a fair lock in turn") {
+    cli_run r({"demo", "--workers", "2", "--rounds", "2"}, "unset ZKR_CONNECT; ");
+    CHECK(r.wait() == 0);
+    const auto out = r.stdout_text();
+    CHECK_THAT(out, Catch::Contains("ZooKeeper serves at 127.0.0.1:"));
+    CHECK_THAT(out, Catch::Contains("worker 1") && Catch::Contains("worker 2"));
+    CHECK_THAT(out, Catch::Contains("done: 4 turns"));
+}
