@@ -1,116 +1,481 @@
-// lockbench: lock cycles (acquire + release, empty critical section) against a real ZooKeeper.
+// lockbench: zkr's recipes against a real ZooKeeper, one workload per run.
 // Starts its own standalone server (forceSync=no, full JIT) unless --connect is given.
-//   zkr_lockbench [--connect HOST:PORT] [--workload w1|w2] [--clients N] [--seconds S] [--log-level L]
-//   w1: one session, uncontended. w2: N sessions (default 8) contending on one mutex.
-// Prints cycles/s, acquire latency p50/p99, ZooKeeper requests per cycle, and per-client counts.
+//   zkr_lockbench [--connect HOST:PORT] [--workload W] [--clients N] [--seconds S] [--json]
+//                 [--force-sync yes|no] [--log-level L]
+// Workloads (as in issue 6):
+//   w1  one session, uncontended mutex          w2  8 sessions, one mutex
+//   w3  64 sessions, one mutex                  w4  8 sessions, a semaphore of 3 leases
+//   w5  8 sessions, one semaphore_mutex         w6  handoff latency: release -> next holder (8 sessions)
+//   w7  1,000 waiters queued on one lock (async acquires over 8 sessions)
+//   raw the floor: one lock cycle's bare calls (create + getChildren pipelined, then delete) with
+//       the ZooKeeper C client, no zkr
+//   mem RSS of one client holding 1,000 lock objects (each holding its own lock)
+//   notify  the server's notification latency: a delete on one session -> the watch on another
+// Prints rate, acquire p50/p99, handoff p50/p99, fairness (min/max per client), ZooKeeper requests
+// per cycle, CPU time per 1,000 cycles; --json prints one JSON object instead.
 #include "zk_cluster.hpp"
 
 #include <zkr/zkr.hpp>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <zookeeper/zookeeper.h>
+
+#include <poll.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <fstream>
+#include <future>
 #include <iostream>
+#include <map>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 using clk = std::chrono::steady_clock;
+using namespace std::chrono_literals;
 
-int main(int argc, char** argv) {
+namespace {
+
+struct settings {
     std::string connect, workload = "w1", log_level = "off";
     int clients = 0;
     double seconds = 5;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!std::strcmp(argv[i], "--connect")) connect = argv[i + 1];
-        else if (!std::strcmp(argv[i], "--workload")) workload = argv[i + 1];
-        else if (!std::strcmp(argv[i], "--clients")) clients = std::atoi(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
-        else if (!std::strcmp(argv[i], "--log-level")) log_level = argv[i + 1];
-        else {
-            std::cerr << "unknown option " << argv[i] << '\n';
-            return 2;
-        }
-    }
-    if (workload != "w1" && workload != "w2") {
-        std::cerr << "--workload must be w1 or w2\n";
-        return 2;
-    }
-    if (clients <= 0) clients = workload == "w1" ? 1 : 8;
-    std::unique_ptr<zkr::test::zk_cluster> server;
-    if (connect.empty()) {
-        server = std::make_unique<zkr::test::zk_cluster>(zkr::test::cluster_options{.tick_ms = 500, .fast_jvm_start = false});
-        connect = server->connect_string();
-    }
-    std::vector<std::unique_ptr<zkr::client>> sessions;
-    for (int i = 0; i < clients; ++i) {
+    bool json = false;
+    bool force_sync = false;
+    double warmup = 2;
+};
+
+struct result {
+    long cycles = 0;
+    long server_requests = 0;  ///< what the server received during the measured window
+    double elapsed = 0;
+    std::vector<double> acquire_us, handoff_us;
+    std::vector<long> per_client;
+    std::uint64_t requests = 0;
+    double cpu_seconds = 0;
+    std::map<std::string, double> extra;
+};
+
+long server_received(const std::string& connect);
+
+double cpu_now() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+double pct(std::vector<double>& v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
+}
+
+std::int64_t now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now().time_since_epoch()).count(); }
+
+std::vector<std::unique_ptr<zkr::client>> open_sessions(const settings& s, int n) {
+    static const auto logger = [&] {
+        auto l = spdlog::stderr_color_mt("lockbench");
+        l->set_level(spdlog::level::from_str(s.log_level));
+        return l;
+    }();
+    std::vector<std::unique_ptr<zkr::client>> out;
+    for (int i = 0; i < n; ++i) {
         zkr::client_options o;
-        o.connect_string = connect;
-        o.session_timeout = std::chrono::seconds(10);
-        static const auto logger = [&] {
-            auto l = spdlog::stderr_color_mt("lockbench");
-            l->set_level(spdlog::level::from_str(log_level));
-            return l;
-        }();
+        o.connect_string = s.connect;
+        o.session_timeout = 10s;
         o.logger = logger;
-        sessions.push_back(std::make_unique<zkr::client>(o));
-        sessions.back()->start();
-        if (!sessions.back()->block_until_connected(std::chrono::seconds(20))) {
-            std::cerr << "cannot connect to " << connect << '\n';
-            return 1;
+        out.push_back(std::make_unique<zkr::client>(o));
+        out.back()->start();
+        if (!out.back()->block_until_connected(20s)) throw std::runtime_error("cannot connect to " + s.connect);
+    }
+    return out;
+}
+
+std::uint64_t requests_of(const std::vector<std::unique_ptr<zkr::client>>& sessions) {
+    std::uint64_t n = 0;
+    for (const auto& c : sessions) n += zkr::detail::requests_sent(c->connection());
+    return n;
+}
+
+// One cycle's acquire and release of each recipe, behind one shape.
+struct mutex_recipe {
+    zkr::interprocess_mutex m;
+    mutex_recipe(zkr::client& c, const std::string& p) : m(c, p) {}
+    void acquire() { m.acquire(); }
+    void release() { m.release(); }
+};
+struct semaphore_recipe {
+    zkr::interprocess_semaphore_v2 s;
+    std::optional<zkr::lease> l;
+    semaphore_recipe(zkr::client& c, const std::string& p) : s(c, p, 3) {}
+    void acquire() { l.emplace(s.acquire()); }
+    void release() {
+        l->close();
+        l.reset();
+    }
+};
+struct semaphore_mutex_recipe {
+    zkr::interprocess_semaphore_mutex m;
+    semaphore_mutex_recipe(zkr::client& c, const std::string& p) : m(c, p) {}
+    void acquire() { m.acquire(); }
+    void release() { m.release(); }
+};
+
+// Each session's thread acquires and releases as fast as it can. The handoff is the time from a
+// release's start to the moment the next holder's acquire returns, when that holder was waiting.
+template <typename Recipe>
+result run_cycles(const settings& s, int clients, const std::string& path) {
+    auto sessions = open_sessions(s, clients);
+    {  // warm-up: the server's JIT, and the parents
+        Recipe r(*sessions[0], path);
+        for (const auto until = clk::now() + std::chrono::duration_cast<clk::duration>(std::chrono::duration<double>(s.warmup));
+             clk::now() < until;) {
+            r.acquire();
+            r.release();
         }
     }
-    const std::string path = "/lockbench/" + workload + "-" + std::to_string(::getpid());
-    // Warm-up: the server's JIT and the parents.
-    {
-        zkr::interprocess_mutex m(*sessions[0], path);
-        const auto until = clk::now() + std::chrono::seconds(2);
-        while (clk::now() < until) {
-            m.acquire();
-            m.release();
-        }
-    }
-    std::uint64_t requests_before = 0;
-    for (auto& s : sessions) requests_before += zkr::detail::requests_sent(s->connection());
-    std::mutex m;
-    std::vector<double> latencies_us;
-    std::vector<long> per_client(static_cast<std::size_t>(clients), 0);
+    result out;
+    out.per_client.assign(static_cast<std::size_t>(clients), 0);
+    std::atomic<std::int64_t> release_started{0};
     std::atomic<bool> stop{false};
+    std::mutex m;
     std::vector<std::thread> threads;
+    const auto requests_before = requests_of(sessions);
+    const long server_before = server_received(s.connect);
+    const double cpu_before = cpu_now();
     const auto start = clk::now();
     for (int i = 0; i < clients; ++i) {
         threads.emplace_back([&, i] {
-            zkr::interprocess_mutex lock(*sessions[static_cast<std::size_t>(i)], path);
-            std::vector<double> mine;
+            Recipe r(*sessions[static_cast<std::size_t>(i)], path);
+            std::vector<double> acq, hand;
             while (!stop) {
-                const auto t0 = clk::now();
-                lock.acquire();
-                mine.push_back(std::chrono::duration<double, std::micro>(clk::now() - t0).count());
-                lock.release();
-                ++per_client[static_cast<std::size_t>(i)];
+                const auto t0 = now_ns();
+                r.acquire();
+                const auto t1 = now_ns();
+                acq.push_back(static_cast<double>(t1 - t0) / 1000);
+                const auto rel = release_started.load();
+                if (clients > 1 && rel > t0) hand.push_back(static_cast<double>(t1 - rel) / 1000);
+                release_started = now_ns();
+                r.release();
+                ++out.per_client[static_cast<std::size_t>(i)];
             }
             std::lock_guard l(m);
-            latencies_us.insert(latencies_us.end(), mine.begin(), mine.end());
+            out.acquire_us.insert(out.acquire_us.end(), acq.begin(), acq.end());
+            out.handoff_us.insert(out.handoff_us.end(), hand.begin(), hand.end());
         });
     }
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    std::this_thread::sleep_for(std::chrono::duration<double>(s.seconds));
     stop = true;
     for (auto& t : threads) t.join();
-    const double elapsed = std::chrono::duration<double>(clk::now() - start).count();
-    std::uint64_t requests = 0;
-    for (auto& s : sessions) requests += zkr::detail::requests_sent(s->connection());
-    requests -= requests_before;
-    std::sort(latencies_us.begin(), latencies_us.end());
-    const auto pct = [&](double p) { return latencies_us.empty() ? 0.0 : latencies_us[static_cast<std::size_t>(p * (latencies_us.size() - 1))]; };
-    const long cycles = static_cast<long>(latencies_us.size());
-    std::cout << "workload " << workload << ", " << clients << " session(s), " << elapsed << " s\n"
-              << "  cycles/s        " << static_cast<long>(cycles / elapsed) << '\n'
-              << "  acquire p50     " << static_cast<long>(pct(0.5)) << " us\n"
-              << "  acquire p99     " << static_cast<long>(pct(0.99)) << " us\n"
-              << "  requests/cycle  " << (cycles ? static_cast<double>(requests) / cycles : 0) << '\n'
-              << "  per client      min " << *std::min_element(per_client.begin(), per_client.end()) << ", max "
-              << *std::max_element(per_client.begin(), per_client.end()) << '\n';
+    out.elapsed = std::chrono::duration<double>(clk::now() - start).count();
+    out.cpu_seconds = cpu_now() - cpu_before;
+    out.requests = requests_of(sessions) - requests_before;
+    out.server_requests = server_received(s.connect) - server_before;
+    out.cycles = static_cast<long>(out.acquire_us.size());
+    return out;
+}
+
+// W7: 1,000 waiters on one lock, kept queued: every grant returns at once and queues again.
+// Async acquires of a one-lease semaphore (any thread may return a lease) spread over 8 sessions.
+result run_deep_queue(const settings& s, const std::string& path) {
+    constexpr int waiters = 1000, session_count = 8;
+    auto sessions = open_sessions(s, session_count);
+    std::vector<std::unique_ptr<zkr::interprocess_semaphore_v2>> sems;
+    for (auto& c : sessions) sems.push_back(std::make_unique<zkr::interprocess_semaphore_v2>(*c, path, 1));
+    result out;
+    out.per_client.assign(session_count, 0);
+    std::atomic<bool> stop{false};
+    std::atomic<long> outstanding{0};
+    std::atomic<long> queued{0};
+    std::mutex m;
+    std::atomic<bool> counting{false};
+    std::function<void(int)> start_one;
+    start_one = [&](int i) {
+        ++outstanding;
+        const auto t0 = now_ns();
+        sems[static_cast<std::size_t>(i)]->async_acquire(1, [&, i, t0](boost::system::error_code ec, std::vector<zkr::lease> leases) {
+            if (!ec && !leases.empty()) {
+                if (counting) {
+                    std::lock_guard l(m);
+                    out.acquire_us.push_back(static_cast<double>(now_ns() - t0) / 1000);
+                    ++out.per_client[static_cast<std::size_t>(i)];
+                }
+                leases.front().close();
+            }
+            if (!stop && !ec) start_one(i);
+            --outstanding;
+        });
+    };
+    for (int w = 0; w < waiters; ++w) start_one(w % session_count);
+    // Wait until the queue is full (every waiter has its node).
+    zkr::interprocess_semaphore_v2 probe(*sessions[0], path, 1);
+    for (const auto until = clk::now() + 60s; clk::now() < until;) {
+        if (probe.participant_nodes().size() >= waiters - 5) break;
+        std::this_thread::sleep_for(100ms);
+    }
+    out.extra["queued"] = static_cast<double>(probe.participant_nodes().size());
+    const auto requests_before = requests_of(sessions);
+    const long server_before = server_received(s.connect);
+    const double cpu_before = cpu_now();
+    const auto start = clk::now();
+    counting = true;
+    std::this_thread::sleep_for(std::chrono::duration<double>(s.seconds));
+    counting = false;
+    {
+        std::lock_guard l(m);
+        out.cycles = static_cast<long>(out.acquire_us.size());
+    }
+    out.elapsed = std::chrono::duration<double>(clk::now() - start).count();
+    out.cpu_seconds = cpu_now() - cpu_before;
+    out.requests = requests_of(sessions) - requests_before;
+    out.server_requests = server_received(s.connect) - server_before;
+    stop = true;
+    for (auto& sem : sems) sem->cancel();
+    for (const auto until = clk::now() + 30s; outstanding > 0 && clk::now() < until;) std::this_thread::sleep_for(50ms);
+    (void)queued;
+    return out;
+}
+
+// The floor: one lock cycle's bare calls made with the C client (single-threaded library), no zkr:
+// create (ephemeral sequential) and getChildren sent together, then delete.
+struct raw_client {
+    zhandle_t* zh = nullptr;
+    int pending = 0;
+    std::string created;
+    explicit raw_client(const std::string& connect) {
+        zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+        zh = zookeeper_init(connect.c_str(), nullptr, 10000, nullptr, this, 0);
+        if (!zh) throw std::runtime_error("zookeeper_init failed");
+        for (const auto until = clk::now() + 20s; zoo_state(zh) != ZOO_CONNECTED_STATE;) {
+            if (clk::now() > until) throw std::runtime_error("raw client cannot connect");
+            step();
+        }
+    }
+    ~raw_client() { zookeeper_close(zh); }
+    void step() {
+        int fd = -1, interest = 0;
+        timeval tv{};
+        zookeeper_interest(zh, &fd, &interest, &tv);
+        pollfd p{fd, static_cast<short>(((interest & ZOOKEEPER_READ) ? POLLIN : 0) | ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0)), 0};
+        ::poll(&p, fd >= 0 ? 1 : 0, 10);
+        int events = 0;
+        if (p.revents & POLLIN) events |= ZOOKEEPER_READ;
+        if (p.revents & POLLOUT) events |= ZOOKEEPER_WRITE;
+        zookeeper_process(zh, events);
+    }
+    void wait_all() {
+        while (pending > 0) step();
+    }
+    static void on_string(int rc, const char* value, const void* data) {
+        auto* self = static_cast<raw_client*>(const_cast<void*>(data));
+        if (rc != ZOK) throw std::runtime_error("raw create failed");
+        self->created = value;
+        --self->pending;
+    }
+    static void on_children(int rc, const String_vector*, const void* data) {
+        if (rc != ZOK) throw std::runtime_error("raw getChildren failed");
+        --static_cast<raw_client*>(const_cast<void*>(data))->pending;
+    }
+    static void on_void(int rc, const void* data) {
+        if (rc != ZOK) throw std::runtime_error("raw delete failed");
+        --static_cast<raw_client*>(const_cast<void*>(data))->pending;
+    }
+};
+
+result run_raw(const settings& s, const std::string& path) {
+    raw_client c(s.connect);
+    for (std::string p : {std::string("/lockbench"), path}) {
+        c.pending = 1;
+        zoo_acreate(c.zh, p.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, [](int, const char*, const void* d) {
+            --static_cast<raw_client*>(const_cast<void*>(d))->pending;
+        }, &c);
+        c.wait_all();
+    }
+    const std::string prefix = path + "/lock-";
+    auto cycle = [&](result* r) {
+        const auto t0 = now_ns();
+        c.pending = 2;
+        zoo_acreate(c.zh, prefix.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL_SEQUENTIAL, raw_client::on_string, &c);
+        zoo_aget_children(c.zh, path.c_str(), 0, raw_client::on_children, &c);
+        c.wait_all();
+        if (r) r->acquire_us.push_back(static_cast<double>(now_ns() - t0) / 1000);
+        c.pending = 1;
+        zoo_adelete(c.zh, c.created.c_str(), -1, raw_client::on_void, &c);
+        c.wait_all();
+    };
+    for (const auto until = clk::now() + std::chrono::duration_cast<clk::duration>(std::chrono::duration<double>(s.warmup));
+         clk::now() < until;)
+        cycle(nullptr);
+    result out;
+    out.per_client = {0};
+    const long server_before = server_received(s.connect);
+    const double cpu_before = cpu_now();
+    const auto start = clk::now();
+    const auto until = start + std::chrono::duration_cast<clk::duration>(std::chrono::duration<double>(s.seconds));
+    while (clk::now() < until) {
+        cycle(&out);
+        ++out.per_client[0];
+    }
+    out.elapsed = std::chrono::duration<double>(clk::now() - start).count();
+    out.cpu_seconds = cpu_now() - cpu_before;
+    out.cycles = static_cast<long>(out.acquire_us.size());
+    out.requests = static_cast<std::uint64_t>(out.cycles) * 3;
+    out.server_requests = server_received(s.connect) - server_before;
+    return out;
+}
+
+// Requests the server has received so far (the four-letter "srvr" command), counted the same way
+// for every program the comparison runs.
+long server_received(const std::string& connect) {
+    const auto first = connect.substr(0, connect.find(','));
+    const auto colon = first.rfind(':');
+    const std::string reply = zkr::test::send_four_letter(std::stoi(first.substr(colon + 1)), "srvr", 1000ms);
+    const auto at = reply.find("Received: ");
+    return at == std::string::npos ? -1 : std::atol(reply.c_str() + at + 10);
+}
+
+long rss_kib() {
+    std::ifstream in("/proc/self/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+    return 0;
+}
+
+// One client holding 1,000 lock objects, each holding its own lock.
+result run_memory(const settings& s, const std::string& path) {
+    auto sessions = open_sessions(s, 1);
+    const long before = rss_kib();
+    std::vector<std::unique_ptr<zkr::interprocess_mutex>> locks;
+    for (int i = 0; i < 1000; ++i) {
+        locks.push_back(std::make_unique<zkr::interprocess_mutex>(*sessions[0], path + "/l" + std::to_string(i)));
+        locks.back()->acquire();
+    }
+    result out;
+    out.extra["rss_kib_client"] = static_cast<double>(before);
+    out.extra["rss_kib_with_1000_held"] = static_cast<double>(rss_kib());
+    out.extra["kib_per_held_lock"] = static_cast<double>(rss_kib() - before) / 1000;
+    for (auto& l : locks) l->release();
+    return out;
+}
+
+// The server's notification latency: a delete on one session until the watch fires on another.
+result run_notify(const settings& s, const std::string& path) {
+    auto sessions = open_sessions(s, 2);
+    auto& watcher = *sessions[0];
+    auto& deleter = *sessions[1];
+    result out;
+    watcher.create(path, "", {.create_parents = true});
+    std::vector<double> rtt;
+    for (int i = 0; i < 400; ++i) {
+        const auto node = path + "/n";
+        deleter.create(node, "", {.mode = zkr::create_mode::ephemeral});
+        std::promise<std::int64_t> fired;
+        watcher.get_data(node, [&fired](const zkr::watch_event&) { fired.set_value(now_ns()); });
+        const auto t0 = now_ns();
+        deleter.remove(node);
+        const auto t1 = now_ns();
+        const auto at = fired.get_future().get();
+        if (i >= 100) {  // after warm-up
+            out.handoff_us.push_back(static_cast<double>(at - t0) / 1000);
+            rtt.push_back(static_cast<double>(t1 - t0) / 1000);
+        }
+    }
+    out.extra["delete_round_trip_p50_us"] = pct(rtt, 0.5);
+    // A read's round trip, through zkr's sync API.
+    std::vector<double> reads;
+    for (int i = 0; i < 1000; ++i) {
+        const auto t0 = now_ns();
+        (void)watcher.exists(path);
+        reads.push_back(static_cast<double>(now_ns() - t0) / 1000);
+    }
+    out.extra["read_round_trip_p50_us"] = pct(reads, 0.5);
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    settings s;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+            return argv[++i];
+        };
+        try {
+            if (a == "--connect") s.connect = value();
+            else if (a == "--workload") s.workload = value();
+            else if (a == "--clients") s.clients = std::stoi(value());
+            else if (a == "--seconds") s.seconds = std::stod(value());
+            else if (a == "--log-level") s.log_level = value();
+            else if (a == "--json") s.json = true;
+            else if (a == "--force-sync") s.force_sync = value() == "yes";
+            else if (a == "--warmup") s.warmup = std::stod(value());
+            else throw std::invalid_argument("unknown option " + a);
+        } catch (const std::exception& e) {
+            std::cerr << "lockbench: " << e.what() << '\n';
+            return 2;
+        }
+    }
+    static const std::map<std::string, int> default_clients = {{"w1", 1}, {"w2", 8}, {"w3", 64}, {"w4", 8}, {"w5", 8}, {"w6", 8},
+                                                                {"w7", 8}, {"raw", 1}, {"mem", 1}, {"notify", 2}};
+    if (!default_clients.count(s.workload)) {
+        std::cerr << "lockbench: --workload must be one of w1..w7, raw, mem, notify\n";
+        return 2;
+    }
+    if (s.clients <= 0) s.clients = default_clients.at(s.workload);
+    std::unique_ptr<zkr::test::zk_cluster> server;
+    if (s.connect.empty()) {
+        server = std::make_unique<zkr::test::zk_cluster>(
+            zkr::test::cluster_options{.tick_ms = 500, .force_sync = s.force_sync, .fast_jvm_start = false});
+        s.connect = server->connect_string();
+    }
+    const std::string path = "/lockbench/" + s.workload + "-" + std::to_string(::getpid());
+    result r;
+    try {
+        if (s.workload == "w4") r = run_cycles<semaphore_recipe>(s, s.clients, path);
+        else if (s.workload == "w5") r = run_cycles<semaphore_mutex_recipe>(s, s.clients, path);
+        else if (s.workload == "w7") r = run_deep_queue(s, path);
+        else if (s.workload == "raw") r = run_raw(s, path);
+        else if (s.workload == "mem") r = run_memory(s, path);
+        else if (s.workload == "notify") r = run_notify(s, path);
+        else r = run_cycles<mutex_recipe>(s, s.clients, path);
+    } catch (const std::exception& e) {
+        std::cerr << "lockbench: " << e.what() << '\n';
+        return 1;
+    }
+    const double rate = r.elapsed > 0 ? static_cast<double>(r.cycles) / r.elapsed : 0;
+    const double per_cycle = r.cycles ? static_cast<double>(r.requests) / static_cast<double>(r.cycles) : 0;
+    const double server_per_cycle = r.cycles ? static_cast<double>(r.server_requests) / static_cast<double>(r.cycles) : 0;
+    const double cpu_per_1000 = r.cycles ? r.cpu_seconds / static_cast<double>(r.cycles) * 1000 : 0;
+    const long min_c = r.per_client.empty() ? 0 : *std::min_element(r.per_client.begin(), r.per_client.end());
+    const long max_c = r.per_client.empty() ? 0 : *std::max_element(r.per_client.begin(), r.per_client.end());
+    const double a50 = pct(r.acquire_us, 0.5), a99 = pct(r.acquire_us, 0.99);
+    const double h50 = pct(r.handoff_us, 0.5), h99 = pct(r.handoff_us, 0.99);
+    if (s.json) {
+        std::ostringstream o;
+        o << "{\"program\": \"zkr\", \"workload\": \"" << s.workload << "\", \"clients\": " << s.clients
+          << ", \"seconds\": " << r.elapsed << ", \"cycles\": " << r.cycles << ", \"rate\": " << rate
+          << ", \"acquire_p50_us\": " << a50 << ", \"acquire_p99_us\": " << a99 << ", \"handoff_p50_us\": " << h50
+          << ", \"handoff_p99_us\": " << h99 << ", \"requests_per_cycle\": " << per_cycle << ", \"server_requests_per_cycle\": " << server_per_cycle
+          << ", \"cpu_ms_per_1000_cycles\": " << cpu_per_1000 * 1000 << ", \"min_per_client\": " << min_c
+          << ", \"max_per_client\": " << max_c;
+        for (const auto& [k, v] : r.extra) o << ", \"" << k << "\": " << v;
+        o << "}";
+        std::cout << o.str() << '\n';
+    } else {
+        std::cout << "workload " << s.workload << ", " << s.clients << " session(s), " << r.elapsed << " s\n"
+                  << "  cycles/s            " << static_cast<long>(rate) << '\n'
+                  << "  acquire p50 / p99   " << static_cast<long>(a50) << " / " << static_cast<long>(a99) << " us\n"
+                  << "  handoff p50 / p99   " << static_cast<long>(h50) << " / " << static_cast<long>(h99) << " us\n"
+                  << "  requests/cycle      " << per_cycle << " (server count " << server_per_cycle << ")\n"
+                  << "  CPU per 1000 cycles " << static_cast<long>(cpu_per_1000 * 1000) << " ms\n"
+                  << "  per client          min " << min_c << ", max " << max_c << '\n';
+        for (const auto& [k, v] : r.extra) std::cout << "  " << k << "  " << v << '\n';
+    }
     return 0;
 }

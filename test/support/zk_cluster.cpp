@@ -305,6 +305,10 @@ int zk_cluster::server_of_session(std::int64_t session_id) const {
     return -1;
 }
 
+std::string send_four_letter(int port, const std::string& cmd, std::chrono::milliseconds timeout) {
+    return send_command(port, cmd, timeout);
+}
+
 void expire_session(const std::string& connect_string, std::int64_t session_id, const std::string& password) {
     // Holding the C client's process-wide lock also freezes this process's own clients meanwhile
     // (like a short pause), so the client under test cannot take its session back before it is

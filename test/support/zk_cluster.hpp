@@ -77,6 +77,8 @@ private:
 /// Expires a session on purpose: opens a second handle with the same id and password, waits
 /// until it is connected, and closes it (the server then ends the session).
 void expire_session(const std::string& connect_string, std::int64_t session_id, const std::string& password);
+/// A four-letter command's reply ("srvr", "cons", ...) from the server on 127.0.0.1:port.
+std::string send_four_letter(int port, const std::string& cmd, std::chrono::milliseconds timeout);
 void expire_session(const std::string& connect_string, zkr::client& c);
 
 /// Client options for tests: short timeouts, a logger writing warnings to stderr (ZKR_TEST_LOG=debug

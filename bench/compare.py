@@ -1,0 +1,275 @@
+#!/usr/bin/python3
+"""lockbench comparison: zkr against Apache Curator 5.4 and Kazoo 2.8 (and the raw C-client floor)
+on one ZooKeeper server, in one run, alternating between the programs; medians of --rounds runs.
+
+    /usr/bin/python3 bench/compare.py [--build build/release] [--rounds 3] [--seconds 5]
+                                      [--force-sync no|yes|both] [--write-docs] [--quick]
+
+Writes bench/results/latest.json and prints a table. --write-docs regenerates
+docs/performance.md's figures and docs/performance.svg. --quick (used by CI) runs W1 and W2
+briefly, once, only to prove that every program still works."""
+import argparse
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CURATOR_CP = "/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-nop.jar"
+PEER_WORKLOADS = ["w1", "w2", "w3", "w4", "w5"]
+NAMES = {
+    "w1": "W1 mutex, 1 session, uncontended",
+    "w2": "W2 mutex, 8 sessions",
+    "w3": "W3 mutex, 64 sessions",
+    "w4": "W4 semaphore (3 leases), 8 sessions",
+    "w5": "W5 semaphore mutex, 8 sessions",
+}
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def four_letter(port, cmd):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            s.sendall(cmd.encode())
+            data = b""
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    return data.decode()
+                data += chunk
+    except OSError:
+        return ""
+
+
+class Server:
+    """One standalone ZooKeeper (the Debian package's), full JIT, tickTime 500."""
+
+    def __init__(self, force_sync):
+        self.dir = tempfile.mkdtemp(prefix="zkr-bench-zk-")
+        self.port = free_port()
+        with open(os.path.join(self.dir, "zoo.cfg"), "w") as f:
+            f.write("tickTime=500\ndataDir=%s/data\nclientPort=%d\nclientPortAddress=127.0.0.1\n"
+                    "maxClientCnxns=0\nadmin.enableServer=false\n4lw.commands.whitelist=*\nforceSync=%s\n"
+                    % (self.dir, self.port, "yes" if force_sync else "no"))
+        self.log = open(os.path.join(self.dir, "server.log"), "w")
+        self.proc = subprocess.Popen(
+            ["java", "-Xmx512m", "-cp", "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar",
+             "org.apache.zookeeper.server.ZooKeeperServerMain", os.path.join(self.dir, "zoo.cfg")],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 60
+        while "Mode: " not in four_letter(self.port, "srvr"):
+            if time.time() > deadline or self.proc.poll() is not None:
+                raise RuntimeError("ZooKeeper did not start; see " + self.dir)
+            time.sleep(0.2)
+        self.connect = "127.0.0.1:%d" % self.port
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def run_json(cmd, timeout):
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if out.returncode != 0:
+        raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), out.returncode, out.stderr[-2000:]))
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--warmup", type=float, default=2)
+    ap.add_argument("--force-sync", choices=["no", "yes", "both"], default="no")
+    ap.add_argument("--workloads", default=",".join(PEER_WORKLOADS))
+    ap.add_argument("--write-docs", action="store_true")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "latest.json"))
+    a = ap.parse_args()
+    if a.quick:
+        a.rounds, a.seconds, a.warmup, a.workloads = 1, 0.5, 0.5, "w1,w2"
+    workloads = a.workloads.split(",")
+    lockbench = os.path.join(a.build, "bench", "zkr_lockbench")
+    classes = tempfile.mkdtemp(prefix="zkr-bench-java-")
+    subprocess.run(["javac", "-d", classes, "-cp", CURATOR_CP, os.path.join(ROOT, "bench", "peers", "CuratorBench.java")],
+                   check=True)
+    kazoo = os.path.join(ROOT, "bench", "peers", "kazoo_bench.py")
+    secs, warm = str(a.seconds), str(a.warmup)
+    timeout = 120 + 3 * a.seconds
+
+    def programs(w):
+        clients = {"w1": 1, "w2": 8, "w3": 64, "w4": 8, "w5": 8}[w]
+        p = {
+            "zkr": lambda cs: [lockbench, "--connect", cs, "--workload", w, "--seconds", secs, "--warmup", warm, "--json"],
+            "curator": lambda cs: ["java", "-Xmx512m", "-cp", classes + ":" + CURATOR_CP, "CuratorBench", cs, w, str(clients), secs, warm],
+            "kazoo": lambda cs: ["/usr/bin/python3", kazoo, cs, w, str(clients), secs, warm],
+        }
+        if w == "w1":
+            p["raw"] = lambda cs: [lockbench, "--connect", cs, "--workload", "raw", "--seconds", secs, "--warmup", warm, "--json"]
+        return p
+
+    syncs = {"no": [False], "yes": [True], "both": [False, True]}[a.force_sync]
+    results = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                           "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30)},
+               "server": "ZooKeeper 3.8 standalone (Debian package), tickTime 500, loopback",
+               "rounds": a.rounds, "seconds": a.seconds, "warmup": a.warmup, "runs": {}}
+    for sync in syncs:
+        key = "forceSync=" + ("yes" if sync else "no")
+        server = Server(sync)
+        runs = results["runs"].setdefault(key, {})
+        try:
+            for r in range(a.rounds):
+                for w in workloads:
+                    progs = list(programs(w).items())
+                    rot = r % len(progs)  # alternate who goes first
+                    for name, cmd in progs[rot:] + progs[:rot]:
+                        res = run_json(cmd(server.connect), timeout)
+                        runs.setdefault(w, {}).setdefault(name, []).append(res)
+                        print("%s round %d %s %-8s %8.0f /s  p50 %7.0f us  server req/cycle %.2f" % (
+                            key, r + 1, w, name, res["rate"], res["acquire_p50_us"], res.get("server_requests_per_cycle", 0)),
+                            flush=True)
+            if not a.quick:  # zkr only: the deep queue, memory, notification latency
+                for w in ["w7", "mem", "notify"]:
+                    res = run_json([lockbench, "--connect", server.connect, "--workload", w, "--seconds", secs, "--json"], timeout)
+                    runs.setdefault(w, {}).setdefault("zkr", []).append(res)
+        finally:
+            server.stop()
+    shutil.rmtree(classes, ignore_errors=True)
+
+    # Medians.
+    summary = {}
+    for key, by_w in results["runs"].items():
+        for w, by_p in by_w.items():
+            for p, lst in by_p.items():
+                med = {}
+                for field in lst[0]:
+                    vals = [x[field] for x in lst if isinstance(x.get(field), (int, float))]
+                    if vals and not isinstance(lst[0][field], str):
+                        med[field] = statistics.median(vals)
+                summary.setdefault(key, {}).setdefault(w, {})[p] = med
+    results["median"] = summary
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump(results, f, indent=1)
+    table = render_table(results)
+    print(table)
+    if a.write_docs:
+        write_docs(results, table)
+    return 0
+
+
+def render_table(results):
+    lines = []
+    for key, by_w in results["median"].items():
+        lines.append("")
+        lines.append("%s: medians of %d run(s) of %.1f s each" % (key, results["rounds"], results["seconds"]))
+        lines.append("")
+        lines.append("| workload | program | cycles/s | acquire p50 | acquire p99 | handoff p50 | handoff p99 | server requests/cycle | CPU ms/1000 cycles | min/max per client | zkr's ratio |")
+        lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for w in PEER_WORKLOADS:
+            if w not in by_w:
+                continue
+            zkr_rate = by_w[w].get("zkr", {}).get("rate", 0)
+            for p in ["zkr", "curator", "kazoo", "raw"]:
+                m = by_w[w].get(p)
+                if not m:
+                    continue
+                ratio = "" if p == "zkr" or not m.get("rate") else "%.2fx" % (zkr_rate / m["rate"])
+                handoff = ("%.0f us" % m["handoff_p50_us"], "%.0f us" % m["handoff_p99_us"]) if m.get("handoff_p50_us") else ("", "")
+                lines.append("| %s | %s | %.0f | %.0f us | %.0f us | %s | %s | %.2f | %.0f | %d / %d | %s |" % (
+                    NAMES[w], p, m["rate"], m["acquire_p50_us"], m["acquire_p99_us"], handoff[0], handoff[1],
+                    m.get("server_requests_per_cycle", 0), m.get("cpu_ms_per_1000_cycles", 0),
+                    m.get("min_per_client", 0), m.get("max_per_client", 0), ratio))
+        extra = []
+        if "w7" in by_w:
+            m = by_w["w7"]["zkr"]
+            w2 = by_w.get("w2", {}).get("zkr", {})
+            extra.append("W7 (zkr, %d waiters queued on one lock): %.0f handoffs/s, %.2f server requests per handoff "
+                         "(W2: %.0f/s, %.2f)" % (m.get("queued", 0), m["rate"], m.get("server_requests_per_cycle", 0),
+                                                 w2.get("rate", 0), w2.get("server_requests_per_cycle", 0)))
+        if "notify" in by_w:
+            m = by_w["notify"]["zkr"]
+            extra.append("Server notification latency (a delete on one session until the watch fires on another): p50 %.0f us; "
+                         "a read's round trip p50 %.0f us" % (m["handoff_p50_us"], m.get("read_round_trip_p50_us", 0)))
+        if "mem" in by_w:
+            m = by_w["mem"]["zkr"]
+            extra.append("Memory: one zkr client %.1f MiB RSS; holding 1,000 locks (1,000 lock objects) %.1f MiB (%.1f KiB per held lock)"
+                         % (m["rss_kib_client"] / 1024, m["rss_kib_with_1000_held"] / 1024, m["kib_per_held_lock"]))
+        if extra:
+            lines.append("")
+            lines.extend("- " + e for e in extra)
+    return "\n".join(lines)
+
+
+def write_docs(results, table):
+    svg_path = os.path.join(ROOT, "docs", "performance.svg")
+    with open(svg_path, "w") as f:
+        f.write(render_svg(results))
+    md_path = os.path.join(ROOT, "docs", "performance.md")
+    with open(md_path) as f:
+        doc = f.read()
+    begin, end = "<!-- figures: generated by bench/compare.py --write-docs -->", "<!-- end of figures -->"
+    m = results["machine"]
+    body = "%s\n\nMachine: %d CPUs, %d GiB, %s. %s. Each program ran %.1f s per run after a %.1f s warm-up, one after the other, " \
+           "the order rotating each round; figures are medians of %d rounds.\n%s\n\n![cycles per second](performance.svg)\n\n%s" % (
+               begin, m["cpus"], m["memory_gib"], m["platform"], results["server"], results["seconds"], results["warmup"],
+               results["rounds"], table, end)
+    if begin in doc:
+        doc = doc[:doc.index(begin)] + body + doc[doc.index(end) + len(end):]
+    else:
+        doc += "\n" + body + "\n"
+    with open(md_path, "w") as f:
+        f.write(doc)
+
+
+def render_svg(results):
+    """Grouped bars: cycles/s per workload and program, for each forceSync setting."""
+    colors = {"zkr": "#1f77b4", "curator": "#ff7f0e", "kazoo": "#2ca02c", "raw": "#7f7f7f"}
+    panels = list(results["median"].items())
+    width, panel_h, top = 760, 260, 30
+    height = top + panel_h * len(panels) + 30
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">' % (width, height)]
+    for pi, (key, by_w) in enumerate(panels):
+        y0 = top + pi * panel_h
+        ws = [w for w in PEER_WORKLOADS if w in by_w]
+        peak = max([m.get("rate", 0) for w in ws for m in by_w[w].values()] + [1])
+        out.append('<text x="10" y="%d" font-size="13" font-weight="bold">Lock cycles per second (%s; higher is better)</text>' % (y0, key))
+        chart_h, x0, group_w = panel_h - 70, 60, (width - 80) / max(len(ws), 1)
+        for wi, w in enumerate(ws):
+            progs = [p for p in ["zkr", "curator", "kazoo", "raw"] if p in by_w[w]]
+            bar_w = (group_w - 20) / max(len(progs), 1)
+            for bi, p in enumerate(progs):
+                rate = by_w[w][p].get("rate", 0)
+                h = chart_h * rate / peak
+                x = x0 + wi * group_w + bi * bar_w
+                y = y0 + 15 + chart_h - h
+                out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>' % (x, y, bar_w - 2, h, colors[p]))
+                out.append('<text x="%.1f" y="%.1f" text-anchor="middle" font-size="9">%.0f</text>' % (x + bar_w / 2, y - 2, rate))
+            out.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (x0 + wi * group_w + (group_w - 20) / 2, y0 + 30 + chart_h, w.upper()))
+        lx = x0
+        for p in ["zkr", "curator", "kazoo", "raw"]:
+            out.append('<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">%s</text>' % (
+                lx, y0 + 40 + chart_h, colors[p], lx + 14, y0 + 49 + chart_h, p))
+            lx += 90
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

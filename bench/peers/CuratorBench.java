@@ -1,0 +1,137 @@
+// lockbench's Apache Curator driver: the same workloads as zkr_lockbench, with Curator 5.4's
+// recipes, on the same server. Prints one JSON object.
+//   java -cp ... CuratorBench CONNECT WORKLOAD CLIENTS SECONDS
+// Workloads: w1/w2/w3/w6 InterProcessMutex, w4 InterProcessSemaphoreV2 (3 leases),
+// w5 InterProcessSemaphoreMutex. Each client is its own CuratorFramework (its own session).
+import java.io.*;
+import java.net.Socket;
+import java.util.*;
+import java.util.concurrent.atomic.*;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.*;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+
+public class CuratorBench {
+    interface Cycle { void acquire() throws Exception; void release() throws Exception; }
+
+    static Cycle recipe(String workload, CuratorFramework c, String path) {
+        switch (workload) {
+            case "w4": {
+                InterProcessSemaphoreV2 s = new InterProcessSemaphoreV2(c, path, 3);
+                Lease[] held = new Lease[1];
+                return new Cycle() {
+                    public void acquire() throws Exception { held[0] = s.acquire(); }
+                    public void release() throws Exception { s.returnLease(held[0]); }
+                };
+            }
+            case "w5": {
+                InterProcessSemaphoreMutex m = new InterProcessSemaphoreMutex(c, path);
+                return new Cycle() {
+                    public void acquire() throws Exception { m.acquire(); }
+                    public void release() throws Exception { m.release(); }
+                };
+            }
+            default: {
+                InterProcessMutex m = new InterProcessMutex(c, path);
+                return new Cycle() {
+                    public void acquire() throws Exception { m.acquire(); }
+                    public void release() throws Exception { m.release(); }
+                };
+            }
+        }
+    }
+
+    // Requests the server has received so far (the four-letter "srvr" command).
+    static long serverReceived(String connect) {
+        String[] hp = connect.split(",")[0].split(":");
+        try (Socket s = new Socket(hp[0], Integer.parseInt(hp[1]))) {
+            s.getOutputStream().write("srvr".getBytes());
+            BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream()));
+            for (String line; (line = in.readLine()) != null;)
+                if (line.startsWith("Received: ")) return Long.parseLong(line.substring(10).trim());
+        } catch (IOException e) {
+            return -1;
+        }
+        return -1;
+    }
+
+    static double pct(List<Double> v, double p) {
+        if (v.isEmpty()) return 0;
+        Collections.sort(v);
+        return v.get((int) (p * (v.size() - 1)));
+    }
+
+    public static void main(String[] args) throws Exception {
+        String connect = args[0], workload = args[1];
+        int clients = Integer.parseInt(args[2]);
+        double seconds = Double.parseDouble(args[3]);
+        double warmup = args.length > 4 ? Double.parseDouble(args[4]) : 2.0;
+        String path = "/lockbench-curator/" + workload + "-" + ProcessHandle.current().pid();
+        List<CuratorFramework> sessions = new ArrayList<>();
+        for (int i = 0; i < clients; i++) {
+            CuratorFramework c = CuratorFrameworkFactory.newClient(connect, 10000, 15000, new ExponentialBackoffRetry(1000, 3));
+            c.start();
+            c.blockUntilConnected();
+            sessions.add(c);
+        }
+        // Warm-up: the JIT (Curator's figures halve without it), and the parents.
+        Cycle w = recipe(workload, sessions.get(0), path);
+        for (long until = System.nanoTime() + (long) (warmup * 1e9); System.nanoTime() < until;) { w.acquire(); w.release(); }
+        AtomicLong releaseStarted = new AtomicLong(0);
+        AtomicBoolean stop = new AtomicBoolean(false);
+        List<Double> acquire = Collections.synchronizedList(new ArrayList<>());
+        List<Double> handoff = Collections.synchronizedList(new ArrayList<>());
+        long[] perClient = new long[clients];
+        List<Thread> threads = new ArrayList<>();
+        long received0 = serverReceived(connect);
+        long cpu0 = java.lang.management.ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean
+            ? ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime() : 0;
+        long start = System.nanoTime();
+        for (int i = 0; i < clients; i++) {
+            final int me = i;
+            Cycle r = recipe(workload, sessions.get(i), path);
+            Thread t = new Thread(() -> {
+                List<Double> acq = new ArrayList<>(), hand = new ArrayList<>();
+                try {
+                    while (!stop.get()) {
+                        long t0 = System.nanoTime();
+                        r.acquire();
+                        long t1 = System.nanoTime();
+                        acq.add((t1 - t0) / 1000.0);
+                        long rel = releaseStarted.get();
+                        if (clients > 1 && rel > t0) hand.add((t1 - rel) / 1000.0);
+                        releaseStarted.set(System.nanoTime());
+                        r.release();
+                        perClient[me]++;
+                    }
+                } catch (Exception e) {
+                    e.printStackTrace();
+                    System.exit(1);
+                }
+                acquire.addAll(acq);
+                handoff.addAll(hand);
+            });
+            threads.add(t);
+            t.start();
+        }
+        Thread.sleep((long) (seconds * 1000));
+        stop.set(true);
+        for (Thread t : threads) t.join();
+        double elapsed = (System.nanoTime() - start) / 1e9;
+        long cpu1 = ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+        long received = serverReceived(connect) - received0;
+        long cycles = acquire.size();
+        long min = Long.MAX_VALUE, max = 0;
+        for (long n : perClient) { min = Math.min(min, n); max = Math.max(max, n); }
+        System.out.printf(Locale.ROOT,
+            "{\"program\": \"curator\", \"workload\": \"%s\", \"clients\": %d, \"seconds\": %.3f, \"cycles\": %d, \"rate\": %.1f, "
+                + "\"acquire_p50_us\": %.1f, \"acquire_p99_us\": %.1f, \"handoff_p50_us\": %.1f, \"handoff_p99_us\": %.1f, "
+                + "\"server_requests_per_cycle\": %.2f, \"cpu_ms_per_1000_cycles\": %.1f, \"min_per_client\": %d, \"max_per_client\": %d}%n",
+            workload, clients, elapsed, cycles, cycles / elapsed, pct(new ArrayList<>(acquire), 0.5), pct(new ArrayList<>(acquire), 0.99),
+            pct(new ArrayList<>(handoff), 0.5), pct(new ArrayList<>(handoff), 0.99),
+            cycles > 0 ? (double) received / cycles : 0, cycles > 0 ? (cpu1 - cpu0) / 1e6 / cycles * 1000 : 0, min, max);
+        for (CuratorFramework c : sessions) c.close();
+        System.exit(0);
+    }
+}
