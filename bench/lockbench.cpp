@@ -179,64 +179,53 @@ result run_cycles(const settings& s, int clients, const std::string& path) {
     return out;
 }
 
-// W7: 1,000 waiters on one lock, kept queued: every grant returns at once and queues again.
-// Async acquires of a one-lease semaphore (any thread may return a lease) spread over 8 sessions.
+// W7: 1,000 waiters queued on one lock, then drained: each grant returns its lease at once and
+// the next waiter holds. Async acquires of a one-lease semaphore (any thread may return a lease),
+// spread over 8 sessions. Per handoff: the rate and the server's requests, to compare with W2.
 result run_deep_queue(const settings& s, const std::string& path) {
     constexpr int waiters = 1000, session_count = 8;
     auto sessions = open_sessions(s, session_count);
     std::vector<std::unique_ptr<zkr::interprocess_semaphore_v2>> sems;
     for (auto& c : sessions) sems.push_back(std::make_unique<zkr::interprocess_semaphore_v2>(*c, path, 1));
+    zkr::interprocess_semaphore_v2 gate(*sessions[0], path, 1);
+    auto first = gate.acquire();  // everyone queues behind it
     result out;
     out.per_client.assign(session_count, 0);
-    std::atomic<bool> stop{false};
-    std::atomic<long> outstanding{0};
-    std::atomic<long> queued{0};
     std::mutex m;
-    std::atomic<bool> counting{false};
-    std::function<void(int)> start_one;
-    start_one = [&](int i) {
-        ++outstanding;
-        const auto t0 = now_ns();
-        sems[static_cast<std::size_t>(i)]->async_acquire(1, [&, i, t0](boost::system::error_code ec, std::vector<zkr::lease> leases) {
+    std::atomic<int> done{0};
+    std::promise<void> drained;
+    for (int w = 0; w < waiters; ++w) {
+        const int i = w % session_count;
+        sems[static_cast<std::size_t>(i)]->async_acquire(1, [&, i](boost::system::error_code ec, std::vector<zkr::lease> leases) {
             if (!ec && !leases.empty()) {
-                if (counting) {
+                {
                     std::lock_guard l(m);
-                    out.acquire_us.push_back(static_cast<double>(now_ns() - t0) / 1000);
+                    out.acquire_us.push_back(static_cast<double>(now_ns()));  // grant time; made relative below
                     ++out.per_client[static_cast<std::size_t>(i)];
                 }
                 leases.front().close();
             }
-            if (!stop && !ec) start_one(i);
-            --outstanding;
+            if (++done == waiters) drained.set_value();
         });
-    };
-    for (int w = 0; w < waiters; ++w) start_one(w % session_count);
-    // Wait until the queue is full (every waiter has its node).
-    zkr::interprocess_semaphore_v2 probe(*sessions[0], path, 1);
-    for (const auto until = clk::now() + 60s; clk::now() < until;) {
-        if (probe.participant_nodes().size() >= waiters - 5) break;
+    }
+    for (const auto until = clk::now() + 120s; clk::now() < until;) {
+        if (gate.participant_nodes().size() >= waiters + 1) break;
         std::this_thread::sleep_for(100ms);
     }
-    out.extra["queued"] = static_cast<double>(probe.participant_nodes().size());
+    out.extra["queued"] = static_cast<double>(gate.participant_nodes().size() - 1);
     const auto requests_before = requests_of(sessions);
     const long server_before = server_received(s.connect);
     const double cpu_before = cpu_now();
     const auto start = clk::now();
-    counting = true;
-    std::this_thread::sleep_for(std::chrono::duration<double>(s.seconds));
-    counting = false;
-    {
-        std::lock_guard l(m);
-        out.cycles = static_cast<long>(out.acquire_us.size());
-    }
+    const auto start_ns = now_ns();
+    first.close();
+    if (drained.get_future().wait_for(300s) != std::future_status::ready) throw std::runtime_error("the queue did not drain");
     out.elapsed = std::chrono::duration<double>(clk::now() - start).count();
     out.cpu_seconds = cpu_now() - cpu_before;
     out.requests = requests_of(sessions) - requests_before;
     out.server_requests = server_received(s.connect) - server_before;
-    stop = true;
-    for (auto& sem : sems) sem->cancel();
-    for (const auto until = clk::now() + 30s; outstanding > 0 && clk::now() < until;) std::this_thread::sleep_for(50ms);
-    (void)queued;
+    out.cycles = static_cast<long>(out.acquire_us.size());
+    for (auto& t : out.acquire_us) t = (t - static_cast<double>(start_ns)) / 1000;  // time to hold, from the first release
     return out;
 }
 

@@ -65,6 +65,9 @@ void hold::set_state(hold_state s) {
     const hold_state old = state_.exchange(s);
     if (old == s) return;
     client_.logger()->info("hold on {} (token {}): {} -> {}", node_path_, token_, to_string(old), to_string(s));
+    if (s == hold_state::lost || s == hold_state::released || s == hold_state::releasing) {
+        if (own_watch_timer_) own_watch_timer_->cancel();
+    }
     if (s == hold_state::lost || s == hold_state::released) {
         if (observer_) remove_state_observer(client_.connection(), std::exchange(observer_, 0));
     }
@@ -86,7 +89,16 @@ void hold::arm(bool own_watch_set) {
     });
     // The session may already have changed between the grant and now.
     if (client_.session_id() != session_ || !is_connected(client_.state())) on_connection(client_.state());
-    if (!own_watch_set) watch_own_node();
+    if (own_watch_set) return;
+    // Session loss is seen at once through the observer. Deletion by someone else is seen by the
+    // watch; most holds of a busy lock are shorter than the delay and never need it.
+    own_watch_timer_ = std::make_unique<boost::asio::steady_timer>(network_executor(client_.connection()), own_watch_delay);
+    own_watch_timer_->async_wait([weak](error_code ec) {
+        auto self = weak.lock();
+        if (ec || !self) return;
+        const auto s = self->state();
+        if (s == hold_state::held || s == hold_state::doubtful) self->watch_own_node();
+    });
 }
 
 void hold::on_own_node_event(watch_event_type type) {
@@ -575,10 +587,21 @@ error_code lock_driver::release_sync(const std::shared_ptr<hold>& h) {
     if (client_.state() == connection_state::closed) {
         return make_error_code(h->state() == hold_state::lost ? errc::lock_lost : errc::closed);
     }
-    std::promise<error_code> p;
-    auto f = p.get_future();
-    boost::asio::dispatch(network_executor(client_.connection()),
-                          [h, &p] { h->begin_release([&p](const error_code& ec) { p.set_value(ec); }); });
+    // Connected: return once the delete is on its way. Requests of one session are applied in
+    // order, so this process's next request already sees the node gone; other processes see it
+    // go one round trip later, as they would anyway. If the delete then fails, the hold stays
+    // `releasing` and deletes on reconnection (its listeners hear `released` when it is done).
+    // Not connected: wait for the outcome, so the caller hears of the outage.
+    const bool early = is_connected(client_.state());
+    auto outcome = std::make_shared<std::promise<error_code>>();
+    auto answered = std::make_shared<bool>(false);
+    auto f = outcome->get_future();
+    boost::asio::dispatch(network_executor(client_.connection()), [h, outcome, answered, early] {
+        h->begin_release([outcome, answered](const error_code& ec) {
+            if (!std::exchange(*answered, true)) outcome->set_value(ec);
+        });
+        if (early && !std::exchange(*answered, true)) outcome->set_value({});
+    });
     return f.get();
 }
 

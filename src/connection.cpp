@@ -563,6 +563,7 @@ void connection::settle_watch(watch_ctx* w, bool registered) {
 
 void connection::issue(const op_ptr& op) {
     const c_client_lock c_lock(c_client_mutex());
+    options_.logger->trace("sending {} {}", static_cast<int>(op->req.kind), op->path);
     if (op->req.kind == op_kind::create) {
         if (op->recover_protected) return issue_protected_lookup(op);
         return issue_create(op);

@@ -372,13 +372,20 @@ TEST_CASE("round trips: one to acquire uncontended, none to wake up") {
     zkr::interprocess_mutex ma(*a, path), mb(*b, path);
     ma.acquire();  // creates the parents
     ma.release();
-    // Uncontended: create + getChildren pipelined (one round trip), then the own-node watch,
-    // which the acquire does not wait for.
+    (void)a->exists(path);  // release returns once its delete is queued: let it go out first
+    // Uncontended: create + getChildren pipelined (one round trip); a short hold sends nothing
+    // more, and its release is one delete.
     auto before = zkr::detail::requests_sent(a->connection());
     ma.acquire();
-    // The acquire waited for create + list only; the watch goes out right after the grant.
-    CHECK(zkr::detail::requests_sent(a->connection()) - before <= 3);
-    std::this_thread::sleep_for(100ms);
+    CHECK(zkr::detail::requests_sent(a->connection()) - before == 2);
+    ma.release();
+    (void)a->exists(path);
+    CHECK(zkr::detail::requests_sent(a->connection()) - before == 4);  // + the delete, + our exists
+    // A hold that lasts sets the watch on its own node (to hear of its deletion) after a delay.
+    (void)a->exists(path);
+    before = zkr::detail::requests_sent(a->connection());
+    ma.acquire();
+    std::this_thread::sleep_for(zkr::detail::hold::own_watch_delay + 150ms);
     CHECK(zkr::detail::requests_sent(a->connection()) - before == 3);
     // Contended: b queues, watching a's node and its own (create, list, 2 watches).
     before = zkr::detail::requests_sent(b->connection());

@@ -5,6 +5,8 @@
 #include <zkr/hold_state.hpp>
 #include <zkr/lock_rule.hpp>
 
+#include <boost/asio/steady_timer.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -38,8 +40,10 @@ public:
 
     // Network thread only.
     /// Starts loss detection: the state observer, and a watch on our own node unless the waiter
-    /// already set one (own_watch_set), which then reports to this hold.
+    /// already set one (own_watch_set), which then reports to this hold. A hold granted without
+    /// waiting sets that watch only after own_watch_delay: a short hold then costs no request.
     void arm(bool own_watch_set);
+    static constexpr std::chrono::milliseconds own_watch_delay{100};
     void on_own_node_event(watch_event_type type);
     void set_state(hold_state s);
     void begin_release(unique_function<void(const boost::system::error_code&)> done);
@@ -58,6 +62,7 @@ private:
     std::atomic<hold_state> state_{hold_state::held};
     std::uint64_t observer_ = 0;
     std::uint64_t watch_generation_ = 0;
+    std::unique_ptr<boost::asio::steady_timer> own_watch_timer_;
     unique_function<void(const boost::system::error_code&)> release_done_;
     std::mutex listeners_mutex_;
     std::map<std::uint64_t, std::function<void(hold_state)>> listeners_;
@@ -96,6 +101,8 @@ public:
                                        boost::system::error_code& ec,
                                        std::function<void(const std::string&)> on_queued = {});
     std::shared_ptr<hold> acquire_sync(acquire_request req, boost::system::error_code& ec);
+    /// While connected, returns once the delete is sent (see the definition for why that is
+    /// safe); otherwise waits for its outcome.
     boost::system::error_code release_sync(const std::shared_ptr<hold>& h);
 
     /// The rule's limit changed (a semaphore's shared count): every waiter decides again from
