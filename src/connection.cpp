@@ -306,6 +306,18 @@ void connection::pump() {
     check_handle_state();
     if (!zh_) return;
     track_socket(fd);
+    if (fd >= 0 && (interest & ZOOKEEPER_WRITE) && is_connected(machine_.state()) && !flushing_) {
+        // Requests are queued: send them now rather than after another trip through epoll (the
+        // socket is almost always writable; if not, the C client keeps them for the next try).
+        flushing_ = true;
+        const int flushed = zookeeper_process(zh_, ZOOKEEPER_WRITE);
+        flushing_ = false;
+        if (flushed != ZOK && flushed != ZNOTHING) options_.logger->debug("zookeeper_process: {}", zerror(flushed));
+        check_handle_state();
+        if (!zh_) return;
+        zookeeper_interest(zh_, &fd, &interest, &tv);
+        track_socket(fd);
+    }
     if (fd >= 0) {
         if ((interest & ZOOKEEPER_READ) && !read_waiting_) wait_socket(false);
         if ((interest & ZOOKEEPER_WRITE) && !write_waiting_) wait_socket(true);

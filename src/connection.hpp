@@ -141,6 +141,7 @@ private:
     bool read_waiting_ = false;
     bool write_waiting_ = false;
     bool pump_scheduled_ = false;
+    bool flushing_ = false;  // inside pump()'s direct write
     bool closing_ = false;
     bool in_handle_close_ = false;
     boost::asio::steady_timer zk_timer_{io_};
