@@ -269,6 +269,11 @@ TEST_CASE("server restarted within the session timeout: the hold is kept, waiter
     ma.release();
     REQUIRE(waiter.wait_for(10s) == std::future_status::ready);
     CHECK(waiter.get() > token);
+    // release() returned once the delete was queued; listeners hear `released` once it is done.
+    CHECK(zkr::test::eventually([&] {
+        std::lock_guard l(m);
+        return seen.size() == 4;
+    }));
     {
         std::lock_guard l(m);
         CHECK(seen == std::vector<hold_state>{hold_state::doubtful, hold_state::held, hold_state::releasing,
