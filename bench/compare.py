@@ -140,6 +140,8 @@ def main():
                     rot = r % len(progs)  # alternate who goes first
                     for name, cmd in progs[rot:] + progs[:rot]:
                         res = run_json(cmd(server.connect), timeout)
+                        if not res.get("rate", 0) > 0:
+                            raise RuntimeError("%s made no lock cycle in %s: %s" % (name, w, res))
                         runs.setdefault(w, {}).setdefault(name, []).append(res)
                         print("%s round %d %s %-8s %8.0f /s  p50 %7.0f us  server req/cycle %.2f" % (
                             key, r + 1, w, name, res["rate"], res["acquire_p50_us"], res.get("server_requests_per_cycle", 0)),
