@@ -82,7 +82,7 @@ TEST_CASE("zkr lock: runs the command with the lock's environment and exits with
     CHECK(node.rfind(path + "/_c_", 0) == 0);
     CHECK(token > 0);
     auto c = connect(zk.connect_string());
-    CHECK(nodes_under(*c, path) == 0);
+    CHECK(zkr::test::eventually([&] { return nodes_under(*c, path) == 0; }, 5s));
 }
 
 TEST_CASE("zkr lock: two or more processes exclude each other, and the library's mutex too") {
@@ -118,7 +118,7 @@ TEST_CASE("zkr lock --max N: at most N commands at once") {
     std::remove(log.c_str());
 }
 
-TEST_CASE("zkr lock: -n and -w give up with exit 1 (or -E), leaving nothing behind; signals reach the command") {
+TEST_CASE("zkr lock: -n and -w give up with exit 1 (or -E), leaving nothing behind, signals reach the command") {
     auto& zk = zkr::test::shared_server();
     const auto path = lock_path("conflict");
     auto c = connect(zk.connect_string());
@@ -140,7 +140,7 @@ TEST_CASE("zkr lock: -n and -w give up with exit 1 (or -E), leaving nothing behi
     CHECK(zkr::test::eventually([&] { return nodes_under(*c, path) == 0; }, 5s));
 }
 
-TEST_CASE("zkr lock: a command that traps SIGTERM decides its own exit; a waiting zkr gives up on a signal") {
+TEST_CASE("zkr lock: a command that traps SIGTERM decides its own exit, a waiting zkr gives up on a signal") {
     auto& zk = zkr::test::shared_server();
     const auto path = lock_path("trap");
     auto c = connect(zk.connect_string());

@@ -95,7 +95,7 @@ void check_fifo() {
 TEST_CASE("mutex: waiters acquire in the order they queued") { check_fifo<zkr::interprocess_mutex>(); }
 TEST_CASE("fair_lock: waiters acquire in the order they queued") { check_fifo<zkr::fair_lock>(); }
 
-TEST_CASE("a timed acquire on a held lock returns false in time and leaves no node; so does try_lock") {
+TEST_CASE("a timed acquire on a held lock returns false in time and leaves no node, so does try_lock") {
     auto& zk = zkr::test::shared_server();
     const std::string path = lock_path("timed");
     auto a = connect(zk.connect_string());
@@ -157,11 +157,11 @@ TEST_CASE("re-entrant three deep, errors for non-owners, and destruction release
         boost::system::error_code ec;
         m.release(ec);
         CHECK(ec == zkr::errc::lock_not_held);  // a double release
-        CHECK(nodes_under(*observer, path) == 0);
+        CHECK(zkr::test::eventually([&] { return nodes_under(*observer, path) == 0; }, 5s));
         m.acquire();
         CHECK(nodes_under(*observer, path) == 1);
     }  // destroyed while holding: released
-    CHECK(nodes_under(*observer, path) == 0);
+    CHECK(zkr::test::eventually([&] { return nodes_under(*observer, path) == 0; }, 5s));
     {
         zkr::fair_lock f(*a, path);
         f.lock();
@@ -173,7 +173,7 @@ TEST_CASE("re-entrant three deep, errors for non-owners, and destruction release
         f.unlock();
         CHECK(f.is_held());
     }
-    CHECK(nodes_under(*observer, path) == 0);
+    CHECK(zkr::test::eventually([&] { return nodes_under(*observer, path) == 0; }, 5s));
 }
 
 TEST_CASE("the holder's session expires: lost is reported, the next waiter holds with a higher token") {
@@ -269,7 +269,7 @@ TEST_CASE("server restarted within the session timeout: the hold is kept, waiter
     ma.release();
     REQUIRE(waiter.wait_for(10s) == std::future_status::ready);
     CHECK(waiter.get() > token);
-    // release() returned once the delete was queued; listeners hear `released` once it is done.
+    // Listeners run on the callback thread: `released` may arrive just after release() returns.
     CHECK(zkr::test::eventually([&] {
         std::lock_guard l(m);
         return seen.size() == 4;
@@ -279,7 +279,7 @@ TEST_CASE("server restarted within the session timeout: the hold is kept, waiter
         CHECK(seen == std::vector<hold_state>{hold_state::doubtful, hold_state::held, hold_state::releasing,
                                               hold_state::released});
     }
-    CHECK(nodes_under(*a, path) == 0);
+    CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 0; }, 5s));
 }
 
 TEST_CASE("a waiter's node deleted by hand: it queues again and is not stuck") {
@@ -310,7 +310,7 @@ TEST_CASE("a waiter's node deleted by hand: it queues again and is not stuck") {
     CHECK(zkr::test::eventually([&] { return nodes_under(*admin, path) == 0; }, 5s));
 }
 
-TEST_CASE("killed processes leave nothing once their sessions end; the container parent goes") {
+TEST_CASE("killed processes leave nothing once their sessions end, the container parent goes") {
     auto& zk = zkr::test::shared_server();
     const std::string path = lock_path("killed");
     const std::string log = zkr::test::temp_file("log");
@@ -377,17 +377,14 @@ TEST_CASE("round trips: one to acquire uncontended, none to wake up") {
     zkr::interprocess_mutex ma(*a, path), mb(*b, path);
     ma.acquire();  // creates the parents
     ma.release();
-    (void)a->exists(path);  // release returns once its delete is queued: let it go out first
     // Uncontended: create + getChildren pipelined (one round trip); a short hold sends nothing
     // more, and its release is one delete.
     auto before = zkr::detail::requests_sent(a->connection());
     ma.acquire();
     CHECK(zkr::detail::requests_sent(a->connection()) - before == 2);
     ma.release();
-    (void)a->exists(path);
-    CHECK(zkr::detail::requests_sent(a->connection()) - before == 4);  // + the delete, + our exists
+    CHECK(zkr::detail::requests_sent(a->connection()) - before == 3);
     // A hold that lasts sets the watch on its own node (to hear of its deletion) after a delay.
-    (void)a->exists(path);
     before = zkr::detail::requests_sent(a->connection());
     ma.acquire();
     std::this_thread::sleep_for(zkr::detail::hold::own_watch_delay + 150ms);
@@ -532,7 +529,7 @@ TEST_CASE("cancel wakes the waiters of an object with cancelled and leaves no no
     holder.release();
 }
 
-TEST_CASE("two async acquires started by one thread compete like two threads; the loser leaves no node") {
+TEST_CASE("two async acquires started by one thread compete like two threads, the loser leaves no node") {
     auto& zk = zkr::test::shared_server();
     const std::string path = lock_path("async-race");
     auto a = connect(zk.connect_string());

@@ -88,7 +88,7 @@ TEST_CASE("async operations report bad input through the completion, not inline"
     }
 }
 
-TEST_CASE("close() with operations pending: they complete with closed; no thread is left") {
+TEST_CASE("close() with operations pending: they complete with closed, no thread is left") {
     auto& zk = zkr::test::shared_server();
     zk.four_letter(0, "ruok");
     const int threads_before = zkr::test::thread_count();
@@ -120,7 +120,7 @@ TEST_CASE("close() with operations pending: they complete with closed; no thread
     CHECK(zkr::test::thread_count() == threads_before);
 }
 
-TEST_CASE("closing a connected client with a watch pending fires not_watching; ephemerals go") {
+TEST_CASE("closing a connected client with a watch pending fires not_watching, ephemerals go") {
     fixture f;
     zkr::client observer(zkr::test::test_options(zkr::test::shared_server().connect_string()));
     observer.start();
@@ -151,7 +151,7 @@ TEST_CASE("an unreachable server: block_until_connected is false, operations fai
     }
 }
 
-TEST_CASE("an unresolvable host name does not crash; the client keeps trying") {
+TEST_CASE("an unresolvable host name does not crash, the client keeps trying") {
     auto o = zkr::test::test_options("no-such-host.invalid:2181");
     o.connection_timeout = 200ms;
     o.retry_policy = std::make_shared<zkr::retry_n_times>(0, 10ms);

@@ -101,7 +101,7 @@ TEST_CASE("a guaranteed delete that fails during an outage completes once the se
     CHECK(zkr::test::eventually([&] { return !observer.exists("/doomed"); }, 20s));
 }
 
-TEST_CASE("protected create: the reply is lost after the server applied it; the node is adopted, not doubled") {
+TEST_CASE("protected create: the reply is lost after the server applied it, the node is adopted, not doubled") {
     auto& zk = zkr::test::shared_server();
     auto o = zkr::test::test_options(zk.connect_string());
     o.name_space = zkr::test::unique_namespace("protected-recovery");

@@ -1,9 +1,14 @@
 // A separate process contending on a recipe, for the multi-process tests.
 // Usage: zkr_lock_worker CONNECT RECIPE PATH ITERATIONS HOLD_MS LOG_FILE COUNTER_FILE
 //   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX:QTY (QTY 0: random 1..MAX each time)
+//           | fenced: acquire the mutex once, log "ACQ", sleep HOLD_MS (a test may SIGSTOP us then),
+//             log "STATE <hold state>", try one fenced write to COUNTER_FILE (a fenced store, see
+//             fenced_store.hpp) and log "WRITE accepted|refused"; ITERATIONS is ignored
 // Appends "ACQ <pid> <token> <qty>" after each acquire and "REL <pid> <token> <qty>" before each
 // release to LOG_FILE (O_APPEND: one write per line, so the file order is a real-time order), and
 // does a read-modify-write of the number in COUNTER_FILE while holding. Exit code 0 on success.
+#include "fenced_store.hpp"
+
 #include <zkr/zkr.hpp>
 
 #include <fcntl.h>
@@ -99,6 +104,23 @@ int main(int argc, char** argv) {
         if (recipe == "fair") {
             zkr::fair_lock f(c, argv[3]);
             return run(f, iterations, hold_ms, log, argv[7]);
+        }
+        if (recipe == "fenced") {
+            zkr::interprocess_mutex m(c, argv[3]);
+            m.acquire();
+            const auto token = m.fencing_token();
+            append_line(log, log_line("ACQ", token, 1));
+            std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+            // Give the client a moment to learn what happened while we were stopped.
+            for (int i = 0; i < 50 && m.state() != zkr::hold_state::held && m.state() != zkr::hold_state::lost; ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            append_line(log, "STATE " + std::to_string(::getpid()) + " " + std::string(zkr::to_string(m.state())) + "\n");
+            // A careless holder writes anyway: the store must refuse it if a newer holder wrote.
+            const bool accepted = zkr::test::fenced_write(argv[7], token);
+            append_line(log, std::string("WRITE ") + std::to_string(::getpid()) + " " + (accepted ? "accepted" : "refused") + "\n");
+            boost::system::error_code ec;
+            m.release(ec);
+            return 0;
         }
         if (recipe == "semaphore_mutex") {
             zkr::interprocess_semaphore_mutex m(c, argv[3]);

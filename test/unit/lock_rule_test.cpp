@@ -14,7 +14,7 @@ std::string node(const char* guid, int seq) {
 }
 }  // namespace
 
-TEST_CASE("lock nodes sort by sequence, whatever their protect prefix; foreign nodes are ignored") {
+TEST_CASE("lock nodes sort by sequence, whatever their protect prefix, foreign nodes are ignored") {
     const std::vector<std::string> children = {node("zzz", 7), "foreign", node("aaa", 12), node("mmm", 3),
                                                "lock-notdigits", "x-lock-0000000001"};
     const auto sorted = zkr::sorted_participants(children, "lock-");
@@ -26,7 +26,7 @@ TEST_CASE("lock nodes sort by sequence, whatever their protect prefix; foreign n
 
 using names = std::vector<std::string>;
 
-TEST_CASE("lowest_n_rule: the n lowest hold; the first waiter watches the holders, later ones their predecessor") {
+TEST_CASE("lowest_n_rule: the n lowest hold, the first waiter watches the holders, later ones their predecessor") {
     const names q = {"a", "b", "c", "d", "e"};
     zkr::lowest_n_rule one(1), three(3);
     CHECK(one.decide(q, 0).holds);
@@ -42,7 +42,7 @@ TEST_CASE("lowest_n_rule: the n lowest hold; the first waiter watches the holder
     CHECK(three.decide(q, 4).await_grant);
 }
 
-TEST_CASE("prefix_decision: weights sum in order; a heavy node blocks those behind it (FIFO)") {
+TEST_CASE("prefix_decision: weights sum in order, a heavy node blocks those behind it (FIFO)") {
     using zkr::detail::prefix_decision;
     const names q = {"a", "b", "c", "d"};
     // max 4: a(2) b(1) hold; c(3) would make 6: first waiter, watches a and b; d(1) waits behind c.
@@ -61,7 +61,7 @@ TEST_CASE("prefix_decision: weights sum in order; a heavy node blocks those behi
     CHECK(prefix_decision({"x"}, 0, {5}, 5).holds);
 }
 
-TEST_CASE("lease node names carry the weight and the max tag; others read as weight 1, no tag") {
+TEST_CASE("lease node names carry the weight and the max tag, others read as weight 1, no tag") {
     const auto name = "_c_0f1e-ab-m3-w2-lease-0000000042";
     CHECK(zkr::lease_node_name("m3", 2) == "m3-w2-lease-");
     const auto info = zkr::parse_lease_node(name);

@@ -101,8 +101,7 @@ public:
                                        boost::system::error_code& ec,
                                        std::function<void(const std::string&)> on_queued = {});
     std::shared_ptr<hold> acquire_sync(acquire_request req, boost::system::error_code& ec);
-    /// While connected, returns once the delete is sent (see the definition for why that is
-    /// safe); otherwise waits for its outcome.
+    /// Returns once the delete has its outcome (then the lock is free for every process).
     boost::system::error_code release_sync(const std::shared_ptr<hold>& h);
 
     /// The rule's limit changed (a semaphore's shared count): every waiter decides again from

@@ -1,0 +1,61 @@
+// Faults against separate processes (the start of issue 5's suite).
+#include "fenced_store.hpp"
+#include "recipe_checks.hpp"
+
+#include <zkr/interprocess_mutex.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+using namespace std::chrono_literals;
+using clk = std::chrono::steady_clock;
+
+namespace {
+bool log_has(const std::string& file, const std::string& prefix, std::string* line = nullptr) {
+    for (const auto& l : zkr::test::read_lines(file))
+        if (l.rfind(prefix, 0) == 0) {
+            if (line) *line = l;
+            return true;
+        }
+    return false;
+}
+}  // namespace
+
+TEST_CASE("a holder paused past its session timeout learns it lost the lock, and its late write is refused") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = zkr::test::recipe_path("paused-holder");
+    const auto log = zkr::test::temp_file("log");
+    const auto store = zkr::test::temp_file("store");
+    // The worker's session timeout is 4 s; it holds for 8 s, and we stop it for 6 s of them.
+    zkr::test::child_process victim({ZKR_LOCK_WORKER, zk.connect_string(), "fenced", path, "1", "8000", log, store});
+    REQUIRE(zkr::test::eventually([&] { return log_has(log, "ACQ "); }, 15s));
+    std::string acq;
+    log_has(log, "ACQ ", &acq);
+    const long long victim_token = std::stoll(acq.substr(acq.find(' ', 4) + 1));
+    victim.kill(SIGSTOP);
+    const auto paused_at = clk::now();
+    // Another process's turn comes once the paused holder's session expires.
+    auto c = zkr::test::connect(zk.connect_string());
+    zkr::interprocess_mutex m(*c, path);
+    REQUIRE(m.acquire(20s));
+    const auto waited = clk::now() - paused_at;
+    const auto token = m.fencing_token();
+    CHECK(token > victim_token);
+    CHECK(zkr::test::fenced_write(store, token));
+    m.release();
+    std::this_thread::sleep_for(6s - std::min<clk::duration>(waited, 6s));
+    victim.kill(SIGCONT);
+    CHECK(victim.wait() == 0);
+    std::string state, write;
+    REQUIRE(log_has(log, "STATE ", &state));
+    REQUIRE(log_has(log, "WRITE ", &write));
+    CHECK_THAT(state, Catch::EndsWith(" lost"));          // it learnt it lost the lock
+    CHECK_THAT(write, Catch::EndsWith(" refused"));       // and its write, made anyway, was refused
+    const auto s = zkr::test::read_fenced(store);
+    CHECK(s.count == 1);                                   // only the valid holder's write counts
+    CHECK(s.highest_token == token);
+    CHECK(waited >= 3s);  // not before the session could have expired (4 s, less the server's tick slack)
+    std::remove(log.c_str());
+    std::remove(store.c_str());
+}
