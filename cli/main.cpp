@@ -285,8 +285,9 @@ int lock_command(const std::vector<std::string>& argv) {
     }
     siginfo_t info{};
     int interrupted = 0;
+    // Short waits: the grant is noticed within 10 ms (a signal at once).
     while (acquiring.wait_for(0ms) != std::future_status::ready) {
-        const int sig = next_signal(100ms, info);
+        const int sig = next_signal(10ms, info);
         if (sig && sig != SIGCHLD && !interrupted) {
             interrupted = sig;
             cancel();  // the waiting acquire ends with `cancelled` and removes its node
