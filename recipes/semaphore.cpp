@@ -25,14 +25,16 @@ struct lease::group {
 
 lease& lease::operator=(lease&& other) noexcept {
     if (this != &other) {
-        error_code ignored;
-        if (group_) close(ignored);
+        return_quietly();
         group_ = std::move(other.group_);
     }
     return *this;
 }
 
-lease::~lease() {
+lease::~lease() { return_quietly(); }
+
+// Returns the lease held (if any) without throwing; a failure is logged.
+void lease::return_quietly() noexcept {
     if (!group_) return;
     auto driver = group_->driver;
     const auto node = group_->hold->node_path();

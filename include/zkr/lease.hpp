@@ -65,6 +65,7 @@ private:
     friend class interprocess_semaphore_v2;
     explicit lease(std::shared_ptr<group> g) : group_(std::move(g)) {}
     const group& checked() const;
+    void return_quietly() noexcept;
 
     std::shared_ptr<group> group_;
 };
