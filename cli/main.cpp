@@ -385,16 +385,12 @@ int status_command(const std::vector<std::string>& argv) {
     std::size_t holders = 1;
     std::string kind = "lock";
     if (is_semaphore) {
-        const auto info = zkr::parse_lease_node(nodes[0]).value_or(zkr::lease_node_info{});
-        std::int64_t max = -1;
-        if (info.max_tag.size() > 1 && info.max_tag[0] == 'm' && info.max_tag[1] != 'c') max = std::atoll(info.max_tag.c_str() + 1);
+        const auto max = zkr::max_of_tag(zkr::parse_lease_node(nodes[0]).value_or(zkr::lease_node_info{}).max_tag);
         std::vector<std::uint64_t> weights;
         for (const auto& n : nodes) weights.push_back(zkr::parse_lease_node(n).value_or(zkr::lease_node_info{}).weight);
-        if (max > 0) {
-            holders = 0;
-            std::uint64_t sum = 0;
-            while (holders < nodes.size() && sum + weights[holders] <= static_cast<std::uint64_t>(max)) sum += weights[holders++];
-            kind = "semaphore of " + std::to_string(max) + " leases";
+        if (max && *max > 0) {
+            holders = zkr::detail::holder_count(weights, nodes.size(), *max);
+            kind = "semaphore of " + std::to_string(*max) + " leases";
         } else {
             holders = nodes.size();  // the maximum lives in a shared count we cannot name: list all as holding or waiting
             kind = "semaphore (maximum from a shared count)";

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 
 namespace zkr {
 
@@ -47,6 +48,27 @@ std::optional<lease_node_info> parse_lease_node(std::string_view name) {
 
 std::string lease_node_name(std::string_view max_tag, std::uint32_t weight) {
     return std::string(max_tag) + "-w" + std::to_string(weight) + "-" + std::string(lease_lock_name);
+}
+
+std::string fixed_max_tag(std::uint32_t max) {
+    std::string tag = "m";  // not "m" + to_string(): GCC 12 warns falsely (-Wrestrict) on that at -O3
+    tag += std::to_string(max);
+    return tag;
+}
+
+std::string shared_count_max_tag(std::string_view count_path) {
+    std::uint32_t h = 2166136261u;  // FNV-1a
+    for (const unsigned char ch : count_path) h = (h ^ ch) * 16777619u;
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "mc%08x", h);
+    return buf;
+}
+
+bool is_shared_count_tag(std::string_view max_tag) { return max_tag.rfind("mc", 0) == 0; }
+
+std::optional<std::uint32_t> max_of_tag(std::string_view max_tag) {
+    if (max_tag.size() < 2 || max_tag[0] != 'm' || is_shared_count_tag(max_tag)) return std::nullopt;
+    return parse_u32(max_tag.substr(1));
 }
 
 lease_rule::lease_rule(std::function<std::int64_t()> max_leases, std::string max_tag)
@@ -97,20 +119,22 @@ std::vector<std::string> sorted_participants(const std::vector<std::string>& chi
 
 namespace detail {
 
+std::size_t holder_count(const std::vector<std::uint64_t>& weights, std::size_t count, std::uint64_t max) {
+    std::uint64_t sum = 0;
+    std::size_t holders = 0;
+    for (; holders < count && sum + weights[holders] <= max; ++holders) sum += weights[holders];
+    return holders;
+}
+
 lock_decision prefix_decision(const std::vector<std::string>& sorted, std::size_t ours,
                               const std::vector<std::uint64_t>& weights, std::uint64_t max) {
-    std::uint64_t sum = 0;
-    std::size_t holders = 0;  // the nodes ahead of ours that hold
-    for (; holders < ours; ++holders) {
-        if (sum + weights[holders] > max) break;
-        sum += weights[holders];
-    }
+    const std::size_t holders = holder_count(weights, ours + 1, max);  // ours included
     lock_decision d;
+    if (holders > ours) {
+        d.holds = true;
+        return d;
+    }
     if (holders == ours) {
-        if (sum + weights[ours] <= max) {
-            d.holds = true;
-            return d;
-        }
         // The first waiter: any holder's release may be our turn.
         d.watch.assign(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(ours));
         return d;

@@ -6,7 +6,6 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <cstdio>
 #include <limits>
 
 namespace zkr {
@@ -91,20 +90,11 @@ std::vector<multi_result> lease::guarded_multi(std::vector<multi_op> ops) {
 // The maximum in force, shared with the rule (which may outlive the semaphore in a pending acquire).
 struct interprocess_semaphore_v2::limit {
     std::atomic<std::int64_t> max;
-    std::string tag;  // "m<max>" fixed, "mc" from a shared count
+    std::string tag;  // fixed_max_tag or shared_count_max_tag
     shared_count* count = nullptr;
 };
 
 namespace {
-// "mc" and a hash of the count's path: semaphores on one path that read different counts differ.
-std::string shared_count_tag(const std::string& count_path) {
-    std::uint32_t h = 2166136261u;  // FNV-1a
-    for (const unsigned char ch : count_path) h = (h ^ ch) * 16777619u;
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "mc%08x", h);
-    return buf;
-}
-
 std::int32_t checked_max(std::int32_t max, const std::string& path) {
     if (max < 1)
         throw zkr::error(make_error_code(errc::invalid_argument), path,
@@ -122,7 +112,7 @@ interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path
     : interprocess_semaphore_v2(c, path, [&] {
           auto l = std::make_shared<limit>();
           l->max = checked_max(max_leases, path);
-          l->tag = "m" + std::to_string(max_leases);
+          l->tag = fixed_max_tag(static_cast<std::uint32_t>(max_leases));
           return l;
       }()) {}
 
@@ -130,7 +120,7 @@ interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path
     : interprocess_semaphore_v2(c, std::move(path), [&] {
           auto l = std::make_shared<limit>();
           l->max = count.count();
-          l->tag = shared_count_tag(count.path());
+          l->tag = shared_count_max_tag(count.path());
           l->count = &count;
           return l;
       }()) {
@@ -184,9 +174,9 @@ error_code interprocess_semaphore_v2::explain(const error_code& ec, std::string&
             const auto info = parse_lease_node(zkr::node_name(node)).value_or(lease_node_info{});
             if (info.max_tag == limit_->tag) continue;
             message += ", but node " + node + " was made with " +
-                       (info.max_tag.rfind("mc", 0) == 0 ? std::string("another shared count")
-                        : info.max_tag.empty() ? std::string("no maximum in its name (not zkr's)")
-                                               : "max_leases " + info.max_tag.substr(1));
+                       (is_shared_count_tag(info.max_tag) ? std::string("another shared count")
+                        : max_of_tag(info.max_tag)        ? "max_leases " + std::to_string(*max_of_tag(info.max_tag))
+                                                          : std::string("no maximum in its name (not zkr's)"));
             break;
         }
     } catch (const std::exception&) {

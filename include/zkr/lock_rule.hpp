@@ -57,6 +57,13 @@ struct lease_node_info {
 std::optional<lease_node_info> parse_lease_node(std::string_view node_name);
 /// The node name (before the protect prefix and sequence) of a lease node with this weight.
 std::string lease_node_name(std::string_view max_tag, std::uint32_t weight);
+/// The max tag of a semaphore whose maximum is fixed ("m3"), or read from the shared count at
+/// count_path ("mc" and a hash of the path, so semaphores reading different counts differ).
+std::string fixed_max_tag(std::uint32_t max);
+std::string shared_count_max_tag(std::string_view count_path);
+bool is_shared_count_tag(std::string_view max_tag);
+/// The maximum a fixed max tag names; nullopt for a shared count's tag, an empty or a foreign one.
+std::optional<std::uint32_t> max_of_tag(std::string_view max_tag);
 
 /// A semaphore's rule: each node weighs as many leases as it asked for; the nodes hold in order
 /// while their weights sum to at most the maximum. An acquire of several leases is one node, so it
@@ -80,6 +87,9 @@ std::optional<std::uint32_t> lock_sequence(std::string_view node_name, std::stri
 std::vector<std::string> sorted_participants(const std::vector<std::string>& children, std::string_view lock_name);
 
 namespace detail {
+
+/// How many of the first `count` nodes hold: the longest prefix whose weights sum to at most max.
+std::size_t holder_count(const std::vector<std::uint64_t>& weights, std::size_t count, std::uint64_t max);
 
 /// The holders are the longest prefix of the queue whose weights sum to at most max. Our node
 /// holds when it is in that prefix; the first waiter watches every holder; a later waiter watches

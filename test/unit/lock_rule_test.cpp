@@ -79,6 +79,22 @@ TEST_CASE("lease node names carry the weight and the max tag, others read as wei
     CHECK(zkr::parse_lease_node("m3-w0-lease-0000000001")->max_tag.empty());  // weight 0 is not ours
     CHECK(zkr::parse_lease_node("m3-wx-lease-0000000001")->max_tag.empty());
     CHECK_FALSE(zkr::parse_lease_node("m3-w1-lock-0000000001"));
+    // The tags: one place knows their format.
+    CHECK(zkr::fixed_max_tag(3) == "m3");
+    CHECK(zkr::max_of_tag("m3") == 3u);
+    const auto shared = zkr::shared_count_max_tag("/gateway/max");
+    CHECK(shared.rfind("mc", 0) == 0);
+    CHECK(zkr::is_shared_count_tag(shared));
+    CHECK(shared != zkr::shared_count_max_tag("/other/max"));
+    CHECK_FALSE(zkr::max_of_tag(shared));
+    CHECK_FALSE(zkr::max_of_tag(""));
+    CHECK_FALSE(zkr::max_of_tag("m"));
+    CHECK_FALSE(zkr::max_of_tag("mx"));
+    CHECK_FALSE(zkr::is_shared_count_tag("m3"));
+    // holder_count: the longest prefix that fits.
+    CHECK(zkr::detail::holder_count({2, 1, 3, 1}, 4, 4) == 2);
+    CHECK(zkr::detail::holder_count({2, 1, 3, 1}, 1, 4) == 1);
+    CHECK(zkr::detail::holder_count({5}, 1, 4) == 0);
 }
 
 TEST_CASE("lease_rule: weighted holds, and a participant with another maximum is refused") {
