@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <future>
 #include <map>
 #include <mutex>
 
@@ -36,15 +37,22 @@ struct shared_count::state : std::enable_shared_from_this<state> {
     state(client& cl, std::string p) : c(cl), path(std::move(p)) {}
 
     // Network thread. Reads the value and sets a watch; every event or reconnection reads again.
-    void read() {
+    // first, if given, hears the reply once it is applied (the constructor's first read).
+    void read(std::function<void(const error_code&, const std::string&)> first = {}) {
         auto net = detail::network_executor(c.connection());
         std::weak_ptr<state> weak = weak_from_this();
         c.async_get_data(path, boost::asio::bind_executor(net, [weak](watch_event e) {
                              auto self = weak.lock();
                              if (self && e.type != watch_event_type::not_watching) self->read();
                          }),
-                         boost::asio::bind_executor(net, [weak](error_code ec, data_result r) {
+                         boost::asio::bind_executor(net, [weak, first = std::move(first)](error_code ec, data_result r) {
                              auto self = weak.lock();
+                             if (first) {
+                                 // Applied before the constructor returns; an error it reports itself.
+                                 if (self && !ec && parse_count(r.data)) self->update(r.data, r.stat.version);
+                                 first(ec, r.data);
+                                 return;
+                             }
                              if (!self) return;
                              if (ec == errc::no_node) return self->await_creation();
                              if (ec) {
@@ -97,21 +105,21 @@ shared_count::shared_count(client& c, std::string path, std::int32_t seed)
     error_code ec;
     client_.create(path_, std::to_string(seed), {.create_parents = true}, ec);
     if (ec && ec != errc::node_exists) detail::throw_if(ec, path_, ec.message() + " while creating the shared count");
-    const auto r = client_.get_data(path_);  // the first value, synchronously
-    const auto parsed = parse_count(r.data);
-    if (!parsed)
-        throw zkr::error(make_error_code(errc::invalid_argument), path_,
-                         "the node " + path_ + " holds \"" + r.data + "\", not a 32-bit integer count");
-    state_->value = *parsed;
-    state_->version = r.stat.version;
-    std::weak_ptr<state> weak = state_;
+    // The first value: one read that also sets the watch, waited for here.
+    std::promise<std::pair<error_code, std::string>> first;
     auto& conn = client_.connection();
+    boost::asio::dispatch(detail::network_executor(conn), [s = state_, &first] {
+        s->read([&first](const error_code& e, const std::string& data) { first.set_value({e, data}); });
+    });
+    const auto [read_ec, data] = first.get_future().get();
+    detail::throw_if(read_ec, path_, read_ec.message() + " while reading the shared count");
+    if (!parse_count(data))
+        throw zkr::error(make_error_code(errc::invalid_argument), path_,
+                         "the node " + path_ + " holds \"" + data + "\", not a 32-bit integer count");
+    std::weak_ptr<state> weak = state_;
     state_->observer = detail::add_state_observer(conn, [weak](connection_state s) {
         auto self = weak.lock();
         if (self && (s == connection_state::connected || s == connection_state::reconnected)) self->read();
-    });
-    boost::asio::dispatch(detail::network_executor(conn), [weak] {
-        if (auto self = weak.lock()) self->read();
     });
 }
 
