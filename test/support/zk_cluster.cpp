@@ -65,7 +65,9 @@ void sweep_stale_dirs() {
     }
 }
 
-std::string send_command(int port, const std::string& cmd, std::chrono::milliseconds timeout) {
+}  // namespace
+
+std::string send_four_letter(int port, const std::string& cmd, std::chrono::milliseconds timeout) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -101,6 +103,8 @@ std::string send_command(int port, const std::string& cmd, std::chrono::millisec
     ::close(fd);
     return out;
 }
+
+namespace {
 
 // PR_SET_PDEATHSIG fires when the thread that forked exits, not the process: fork every server
 // from one thread that lives as long as the process, so a server started from a short-lived test
@@ -282,7 +286,7 @@ void zk_cluster::resume(int i) {
 bool zk_cluster::running(int i) const { return servers_.at(static_cast<std::size_t>(i))->pid > 0; }
 
 std::string zk_cluster::four_letter(int i, const std::string& cmd) const {
-    return send_command(client_port(i), cmd, std::chrono::milliseconds(1000));
+    return send_four_letter(client_port(i), cmd, std::chrono::milliseconds(1000));
 }
 
 bool zk_cluster::serving(int i) const { return four_letter(i, "srvr").find("Mode: ") != std::string::npos; }
@@ -303,10 +307,6 @@ int zk_cluster::server_of_session(std::int64_t session_id) const {
     for (int i = 0; i < size(); ++i)
         if (running(i) && four_letter(i, "cons").find(hex) != std::string::npos) return i;
     return -1;
-}
-
-std::string send_four_letter(int port, const std::string& cmd, std::chrono::milliseconds timeout) {
-    return send_command(port, cmd, timeout);
 }
 
 void expire_session(const std::string& connect_string, std::int64_t session_id, const std::string& password) {
