@@ -29,6 +29,8 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -41,17 +43,37 @@ namespace {
 constexpr const char* classpath = "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar";
 constexpr const char* dir_prefix = "zkr-test-";
 
+// A port outside the kernel's ephemeral range, free when we look. Not a bind(0) port: a client
+// reconnecting to a stopped server's ephemeral-range port can be given that very port as its own
+// local port and connect to itself (TCP simultaneous open), and the restarted server then cannot
+// bind. A CI run failed that way.
 int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("bind failed");
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
+    static std::mutex m;
+    static std::set<int> handed_out;  // a cluster asks for several ports before any server binds
+    static std::mt19937 rng(static_cast<unsigned>(::getpid()) ^
+                            static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
+    int ephemeral_low = 32768;
+    if (std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range"); range) range >> ephemeral_low;
+    const int low = 10000;
+    const int high = std::max(low + 1000, ephemeral_low) - 1;
+    std::uniform_int_distribution<int> pick(low, high);
+    std::lock_guard lock(m);
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+        const int port = pick(rng);
+        if (handed_out.count(port)) continue;
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a.sin_port = htons(static_cast<std::uint16_t>(port));
+        const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+        ::close(fd);
+        if (free) {
+            handed_out.insert(port);
+            return port;
+        }
+    }
+    throw std::runtime_error("no free loopback port below the ephemeral range");
 }
 
 // Directories of test runs whose process is gone (killed before its destructors ran).
@@ -213,9 +235,19 @@ int zk_cluster::client_port(int i) const { return servers_.at(static_cast<std::s
 
 void zk_cluster::start_all() {
     for (int i = 0; i < size(); ++i) start(i, false);
-    for (int i = 0; i < size(); ++i)
-        if (!wait_serving(i, std::chrono::seconds(60)))
-            throw std::runtime_error("ZooKeeper server " + std::to_string(i) + " did not start; see " + servers_[i]->dir + "/server.log");
+    for (int i = 0; i < size(); ++i) await_serving(i);
+}
+
+void zk_cluster::await_serving(int i) {
+    for (int attempt = 1;; ++attempt) {
+        if (wait_serving(i, std::chrono::seconds(60))) return;
+        if (running(i) || attempt == 3)
+            throw std::runtime_error("ZooKeeper server " + std::to_string(i) + " did not start; see " +
+                                     servers_[static_cast<std::size_t>(i)]->dir + "/server.log");
+        // It exited by itself: its port was busy for a moment (another process's connection). Again.
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        start(i, false);
+    }
 }
 
 void zk_cluster::start(int i, bool wait) {
@@ -254,8 +286,7 @@ void zk_cluster::start(int i, bool wait) {
     });
     if (pid < 0) throw std::runtime_error("fork failed");
     s.pid = pid;
-    if (wait && !wait_serving(i, std::chrono::seconds(60)))
-        throw std::runtime_error("ZooKeeper server " + std::to_string(i) + " did not come back; see " + log);
+    if (wait) await_serving(i);
 }
 
 void zk_cluster::stop(int i) {
@@ -283,7 +314,12 @@ void zk_cluster::resume(int i) {
     if (const pid_t p = servers_.at(static_cast<std::size_t>(i))->pid; p > 0) ::kill(p, SIGCONT);
 }
 
-bool zk_cluster::running(int i) const { return servers_.at(static_cast<std::size_t>(i))->pid > 0; }
+bool zk_cluster::running(int i) const {
+    auto& s = *servers_.at(static_cast<std::size_t>(i));
+    // A server that exited by itself (it could not bind its port, say) is reaped here.
+    if (s.pid > 0 && ::waitpid(s.pid, nullptr, WNOHANG) == s.pid) s.pid = -1;
+    return s.pid > 0;
+}
 
 std::string zk_cluster::four_letter(int i, const std::string& cmd) const {
     return send_four_letter(client_port(i), cmd, std::chrono::milliseconds(1000));
@@ -292,7 +328,14 @@ std::string zk_cluster::four_letter(int i, const std::string& cmd) const {
 bool zk_cluster::serving(int i) const { return four_letter(i, "srvr").find("Mode: ") != std::string::npos; }
 
 bool zk_cluster::wait_serving(int i, std::chrono::milliseconds timeout) const {
-    return eventually([&] { return running(i) && serving(i); }, timeout);
+    bool exited = false;
+    const bool up = eventually(
+        [&] {
+            exited = !running(i);
+            return exited || serving(i);
+        },
+        timeout);
+    return up && !exited;
 }
 
 int zk_cluster::leader() const {

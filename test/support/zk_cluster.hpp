@@ -69,6 +69,7 @@ public:
 private:
     struct server_process;
     void write_config(server_process& s);
+    void await_serving(int server);
     cluster_options options_;
     std::string dir_;
     std::vector<std::unique_ptr<server_process>> servers_;
