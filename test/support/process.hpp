@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ public:
     child_process& operator=(const child_process&) = delete;
     /// Waits for the exit; the exit code, or 128 + signal.
     int wait();
+    /// Waits at most timeout; the exit code as wait() gives it, or -1 if it still runs.
+    int wait_for(std::chrono::milliseconds timeout);
     void kill(int sig);
     pid_t pid() const { return pid_; }
 

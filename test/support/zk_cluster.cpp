@@ -47,7 +47,9 @@ constexpr const char* dir_prefix = "zkr-test-";
 // reconnecting to a stopped server's ephemeral-range port can be given that very port as its own
 // local port and connect to itself (TCP simultaneous open), and the restarted server then cannot
 // bind. A CI run failed that way.
-int free_port() {
+}  // namespace
+
+int free_loopback_port() {
     static std::mutex m;
     static std::set<int> handed_out;  // a cluster asks for several ports before any server binds
     static std::mt19937 rng(static_cast<unsigned>(::getpid()) ^
@@ -75,6 +77,8 @@ int free_port() {
     }
     throw std::runtime_error("no free loopback port below the ephemeral range");
 }
+
+namespace {
 
 // Directories of test runs whose process is gone (killed before its destructors ran).
 void sweep_stale_dirs() {
@@ -178,9 +182,9 @@ zk_cluster::zk_cluster(cluster_options options) : options_(options) {
     for (int i = 0; i < options_.servers; ++i) {
         auto s = std::make_unique<server_process>();
         s->id = i + 1;
-        s->client_port = free_port();
-        s->peer_port = free_port();
-        s->election_port = free_port();
+        s->client_port = free_loopback_port();
+        s->peer_port = free_loopback_port();
+        s->election_port = free_loopback_port();
         s->dir = dir_ + "/server" + std::to_string(s->id);
         fs::create_directories(s->dir + "/data");
         servers_.push_back(std::move(s));

@@ -78,6 +78,9 @@ private:
 /// Expires a session on purpose: opens a second handle with the same id and password, waits
 /// until it is connected, and closes it (the server then ends the session).
 void expire_session(const std::string& connect_string, std::int64_t session_id, const std::string& password);
+/// A loopback port below the kernel's ephemeral range that is free now (zk_cluster.cpp says why
+/// not from the ephemeral range).
+int free_loopback_port();
 /// A four-letter command's reply ("srvr", "cons", ...) from the server on 127.0.0.1:port.
 std::string send_four_letter(int port, const std::string& cmd, std::chrono::milliseconds timeout);
 void expire_session(const std::string& connect_string, zkr::client& c);

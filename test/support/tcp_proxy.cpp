@@ -1,0 +1,203 @@
+#include "tcp_proxy.hpp"
+#include "zk_cluster.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <list>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace zkr::test {
+
+namespace {
+
+constexpr std::size_t max_buffered = 1 << 20;
+
+sockaddr_in loopback(int port) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    return a;
+}
+
+void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+// Close with RST rather than FIN: the peer sees a dropped connection.
+void reset_close(int fd) {
+    linger l{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    ::close(fd);
+}
+
+struct pipe_pair {
+    int client = -1;
+    int server = -1;
+    std::string to_server;  // read from the client, not yet written
+    std::string to_client;
+    bool dead = false;
+};
+
+// Moves what can move from src into buffer (or drops it); false when src is closed or failed.
+bool pull(int src, std::string& buffer, bool discard) {
+    char chunk[16384];
+    const ssize_t n = ::recv(src, chunk, sizeof chunk, 0);
+    if (n == 0) return false;
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    if (!discard) buffer.append(chunk, static_cast<std::size_t>(n));
+    return true;
+}
+
+bool push(int dst, std::string& buffer) {
+    const ssize_t n = ::send(dst, buffer.data(), buffer.size(), MSG_NOSIGNAL);
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    buffer.erase(0, static_cast<std::size_t>(n));
+    return true;
+}
+
+}  // namespace
+
+tcp_proxy::tcp_proxy(int target_port) : target_port_(target_port) {
+    if (::pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("tcp_proxy: pipe failed");
+    for (int attempt = 0; attempt < 20 && listen_fd_ < 0; ++attempt) {
+        port_ = free_loopback_port();
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        const int one = 1;
+        ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        auto a = loopback(port_);
+        if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd, 128) == 0) {
+            set_nonblocking(fd);
+            listen_fd_ = fd;
+        } else {
+            ::close(fd);
+        }
+    }
+    if (listen_fd_ < 0) throw std::runtime_error("tcp_proxy: cannot listen");
+    thread_ = std::thread([this] { loop(); });
+}
+
+tcp_proxy::~tcp_proxy() {
+    stop_ = true;
+    wake();
+    thread_.join();
+    ::close(listen_fd_);
+    ::close(wake_pipe_[0]);
+    ::close(wake_pipe_[1]);
+}
+
+void tcp_proxy::wake() {
+    const char b = 1;
+    [[maybe_unused]] const auto n = ::write(wake_pipe_[1], &b, 1);
+}
+
+void tcp_proxy::blackhole(bool on) {
+    blackhole_ = on;
+    wake();
+}
+
+void tcp_proxy::drop_replies(bool on) {
+    drop_replies_ = on;
+    wake();
+}
+
+void tcp_proxy::reset_all() {
+    ++resets_requested_;
+    wake();
+}
+
+void tcp_proxy::loop() {
+    std::list<pipe_pair> pairs;
+    int resets_done = 0;
+    while (!stop_) {
+        if (const int wanted = resets_requested_.load(); wanted != resets_done) {
+            resets_done = wanted;
+            for (auto& p : pairs) p.dead = true;
+        }
+        for (auto it = pairs.begin(); it != pairs.end();) {
+            if (!it->dead) {
+                ++it;
+                continue;
+            }
+            reset_close(it->client);
+            reset_close(it->server);
+            it = pairs.erase(it);
+        }
+        open_ = pairs.size();
+
+        const bool frozen = blackhole_;
+        std::vector<pollfd> fds{{wake_pipe_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+        std::vector<pipe_pair*> owners{nullptr, nullptr};
+        for (auto& p : pairs) {
+            short client_events = 0, server_events = 0;
+            if (!frozen) {
+                if (p.to_server.size() < max_buffered) client_events |= POLLIN;
+                if (p.to_client.size() < max_buffered) server_events |= POLLIN;
+                if (!p.to_server.empty()) server_events |= POLLOUT;
+                if (!p.to_client.empty()) client_events |= POLLOUT;
+            }
+            fds.push_back({p.client, client_events, 0});
+            fds.push_back({p.server, server_events, 0});
+            owners.push_back(&p);
+            owners.push_back(&p);
+        }
+        if (::poll(fds.data(), fds.size(), 200) < 0 && errno != EINTR) break;
+        if (fds[0].revents & POLLIN) {
+            char drain[64];
+            while (::read(wake_pipe_[0], drain, sizeof drain) > 0) {
+            }
+        }
+        if (fds[1].revents & POLLIN) {
+            for (;;) {
+                const int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                if (client < 0) break;
+                const int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                auto a = loopback(target_port_);
+                // Loopback connects complete at once or are refused: a blocking connect is fine here.
+                if (::connect(server, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+                    ::close(server);
+                    reset_close(client);
+                    continue;
+                }
+                set_nonblocking(server);
+                const int one = 1;
+                ::setsockopt(server, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                pairs.push_back({client, server, {}, {}, false});
+            }
+        }
+        const bool discard_replies = drop_replies_;
+        for (std::size_t i = 2; i < fds.size(); ++i) {
+            auto& p = *owners[i];
+            const short ev = fds[i].revents;
+            if (!ev || p.dead) continue;
+            const bool is_client = fds[i].fd == p.client;
+            if (ev & (POLLERR | POLLNVAL)) {
+                p.dead = true;
+                continue;
+            }
+            if (ev & (POLLIN | POLLHUP)) {
+                if (is_client ? !pull(p.client, p.to_server, false) : !pull(p.server, p.to_client, discard_replies)) {
+                    p.dead = true;
+                    continue;
+                }
+            }
+            if (ev & POLLOUT) {
+                if (is_client ? !push(p.client, p.to_client) : !push(p.server, p.to_server)) p.dead = true;
+            }
+        }
+    }
+    for (auto& p : pairs) {
+        reset_close(p.client);
+        reset_close(p.server);
+    }
+}
+
+}  // namespace zkr::test

@@ -1,0 +1,50 @@
+// A TCP proxy on loopback for network faults (this machine has no netem and no toxiproxy): clients
+// connect to port(), the proxy connects to the target port and copies bytes both ways on a thread
+// of its own. Faults:
+//   blackhole(true)      nothing moves in either direction (bytes wait, as packets would be
+//                        retransmitted); new connections are accepted and then starve too
+//   drop_replies(true)   requests go to the server, its replies are thrown away: a reply lost after
+//                        the server applied the request (the protected-create path)
+//   reset_all()          every open connection is reset (RST), as a dropped connection
+// A server that is down is seen as a refused connection: the proxy resets the client's.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <thread>
+
+namespace zkr::test {
+
+class tcp_proxy {
+public:
+    explicit tcp_proxy(int target_port);
+    ~tcp_proxy();
+    tcp_proxy(const tcp_proxy&) = delete;
+    tcp_proxy& operator=(const tcp_proxy&) = delete;
+
+    int port() const { return port_; }
+    void blackhole(bool on);
+    void drop_replies(bool on);
+    void reset_all();
+    /// Connections open now.
+    std::size_t connections() const { return open_.load(); }
+
+private:
+    struct impl;
+    void loop();
+    void wake();
+
+    int port_ = 0;
+    int target_port_ = 0;
+    int listen_fd_ = -1;
+    int wake_pipe_[2] = {-1, -1};
+    std::atomic<bool> blackhole_{false};
+    std::atomic<bool> drop_replies_{false};
+    std::atomic<int> resets_requested_{0};
+    std::atomic<bool> stop_{false};
+    std::atomic<std::size_t> open_{0};
+    std::thread thread_;
+};
+
+}  // namespace zkr::test
