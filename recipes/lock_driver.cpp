@@ -35,9 +35,25 @@ std::string default_node_data() {
     return std::string(host) + ":" + std::to_string(::getpid());
 }
 
+// The path as it can be shown in a message: a NUL would cut what() short, so bytes below 0x20 and
+// 0x7f are written as \xNN.
+std::string printable(const std::string& path) {
+    std::string out;
+    for (const unsigned char ch : path) {
+        if (ch >= 0x20 && ch != 0x7f) {
+            out += static_cast<char>(ch);
+            continue;
+        }
+        out += "\\x";
+        out += "0123456789abcdef"[ch >> 4];
+        out += "0123456789abcdef"[ch & 15];
+    }
+    return out;
+}
+
 void check_lock_path(const std::string& path) {
     if (auto e = path_error(path))
-        throw zkr::error(make_error_code(errc::invalid_path), path, "invalid lock path \"" + path + "\": " + *e);
+        throw zkr::error(make_error_code(errc::invalid_path), path, "invalid lock path \"" + printable(path) + "\": " + *e);
     if (path == "/") throw zkr::error(make_error_code(errc::invalid_path), path, "the root \"/\" cannot be a lock path");
 }
 
@@ -265,6 +281,12 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
 
     acquisition(std::shared_ptr<lock_driver> d, boost::asio::any_io_executor n)
         : driver(std::move(d)), client(driver->get_client()), net(std::move(n)) {}
+
+    // Whatever let go of the last reference (a closed handle drops its watches, and with them the
+    // waiter they kept alive), the caller is answered: a waiter never waits forever.
+    ~acquisition() {
+        if (auto d = std::move(done)) d(make_error_code(errc::closed), nullptr);
+    }
 
     std::string lock_node_prefix() const { return join_path(driver->path(), create_name); }
 
@@ -494,6 +516,9 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
 
     void on_timeout() {
         if (finished) return;
+        // "Not acquired in time" would claim someone else holds it. Without a connection and with
+        // no node queued, we never found out: say so.
+        if (!created && !is_connected(client.state())) return fail(make_error_code(errc::not_connected));
         if (created) remove_node(node_path);  // if the create is in flight, on_created removes it
         complete({}, nullptr);
     }
@@ -547,10 +572,11 @@ void lock_driver::acquire(acquire_request req, acquire_handler done) {
         std::erase_if(pending_, [](const auto& w) { return w.expired(); });
         pending_.push_back(a);
     }
-    if (client_.state() == connection_state::closed) {
-        // The network thread is gone: complete here, on the caller's thread.
+    if (client_.state() == connection_state::closed || !is_started(client_.connection())) {
+        // The network thread is gone, or has not run yet (start() was never called; its timers
+        // would never fire): complete here, on the caller's thread, as a plain operation would.
         auto d = std::move(a->done);
-        d(make_error_code(errc::closed), nullptr);
+        d(make_error_code(client_.state() == connection_state::closed ? errc::closed : errc::not_connected), nullptr);
         return;
     }
     boost::asio::dispatch(net, [a] { a->start(); });

@@ -108,8 +108,11 @@ std::optional<std::uint32_t> lock_sequence(std::string_view name, std::string_vi
 std::vector<std::string> sorted_participants(const std::vector<std::string>& children, std::string_view lock_name) {
     std::vector<std::pair<std::uint32_t, std::string>> keyed;
     keyed.reserve(children.size());
+    // Every participant is created protected ("_c_<uuid>-", as Curator's are too). A sequential
+    // node without that prefix was dropped in by something else; counted, it would hold forever.
     for (const auto& c : children)
-        if (auto seq = lock_sequence(c, lock_name)) keyed.emplace_back(*seq, c);
+        if (c.rfind("_c_", 0) == 0)
+            if (auto seq = lock_sequence(c, lock_name)) keyed.emplace_back(*seq, c);
     std::sort(keyed.begin(), keyed.end());
     std::vector<std::string> out;
     out.reserve(keyed.size());

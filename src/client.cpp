@@ -204,6 +204,8 @@ void remove_state_observer(connection& c, std::uint64_t id) { c.remove_observer(
 std::uint64_t requests_sent(connection& c) { return c.requests_sent(); }
 void lose_next_replies(connection& c, int n) { c.lose_next_replies(n); }
 
+bool is_started(connection& c) { return c.started(); }
+
 std::pair<std::int64_t, std::string> session_credentials(connection& c) {
     return {c.session_id(), c.session_password()};
 }

@@ -101,6 +101,7 @@ struct connection::operation {
     std::string protect_prefix;  // "_c_<uuid>-" for protected creates
     bool recover_protected = false;
     int parent_attempts = 0;
+    int parent_error = 0;  // the first definite failure creating a parent (e.g. its parent is ephemeral)
     std::shared_ptr<watch_holder> watch;
     std::unique_ptr<boost::asio::steady_timer> timer;
 };
@@ -117,6 +118,7 @@ struct connection::inflight {
     multi_storage multi;
     std::string child;  // protected_exists: the found child's full path
     std::string path;   // guaranteed delete: the path
+    std::weak_ptr<operation> parent_of;  // parent create: the create it makes way for
 };
 
 struct connection::watch_holder {
@@ -183,6 +185,9 @@ void connection::do_close() {
     zk_timer_.cancel();
     suspend_timer_.cancel();
     reopen_timer_.cancel();
+    // Observers first (recipes' waiters and holds): they must learn of the close while what they
+    // wait on still exists; closing the handle drops the watches that keep waiters alive.
+    for (auto& [id, fn] : std::exchange(observers_, {})) fn(connection_state::closed);
     const auto closed = make_error_code(errc::closed);
     for (auto waiting = std::exchange(waiting_, {}); const auto& op : waiting) finish(op, closed, {});
     for (auto sleeping = std::exchange(sleeping_, {}); const auto& op : sleeping) finish(op, closed, {});
@@ -190,7 +195,6 @@ void connection::do_close() {
     if (!guaranteed_.empty())
         options_.logger->warn("closing with {} guaranteed delete(s) not done", guaranteed_.size());
     guaranteed_.clear();
-    for (auto& [id, fn] : std::exchange(observers_, {})) fn(connection_state::closed);
     work_.reset();
 }
 
@@ -655,6 +659,7 @@ void connection::issue_parents(const op_ptr& op) {
     for (const auto& a : ancestors) {
         auto f = std::make_unique<inflight>();
         f->acl.assign(options_.default_acl);
+        f->parent_of = op;
         auto* t = track(std::move(f));
         if (zoo_acreate2(zh_, a.c_str(), nullptr, -1, t->acl.get(), ZOO_CONTAINER, &on_parent_created, t) != ZOK)
             take(t);
@@ -702,6 +707,10 @@ void connection::on_result(const op_ptr& op, int rc, response&& r) {
     const auto ec = to_error_code(rc);
     if (!ec) return finish(op, ec, std::move(r));
     if (ec == errc::closed) return finish(op, ec, {});
+    // The parents (sent ahead of the create, so their replies came first) could not be made (an
+    // ephemeral parent, no permission): that is the reason, not the create's own "no node".
+    if (op->req.kind == op_kind::create && rc == ZNONODE && op->parent_error)
+        return finish(op, to_error_code(op->parent_error), {});
     // A create under a missing parent: create the parents (or, without create_parents, just the
     // lazily created namespace root) and try again.
     if (op->req.kind == op_kind::create && rc == ZNONODE && (op->req.create.create_parents || !ns_.empty()) &&
@@ -920,8 +929,12 @@ void connection::fire_watch(watch_ctx* w, watch_event_type type) {
 
 void connection::on_parent_created(int rc, const char*, const struct Stat*, const void* data) {
     auto* self = static_cast<const inflight*>(data)->conn;
-    self->take(data);
-    if (rc != ZOK && rc != ZNODEEXISTS) self->options_.logger->debug("creating a parent failed: {}", zerror(rc));
+    auto f = self->take(data);
+    if (rc == ZOK || rc == ZNODEEXISTS) return;
+    self->options_.logger->debug("creating a parent failed: {}", zerror(rc));
+    // Not a retryable failure: the create's own "no node" would hide the reason, so keep this one.
+    if (auto op = f ? f->parent_of.lock() : nullptr; op && !op->parent_error && !is_retryable(to_error_code(rc)))
+        op->parent_error = rc;
 }
 
 void connection::on_guaranteed_delete(int rc, const void* data) {

@@ -62,6 +62,10 @@ public:
     void submit(request req, completion done);
     std::uint64_t requests_sent() const noexcept { return requests_sent_.load(); }
     void lose_next_replies(int n) noexcept { replies_to_lose_ = n; }
+    bool started() const {
+        std::lock_guard lock(mutex_);
+        return started_;
+    }
     std::string session_password() const {
         std::lock_guard lock(mutex_);
         return password_;

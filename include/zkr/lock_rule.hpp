@@ -83,7 +83,8 @@ private:
 /// lock_name right before them ("_c_<uuid>-lock-0000000042" with lock_name "lock-").
 std::optional<std::uint32_t> lock_sequence(std::string_view node_name, std::string_view lock_name);
 
-/// Children that are lock nodes of this lock_name, sorted by sequence; foreign nodes are ignored.
+/// Children that are lock nodes of this lock_name ("_c_<uuid>-...<lock_name><seq>"), sorted by
+/// sequence; foreign nodes (anything else, a plain "lock-0000000001" too) are ignored.
 std::vector<std::string> sorted_participants(const std::vector<std::string>& children, std::string_view lock_name);
 
 namespace detail {

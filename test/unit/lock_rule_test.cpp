@@ -14,11 +14,12 @@ std::string node(const char* guid, int seq) {
 }
 }  // namespace
 
-TEST_CASE("lock nodes sort by sequence, whatever their protect prefix, foreign nodes are ignored") {
+TEST_CASE("lock nodes sort by sequence, whatever their guid, foreign nodes are ignored") {
     const std::vector<std::string> children = {node("zzz", 7), "foreign", node("aaa", 12), node("mmm", 3),
-                                               "lock-notdigits", "x-lock-0000000001"};
+                                               "lock-notdigits", "x-lock-0000000001", "lock-0000000002",
+                                               "_c_abc-lock-00000x0001"};
     const auto sorted = zkr::sorted_participants(children, "lock-");
-    CHECK(sorted == std::vector<std::string>{"x-lock-0000000001", node("mmm", 3), node("zzz", 7), node("aaa", 12)});
+    CHECK(sorted == std::vector<std::string>{node("mmm", 3), node("zzz", 7), node("aaa", 12)});
     CHECK(zkr::lock_sequence(node("a", 42), "lock-") == 42u);
     CHECK_FALSE(zkr::lock_sequence("lease-0000000001", "lock-"));
     CHECK_FALSE(zkr::lock_sequence("lock-00000x0001", "lock-"));

@@ -68,6 +68,8 @@ failure run_sync(connection& c, request req, response& out);
 boost::asio::any_io_executor callback_executor(connection& c);
 /// The current session's id and password (for tests that expire a session on purpose).
 std::pair<std::int64_t, std::string> session_credentials(connection& c);
+/// Whether start() was called (the network thread runs or has run).
+bool is_started(connection& c);
 /// For recipes: the client's network thread. Handlers bound to it run inline there; they must
 /// never block and never run user code.
 boost::asio::any_io_executor network_executor(connection& c);
