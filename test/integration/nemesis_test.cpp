@@ -3,7 +3,7 @@
 // workers' histories (history.hpp), that no two proven holds overlapped, tokens rose, no update
 // was lost, every worker acquired again, and no node was left behind.
 //
-// ZKR_FAULT_SECONDS sets how long faults are injected (default 8; the soak in docs/reliability.md
+// ZKR_FAULT_SECONDS sets how long faults are injected (default 8, 5 in sanitized builds; the soak in docs/reliability.md
 // uses more), ZKR_FAULT_SEED replays a random schedule (the seed is printed).
 #include "fenced_store.hpp"
 #include "history.hpp"
@@ -27,6 +27,13 @@ using zkr::test::mono_now;
 using zkr::test::mono_ns;
 
 namespace {
+
+// Sanitized builds run everything several times slower: fewer faults there, the same checks.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int default_fault_seconds = 5;
+#else
+constexpr int default_fault_seconds = 8;
+#endif
 
 int env_int(const char* name, int fallback) {
     const char* v = std::getenv(name);
@@ -134,7 +141,7 @@ public:
     /// Runs nemesis steps until the fault time is over, with pauses for progress in between.
     template <typename Step>
     void for_fault_time(Step step) {
-        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(env_int("ZKR_FAULT_SECONDS", 8));
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(env_int("ZKR_FAULT_SECONDS", default_fault_seconds));
         while (std::chrono::steady_clock::now() < end) {
             step();
             std::this_thread::sleep_for(std::chrono::milliseconds(random(300, 1200)));
