@@ -1,12 +1,18 @@
-// Faults against separate processes (the start of issue 5's suite).
+// Faults aimed at one step: a paused holder's late write, a create's reply lost on the wire.
 #include "fenced_store.hpp"
 #include "recipe_checks.hpp"
+#include "tcp_proxy.hpp"
 
+#include <zkr/fair_lock.hpp>
 #include <zkr/interprocess_mutex.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <boost/asio/use_future.hpp>
+
 #include <signal.h>
+
+#include <future>
 
 using namespace std::chrono_literals;
 using clk = std::chrono::steady_clock;
@@ -58,4 +64,45 @@ TEST_CASE("a holder paused past its session timeout learns it lost the lock, and
     CHECK(waited >= 3s);  // not before the session could have expired (4 s, less the server's tick slack)
     std::remove(log.c_str());
     std::remove(store.c_str());
+}
+
+// The reply of a create is lost on the wire (through a proxy, not inside zkr) after the server
+// applied it: the protected create finds its node on reconnection instead of making a second one.
+TEST_CASE("a create's reply lost on the wire after the server applied it: one node, adopted, no orphan") {
+    zkr::test::zk_cluster zk;
+    zkr::test::tcp_proxy proxy(zk.client_port(0));
+    auto c = zkr::test::connect("127.0.0.1:" + std::to_string(proxy.port()));
+    auto direct = zkr::test::connect(zk.connect_string());
+    const std::string folder = "/lost-reply";
+
+    direct->create(folder);  // so the create is applied at once (no "no node" round first)
+    SECTION("a plain protected create") {
+        proxy.drop_replies(true);
+        auto created = c->async_create(folder + "/n-", "x",
+                                       {.mode = zkr::create_mode::ephemeral_sequential, .create_parents = true, .protect = true},
+                                       boost::asio::use_future);
+        REQUIRE(zkr::test::eventually([&] { return zkr::test::nodes_under(*direct, folder) == 1; }, 5s));
+        proxy.reset_all();  // the reply never arrives; the connection drops
+        proxy.drop_replies(false);
+        REQUIRE(created.wait_for(15s) == std::future_status::ready);
+        const auto r = created.get();
+        const auto children = direct->get_children(folder).children;
+        REQUIRE(children.size() == 1);
+        CHECK(folder + "/" + children.front() == r.path);
+        CHECK(direct->exists(r.path)->ephemeral_owner == c->session_id());
+    }
+    SECTION("a lock's node") {
+        zkr::fair_lock m(*c, folder);  // its hold belongs to the object, not the acquiring thread
+        proxy.drop_replies(true);
+        auto acquired = std::async(std::launch::async, [&] { return m.acquire(15s); });
+        REQUIRE(zkr::test::eventually([&] { return zkr::test::nodes_under(*direct, folder) == 1; }, 5s));
+        proxy.reset_all();
+        proxy.drop_replies(false);
+        REQUIRE(acquired.wait_for(20s) == std::future_status::ready);
+        CHECK(acquired.get());
+        CHECK(zkr::test::nodes_under(*direct, folder) == 1);  // no second node for the same owner
+        CHECK(m.node_path() == folder + "/" + direct->get_children(folder).children.front());
+        m.unlock();
+        CHECK(zkr::test::nodes_under(*direct, folder) == 0);
+    }
 }
