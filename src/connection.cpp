@@ -501,21 +501,38 @@ void connection::submit(request req, completion done) {
             boost::asio::post(callbacks_, [op, ec] { op->done(ec, {}); });
             return;
         }
-        boost::asio::post(io_, [this, op] {
-            if (auto f = check_request(op->req)) {
-                options_.logger->warn("rejected: {}", f.message);
-                finish(op, f.ec, {});
-                return;
-            }
-            op->path = full_path(op->req.path);
-            if (op->req.kind == op_kind::create && op->req.create.protect) op->protect_prefix = new_protect_prefix();
-            if (op->req.watch) {
-                op->watch = std::make_shared<watch_holder>();
-                op->watch->fn = std::move(op->req.watch);
-                op->watch->user_path = op->req.path;
-            }
-            start_op(op);
-        });
+        // One queue in submission order, rather than a post per request: a post made on the
+        // network thread waits in that thread's private queue until the running handler returns,
+        // so a request another thread submits after it (woken by that handler) would be sent
+        // first. A recipe's "remove, then answer the caller" must reach the wire in that order.
+        submitted_.push_back(std::move(op));
+        if (start_submitted_scheduled_) return;
+        start_submitted_scheduled_ = true;
+    }
+    boost::asio::post(io_, [this] { start_submitted(); });
+}
+
+void connection::start_submitted() {
+    std::deque<op_ptr> ops;
+    {
+        std::lock_guard lock(mutex_);
+        ops.swap(submitted_);
+        start_submitted_scheduled_ = false;
+    }
+    for (const auto& op : ops) {
+        if (auto f = check_request(op->req)) {
+            options_.logger->warn("rejected: {}", f.message);
+            finish(op, f.ec, {});
+            continue;
+        }
+        op->path = full_path(op->req.path);
+        if (op->req.kind == op_kind::create && op->req.create.protect) op->protect_prefix = new_protect_prefix();
+        if (op->req.watch) {
+            op->watch = std::make_shared<watch_holder>();
+            op->watch->fn = std::move(op->req.watch);
+            op->watch->user_path = op->req.path;
+        }
+        start_op(op);
     }
 }
 

@@ -104,6 +104,7 @@ private:
     void retry_or_finish(const op_ptr& op, const boost::system::error_code& ec);
     void finish(const op_ptr& op, const boost::system::error_code& ec, response&& r);
     void run_guaranteed_deletes();
+    void start_submitted();
 
     inflight* track(std::unique_ptr<inflight> f);
     std::unique_ptr<inflight> take(const void* data);
@@ -164,10 +165,12 @@ private:
     std::atomic<std::int64_t> negotiated_ms_{0};
     std::atomic<std::uint64_t> requests_sent_{0};
     std::atomic<int> replies_to_lose_{0};  // fault injection (tests)
-    mutable std::mutex mutex_;  // guards accepting_, started_, listeners_, password_, and the condition below
+    mutable std::mutex mutex_;  // guards accepting_, started_, submitted_, listeners_, password_, and the condition below
     std::condition_variable state_changed_;
     bool accepting_ = true;
     bool started_ = false;
+    std::deque<op_ptr> submitted_;  // submitted, not yet taken by the network thread; in order
+    bool start_submitted_scheduled_ = false;
     std::string password_;
     struct listener {
         std::function<void(connection_state)> fn;

@@ -1,7 +1,11 @@
 // Every operation against a real server: modes, versions, watches, multi, parents, protection.
 #include "shared_server.hpp"
 
+#include <zkr/detail/request.hpp>
 #include <zkr/path.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -195,4 +199,27 @@ TEST_CASE("the namespace is created lazily as a container and paths stay relativ
     REQUIRE(st);
     CHECK(raw.get_data("/" + ns + "/n").data == "v");
     CHECK(c.get_children("/").children == std::vector<std::string>{"n"});
+}
+
+// A recipe sends a request from a reply handler on the network thread and then answers its caller,
+// who sends the next one: the wire must see them in that order (a post from the network thread
+// used to wait behind the caller's, so a try_lock's removal came after the caller's listing).
+TEST_CASE("requests reach the server in submission order, also when one is sent from the network thread") {
+    started_client s(ns_options("order"));
+    auto& c = s.c;
+    const auto net = zkr::detail::network_executor(c.connection());
+    int seen_after_remove = 0;
+    for (int i = 0; i < 100; ++i) {
+        const std::string path = "/n" + std::to_string(i);
+        c.create(path, "");
+        std::promise<void> removed_sent;
+        boost::asio::post(net, [&] {
+            c.async_remove(path, {}, boost::asio::bind_executor(net, [](boost::system::error_code) {}));
+            removed_sent.set_value();
+        });
+        removed_sent.get_future().get();
+        if (c.exists(path)) ++seen_after_remove;
+    }
+    CHECK(seen_after_remove == 0);
+    CHECK(c.get_children("/").children.empty());
 }
