@@ -60,8 +60,13 @@ void check_lock_path(const std::string& path) {
 // ---------------------------------------------------------------------------------------------
 // hold
 
-hold::hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, std::int64_t session_id)
-    : client_(c), node_path_(std::move(node_path)), token_(fencing_token), session_(session_id) {}
+hold::hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, std::int64_t session_id,
+           bool release_passes_on)
+    : client_(c),
+      node_path_(std::move(node_path)),
+      token_(fencing_token),
+      session_(session_id),
+      release_passes_on_(release_passes_on) {}
 
 hold::~hold() = default;
 
@@ -121,7 +126,14 @@ void hold::on_own_node_event(watch_event_type type) {
     const auto s = state();
     if (s == hold_state::releasing || s == hold_state::released || s == hold_state::lost) return;
     if (type == watch_event_type::node_deleted || type == watch_event_type::not_watching) set_state(hold_state::lost);
-    else watch_own_node();  // data changed: keep watching
+    else if (type == watch_event_type::node_data_changed && release_passes_on_) {
+        // Only our release changes our data; the waiter behind us now holds.
+        client_.logger()->error("lock node {} was written by someone else while held; the hold is lost", node_path_);
+        set_state(hold_state::lost);
+        // The node is still ours: remove it, or it would stay until our session ends.
+        client_.async_remove(node_path_, {.guaranteed = true},
+                             boost::asio::bind_executor(network_executor(client_.connection()), [](error_code) {}));
+    } else watch_own_node();  // data changed: keep watching
 }
 
 // A watch on our own node tells us when someone else deletes it. After a reconnection the same
@@ -203,8 +215,7 @@ void hold::finish_release(const error_code& ec) {
 // reconnection of the same session (a new session took the node with it).
 void hold::try_delete() {
     auto self_keep = shared_from_this();  // the release must finish even if the recipe lets go
-    client_.async_remove(node_path_, {},
-                         boost::asio::bind_executor(network_executor(client_.connection()), [self_keep](error_code ec) {
+    auto on_deleted = boost::asio::bind_executor(network_executor(client_.connection()), [self_keep](error_code ec) {
                              auto& self = *self_keep;
                              if (self.state() != hold_state::releasing) return;
                              if (!ec || ec == errc::no_node || !is_retryable(ec)) {
@@ -223,7 +234,12 @@ void hold::try_delete() {
                              self.observer_ = add_state_observer(conn, [self_keep](connection_state s) {
                                  self_keep->on_connection(s);
                              });
-                         }));
+                         });
+    if (!release_passes_on_) return client_.async_remove(node_path_, {}, std::move(on_deleted));
+    // One transaction: the data change tells the waiter behind us that we held (see
+    // lock_rule::release_passes_on). The data stays empty: the node is gone with it.
+    client_.async_multi({multi_op::set_data(node_path_, {}), multi_op::remove(node_path_)},
+                        [done = std::move(on_deleted)](error_code ec, std::vector<multi_result>) mutable { done(ec); });
 }
 
 std::vector<multi_result> hold::guarded_multi(std::vector<multi_op> ops, error_code& ec) {
@@ -425,6 +441,8 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
                 self->watching.erase(name);
                 if (e.type == watch_event_type::node_deleted) {
                     self->on_node_gone(name);
+                } else if (e.type == watch_event_type::node_data_changed && self->driver->rule().release_passes_on()) {
+                    self->on_released_after_holding(name);
                 } else if (e.type != watch_event_type::not_watching) {
                     if (await_grant && self->signalled.insert(name).second) return self->list(true);
                     self->watching.insert(name);
@@ -458,6 +476,19 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
             std::all_of(d.watch.begin(), d.watch.end(), [this](const std::string& n) { return watching.count(n) > 0; });
         if (all_watched) return;
         list(true);
+    }
+
+    // The node ahead of ours held and released in one transaction with a data change (a
+    // one-holder lock): everything up to it is gone, and we hold, with no request.
+    void on_released_after_holding(const std::string& name) {
+        view.remove_through(name);
+        for (auto it = watching.begin(); it != watching.end();)
+            it = view_has(*it) ? std::next(it) : watching.erase(it);
+        decide();
+    }
+
+    bool view_has(const std::string& name) const {
+        return std::find(view.nodes().begin(), view.nodes().end(), name) != view.nodes().end();
     }
 
     void node_vanished() {
@@ -494,7 +525,8 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
             remove_node(node_path);
             return restart();
         }
-        auto h = std::make_shared<hold>(client, node_path, node_stat.czxid, node_stat.ephemeral_owner);
+        auto h = std::make_shared<hold>(client, node_path, node_stat.czxid, node_stat.ephemeral_owner,
+                                        driver->rule().release_passes_on());
         // With holders still ahead of us, the waiter behind us (watching only us) becomes the
         // first waiter and must watch them all: tell it by touching our node. Sent before our own
         // exists watch, so that it does not fire that watch.

@@ -166,6 +166,12 @@ void queue_view::remove(const std::string& name) {
     if (it != nodes_.end() - 1) nodes_.erase(it);
 }
 
+void queue_view::remove_through(const std::string& name) {
+    if (nodes_.empty()) return;
+    const auto it = std::find(nodes_.begin(), nodes_.end() - 1, name);
+    if (it != nodes_.end() - 1) nodes_.erase(nodes_.begin(), it + 1);
+}
+
 lock_decision queue_view::decide(const lock_rule& rule) const {
     if (nodes_.empty()) return {};
     return rule.decide(nodes_, nodes_.size() - 1);

@@ -32,6 +32,11 @@ public:
     virtual ~lock_rule() = default;
     /// sorted: the participants' node names in sequence order; ours: our index in it.
     virtual lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const = 0;
+    /// True when a holder's release makes the node just behind it the holder (a one-holder
+    /// lock). Such a holder releases with a data change and the delete in one transaction: the
+    /// waiter behind it, watching its node, learns from the data change alone that it holds (no
+    /// listing), while a waiter that gives up deletes plainly, which sends the one behind to list.
+    virtual bool release_passes_on() const { return false; }
 };
 
 /// The n lowest nodes hold. The first waiter watches the holders (any one's release may be its
@@ -42,6 +47,7 @@ public:
     explicit lowest_n_rule(std::size_t n) : n_(n) {}
     lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const override;
     std::size_t leases() const noexcept { return n_; }
+    bool release_passes_on() const override { return n_ == 1; }
 
 private:
     std::size_t n_;
@@ -108,6 +114,9 @@ public:
     bool reset(std::vector<std::string> sorted, const std::string& ours);
     /// A node ahead of ours is gone (its watch fired, or it was not found).
     void remove(const std::string& name);
+    /// A node ahead of ours held and released: every node up to it is gone (it held, so none
+    /// was ahead of it then, and no node is ever created ahead of an existing one).
+    void remove_through(const std::string& name);
     lock_decision decide(const lock_rule& rule) const;
     std::size_t ahead() const noexcept { return nodes_.empty() ? 0 : nodes_.size() - 1; }
     const std::vector<std::string>& nodes() const noexcept { return nodes_; }

@@ -473,7 +473,7 @@ TEST_CASE("bad lock paths and timeouts are rejected clearly") {
     CHECK_THROWS_WITH(m.acquire(-5ms), Catch::Contains("must not be negative"));
 }
 
-TEST_CASE("a waiter deep in the queue is granted after one listing, not a walk down the queue") {
+TEST_CASE("a waiter deep in the queue is granted with no request: its predecessor's release says it held") {
     auto& zk = zkr::test::shared_server();
     const std::string path = lock_path("deep");
     constexpr int waiters = 5;
@@ -499,10 +499,58 @@ TEST_CASE("a waiter deep in the queue is granted after one listing, not a walk d
     locks[0]->release();  // the others hand over one by one
     auto granted = last_granted.get_future();
     REQUIRE(granted.wait_for(10s) == std::future_status::ready);
-    // Woken when its predecessor went, the view still lists nodes that held and left before:
-    // one listing settles it (a walk would check each of them in turn).
-    CHECK(granted.get() - queued == 1);
+    // Its view still lists nodes that held and left before, but the predecessor released with a
+    // data change in the same transaction: that proves it held, so none of them is left.
+    CHECK(granted.get() - queued == 0);
     for (auto& t : threads) t.join();
+    CHECK(nodes_under(*clients[0], path) == 0);
+}
+
+TEST_CASE("a predecessor that gives up deletes plainly: the waiter behind it lists once, then holds") {
+    auto& zk = zkr::test::shared_server();
+    const std::string path = lock_path("giveup");
+    auto a = connect(zk.connect_string()), b = connect(zk.connect_string()), c = connect(zk.connect_string());
+    zkr::interprocess_mutex holder(*a, path), quitter(*b, path), last(*c, path);
+    holder.acquire();
+    std::thread quit([&] { CHECK_FALSE(quitter.acquire(1500ms)); });
+    REQUIRE(zkr::test::eventually([&] { return holder.participant_nodes().size() == 2; }));
+    std::promise<std::uint64_t> granted;
+    std::thread wait([&] {
+        last.acquire();
+        granted.set_value(zkr::detail::requests_sent(c->connection()));
+        last.release();
+    });
+    REQUIRE(zkr::test::eventually([&] { return holder.participant_nodes().size() == 3; }));
+    std::this_thread::sleep_for(200ms);
+    const auto queued = zkr::detail::requests_sent(c->connection());
+    quit.join();  // the quitter timed out and deleted its node: the last waiter must not hold yet
+    std::this_thread::sleep_for(300ms);
+    auto f = granted.get_future();
+    CHECK(f.wait_for(0s) == std::future_status::timeout);
+    holder.release();
+    REQUIRE(f.wait_for(10s) == std::future_status::ready);
+    CHECK(f.get() - queued >= 1);  // it listed after the quitter went
+    wait.join();
+    CHECK(nodes_under(*a, path) == 0);
+}
+
+TEST_CASE("someone else writes to a held lock node: the hold is lost, as the waiter behind takes it for a release") {
+    auto& zk = zkr::test::shared_server();
+    const std::string path = lock_path("tamper");
+    auto a = connect(zk.connect_string()), b = connect(zk.connect_string());
+    zkr::interprocess_mutex holder(*a, path), waiter(*b, path);
+    holder.acquire();
+    std::thread t([&] {
+        waiter.acquire();
+        waiter.release();
+    });
+    REQUIRE(zkr::test::eventually([&] { return holder.participant_nodes().size() == 2; }));
+    std::this_thread::sleep_for(300ms);  // past the own-node watch delay
+    b->set_data(holder.participant_nodes().front(), "tampered");
+    CHECK(zkr::test::eventually([&] { return holder.state() == hold_state::lost; }));
+    t.join();  // the waiter took the data change for a release, held and released
+    CHECK_THROWS(holder.release());  // the loss is reported
+    CHECK(nodes_under(*a, path) == 0);
 }
 
 TEST_CASE("cancel wakes the waiters of an object with cancelled and leaves no node") {

@@ -142,3 +142,27 @@ TEST_CASE("queue_view ignores removals of nodes it never saw, and never removes 
     v.remove("a");
     CHECK(v.decide(one).holds);
 }
+
+TEST_CASE("queue_view: a predecessor that held and released takes every node ahead of it along") {
+    zkr::lowest_n_rule one(1);
+    queue_view v;
+    REQUIRE(v.reset({"a", "b", "c", "d"}, "d"));
+    CHECK(v.decide(one).watch == names{"c"});
+    v.remove_through("c");  // c held, so a and b were gone already
+    CHECK(v.ahead() == 0);
+    CHECK(v.decide(one).holds);
+
+    REQUIRE(v.reset({"a", "b", "c"}, "c"));
+    v.remove_through("zz");  // never seen: nothing changes
+    v.remove_through("c");   // ours: never removed
+    CHECK(v.ahead() == 2);
+    v.remove_through("a");
+    CHECK(v.nodes() == names{"b", "c"});
+}
+
+TEST_CASE("only a one-holder lock passes its release on to the node behind it") {
+    CHECK(zkr::lowest_n_rule(1).release_passes_on());
+    CHECK_FALSE(zkr::lowest_n_rule(2).release_passes_on());
+    const zkr::lease_rule lease([] { return 1; }, zkr::fixed_max_tag(1));
+    CHECK_FALSE(lease.release_passes_on());
+}

@@ -23,7 +23,11 @@ namespace zkr::detail {
 /// on the network thread; listeners run on the client's callback thread.
 class hold : public std::enable_shared_from_this<hold> {
 public:
-    hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, std::int64_t session_id);
+    /// release_passes_on: release with a data change and the delete in one transaction (see
+    /// lock_rule::release_passes_on); a data change on our node by anyone else then ends the hold
+    /// as lost, since the waiter behind us takes it for our release.
+    hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, std::int64_t session_id,
+         bool release_passes_on = false);
     ~hold();
 
     const std::string& node_path() const noexcept { return node_path_; }
@@ -59,6 +63,7 @@ private:
     std::string node_path_;
     std::int64_t token_;
     std::int64_t session_;
+    bool release_passes_on_;
     std::atomic<hold_state> state_{hold_state::held};
     std::uint64_t observer_ = 0;
     std::uint64_t watch_generation_ = 0;
