@@ -77,6 +77,10 @@ embedded_server::embedded_server() {
                                      "-cp", std::string("/etc/zookeeper/conf:") + server_jar,
                                      "org.apache.zookeeper.server.ZooKeeperServerMain", dir_ + "/zoo.cfg"};
     const std::string log = dir_ + "/server.log";
+    // Made before the fork: after fork() the child may only make async-signal-safe calls.
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     const pid_t parent = ::getpid();
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
@@ -92,9 +96,6 @@ embedded_server::embedded_server() {
             ::dup2(fd, 2);
         }
         ::setpgid(0, 0);  // a Ctrl-C at the terminal is ours to handle, not the server's
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
         ::execv(argv[0], argv.data());
         ::_exit(127);
     }

@@ -20,6 +20,7 @@
 #include <future>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 namespace {
@@ -177,6 +178,20 @@ int next_signal(std::chrono::milliseconds timeout, siginfo_t& info) {
 
 /// Forks and execs the command with the lock's environment; throws exit_error when it cannot run.
 pid_t start_command(const std::vector<std::string>& command, const std::string& node, std::int64_t token) {
+    // Argument and environment arrays are made before the fork: zkr's client threads run, and
+    // after fork() the child may only make async-signal-safe calls (a malloc or setenv there can
+    // wait for ever on a lock another thread held at the fork).
+    std::vector<std::string> env_strings = {"ZKR_LOCK_PATH=" + node, "ZKR_FENCING_TOKEN=" + std::to_string(token)};
+    for (char** e = environ; *e; ++e) {
+        const std::string_view v(*e);
+        if (!v.starts_with("ZKR_LOCK_PATH=") && !v.starts_with("ZKR_FENCING_TOKEN=")) env_strings.emplace_back(v);
+    }
+    std::vector<char*> envp;
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::vector<char*> argv;
+    for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
     int pipefd[2];
     if (::pipe2(pipefd, O_CLOEXEC) != 0) throw exit_error(exit_cannot_run, "pipe failed");
     const pid_t pid = ::fork();
@@ -186,12 +201,7 @@ pid_t start_command(const std::vector<std::string>& command, const std::string& 
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        ::setenv("ZKR_LOCK_PATH", node.c_str(), 1);
-        ::setenv("ZKR_FENCING_TOKEN", std::to_string(token).c_str(), 1);
-        std::vector<char*> argv;
-        for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        ::execvp(argv[0], argv.data());
+        ::execvpe(argv[0], argv.data(), envp.data());
         const int err = errno;
         (void)!::write(pipefd[1], &err, sizeof err);
         ::_exit(exit_not_found);
@@ -469,14 +479,14 @@ int demo_command(const std::vector<std::string>& argv) {
         std::to_string(rounds) + " time(s) each");
     std::vector<pid_t> children;
     for (int i = 1; i <= workers; ++i) {
+        // Made before the fork (see start_command).
+        const std::vector<std::string> args = {"zkr", "demo-worker", connect_to, path, std::to_string(i), std::to_string(rounds)};
+        std::vector<char*> cargv;
+        for (const auto& x : args) cargv.push_back(const_cast<char*>(x.c_str()));
+        cargv.push_back(nullptr);
         const pid_t pid = ::fork();
         if (pid == 0) {
-            const std::string self = "/proc/self/exe";
-            const std::vector<std::string> args = {"zkr", "demo-worker", connect_to, path, std::to_string(i), std::to_string(rounds)};
-            std::vector<char*> cargv;
-            for (const auto& x : args) cargv.push_back(const_cast<char*>(x.c_str()));
-            cargv.push_back(nullptr);
-            ::execv(self.c_str(), cargv.data());
+            ::execv("/proc/self/exe", cargv.data());
             ::_exit(exit_cannot_run);
         }
         children.push_back(pid);

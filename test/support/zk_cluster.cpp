@@ -245,9 +245,20 @@ void zk_cluster::start_all() {
 void zk_cluster::await_serving(int i) {
     for (int attempt = 1;; ++attempt) {
         if (wait_serving(i, std::chrono::seconds(60))) return;
-        if (running(i) || attempt == 3)
-            throw std::runtime_error("ZooKeeper server " + std::to_string(i) + " did not start; see " +
-                                     servers_[static_cast<std::size_t>(i)]->dir + "/server.log");
+        if (running(i) || attempt == 3) {
+            // The directory goes with the cluster: carry the log's end in the message.
+            const std::string log = servers_[static_cast<std::size_t>(i)]->dir + "/server.log";
+            std::ifstream in(log);
+            std::deque<std::string> tail;
+            for (std::string line; std::getline(in, line);) {
+                tail.push_back(std::move(line));
+                if (tail.size() > 40) tail.pop_front();
+            }
+            std::string msg = "ZooKeeper server " + std::to_string(i) + " did not start (" +
+                              (running(i) ? "still running, not serving" : "it exited") + "); the end of " + log + ":";
+            for (const auto& l : tail) msg += "\n  " + l;
+            throw std::runtime_error(msg);
+        }
         // It exited by itself: its port was busy for a moment (another process's connection). Again.
         std::this_thread::sleep_for(std::chrono::seconds(1));
         start(i, false);
@@ -267,6 +278,13 @@ void zk_cluster::start(int i, bool wait) {
     args.push_back(size() > 1 ? "org.apache.zookeeper.server.quorum.QuorumPeerMain"
                               : "org.apache.zookeeper.server.ZooKeeperServerMain");
     args.push_back(cfg);
+    // Everything the child needs is made before the fork: after fork() in a threaded process the
+    // child may only make async-signal-safe calls. A malloc there can wait for ever on a lock that
+    // another thread held at the fork (seen under AddressSanitizer: a "server" that never started).
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const char* log_path = log.c_str();
     const pid_t parent = ::getpid();
     const pid_t pid = spawn([&] {
     const pid_t child = ::fork();
@@ -274,15 +292,12 @@ void zk_cluster::start(int i, bool wait) {
         // The server dies with the test process, however that ends.
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (::getppid() != parent) ::_exit(1);
-        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        const int fd = ::open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
         if (fd >= 0) {
             ::dup2(fd, 1);
             ::dup2(fd, 2);
         }
         ::setpgid(0, 0);
-        std::vector<char*> argv;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
         ::execv(argv[0], argv.data());
         ::_exit(127);
     }
