@@ -512,7 +512,8 @@ TEST_CASE("a predecessor that gives up deletes plainly: the waiter behind it lis
     auto a = connect(zk.connect_string()), b = connect(zk.connect_string()), c = connect(zk.connect_string());
     zkr::interprocess_mutex holder(*a, path), quitter(*b, path), last(*c, path);
     holder.acquire();
-    std::thread quit([&] { CHECK_FALSE(quitter.acquire(1500ms)); });
+    std::atomic<bool> quitter_acquired{true};  // checked on the main thread: Catch is not thread-safe
+    std::thread quit([&] { quitter_acquired = quitter.acquire(1500ms); });
     REQUIRE(zkr::test::eventually([&] { return holder.participant_nodes().size() == 2; }));
     std::promise<std::uint64_t> granted;
     std::thread wait([&] {
@@ -524,6 +525,7 @@ TEST_CASE("a predecessor that gives up deletes plainly: the waiter behind it lis
     std::this_thread::sleep_for(200ms);
     const auto queued = zkr::detail::requests_sent(c->connection());
     quit.join();  // the quitter timed out and deleted its node: the last waiter must not hold yet
+    CHECK_FALSE(quitter_acquired);
     std::this_thread::sleep_for(300ms);
     auto f = granted.get_future();
     CHECK(f.wait_for(0s) == std::future_status::timeout);
