@@ -172,9 +172,16 @@ public:
         figures f;
         f.faults = faults_;
         const auto firsts = zkr::test::first_grant_after(parse(), healed);
+        std::string stuck;  // what a worker that did not acquire again last did
         for (const auto& [w, t] : firsts) {
-            if (t) f.recovery_s = std::max(f.recovery_s, static_cast<double>(*t - healed) / 1e9);
-            else UNSCOPED_INFO("worker " << w << " did not acquire again after the faults stopped");
+            if (t) {
+                f.recovery_s = std::max(f.recovery_s, static_cast<double>(*t - healed) / 1e9);
+                continue;
+            }
+            stuck += "worker " + std::to_string(w) + " did not acquire again after the faults stopped (healed at " +
+                     std::to_string(healed) + " ns); its last lines:\n";
+            const auto lines = zkr::test::read_lines(histories_.at(static_cast<std::size_t>(w)));
+            for (std::size_t i = lines.size() > 8 ? lines.size() - 8 : 0; i < lines.size(); ++i) stuck += "  " + lines[i] + "\n";
         }
         std::ofstream(stop_file_) << "stop\n";
         for (auto& w : workers_) {
@@ -206,7 +213,10 @@ public:
         for (std::size_t i = 0; i < f.check.violations.size() && i < 20; ++i)
             std::cout << "  violation: " << f.check.violations[i] << "\n";
         std::cout << std::flush;
-        CHECK(live);
+        {
+            INFO(stuck);
+            CHECK(live);
+        }
         CHECK(f.check.violations.empty() != expect_violations);
         CHECK(f.leaked_nodes == 0);
         if (!expect_violations) CHECK(f.faults > 0);
