@@ -43,6 +43,15 @@ TEST_CASE("timeouts, namespace, policy, acl") {
     o.connection_timeout = 0ms;
     CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("connection_timeout must be positive"));
     o = with("h:1");
+    o.blocking_call_spin = -1us;
+    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("blocking_call_spin must be between 0 and 10 ms") && Catch::Contains("got -1 us"));
+    o = with("h:1");
+    o.blocking_call_spin = 20ms;
+    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("got 20000 us"));
+    o = with("h:1");
+    o.blocking_call_spin = 0us;
+    CHECK_NOTHROW(zkr::client(o));
+    o = with("h:1");
     o.name_space = "/app";
     CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("must not start with '/'"));
     o = with("h:1");

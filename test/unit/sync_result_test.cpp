@@ -1,0 +1,91 @@
+// The hand-over of a result to a blocked caller: spin first, then sleep; never spin through a long
+// wait. CPU time of the waiting thread tells spinning from sleeping.
+#include <zkr/detail/sync_result.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <ctime>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using zkr::detail::sync_result;
+
+namespace {
+
+std::chrono::microseconds thread_cpu_time() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return std::chrono::seconds(ts.tv_sec) + std::chrono::microseconds(ts.tv_nsec / 1000);
+}
+
+// Waits on r with the given spin on a new thread; returns (value, CPU time the waiter used).
+std::future<std::pair<std::string, std::chrono::microseconds>> wait_on(sync_result<std::string>& r,
+                                                                       std::chrono::microseconds spin) {
+    return std::async(std::launch::async, [&r, spin] {
+        const auto before = thread_cpu_time();
+        auto v = r.get(spin);
+        return std::pair{std::move(v), thread_cpu_time() - before};
+    });
+}
+
+}  // namespace
+
+TEST_CASE("sync_result: a value set before get() is returned at once, spinning or not") {
+    for (auto spin : {0us, 500us}) {
+        sync_result<std::string> r;
+        r.set("early");
+        CHECK(r.get(spin) == "early");
+    }
+}
+
+TEST_CASE("sync_result: a value set by another thread reaches a sleeping and a spinning waiter") {
+    for (auto spin : {0us, 10'000us}) {
+        sync_result<std::string> r;
+        auto f = wait_on(r, spin);
+        std::this_thread::sleep_for(2ms);
+        r.set("late");
+        CHECK(f.get().first == "late");
+    }
+}
+
+TEST_CASE("sync_result: a long wait spins only for the spin time, then sleeps") {
+    sync_result<std::string> r;
+    auto f = wait_on(r, 5'000us);
+    std::this_thread::sleep_for(300ms);
+    r.set("done");
+    const auto [v, cpu] = f.get();
+    CHECK(v == "done");
+    // Spinning the whole 300 ms would cost about that much CPU; 5 ms of spinning costs at most 5 ms.
+    CHECK(cpu < 100ms);
+}
+
+TEST_CASE("sync_result: stop_spinning() ends the spin of a waiter that will wait long") {
+    sync_result<std::string> r;
+    auto f = wait_on(r, 30'000us);
+    r.stop_spinning();
+    std::this_thread::sleep_for(60ms);
+    r.set("y");
+    const auto [v, cpu] = f.get();
+    CHECK(v == "y");
+    CHECK(cpu < 5ms);  // spinning on would have cost up to 30 ms
+}
+
+TEST_CASE("sync_result: while enough callers of the process wait, a new waiter sleeps at once") {
+    const int limit = zkr::detail::spinning_callers_limit();
+    std::vector<sync_result<std::string>> first(static_cast<std::size_t>(limit));
+    std::vector<std::future<std::pair<std::string, std::chrono::microseconds>>> waiting;
+    for (auto& r : first) waiting.push_back(wait_on(r, 60'000us));
+    std::this_thread::sleep_for(10ms);  // they are blocked (spinning) now
+    sync_result<std::string> late;
+    auto f = wait_on(late, 60'000us);
+    std::this_thread::sleep_for(40ms);
+    late.set("late");
+    for (auto& r : first) r.set("first");
+    const auto [v, cpu] = f.get();
+    CHECK(v == "late");
+    CHECK(cpu < 5ms);  // had it spun, about 40 ms
+    for (auto& w : waiting) CHECK(w.get().first == "first");
+}
