@@ -124,7 +124,7 @@ std::string fair_lock::node_path() const {
 
 hold_state fair_lock::state() const {
     std::lock_guard lock(mutex_);
-    return hold_ ? hold_->state() : hold_state::released;
+    return hold_ ? hold_->caller_state() : hold_state::released;
 }
 
 std::vector<multi_result> fair_lock::guarded_multi(std::vector<multi_op> ops) {

@@ -49,21 +49,23 @@ bool interprocess_mutex::acquire_for(std::optional<std::chrono::milliseconds> ti
     return true;
 }
 
-void interprocess_mutex::release(boost::system::error_code& ec) {
+std::shared_ptr<detail::hold> interprocess_mutex::take_for_release(std::thread::id owner, boost::system::error_code& ec) {
     ec = {};
-    std::shared_ptr<detail::hold> h;
-    {
-        std::lock_guard lock(mutex_);
-        auto it = holds_.find(std::this_thread::get_id());
-        if (it == holds_.end()) {
-            ec = make_error_code(errc::lock_not_held);
-            return;
-        }
-        if (--it->second.count > 0) return;
-        h = std::move(it->second.hold);
-        holds_.erase(it);
+    std::lock_guard lock(mutex_);
+    auto it = holds_.find(owner);
+    if (it == holds_.end()) {
+        ec = make_error_code(errc::lock_not_held);
+        return nullptr;
     }
-    ec = driver_->release_sync(h);
+    if (--it->second.count > 0) return nullptr;
+    auto h = std::move(it->second.hold);
+    holds_.erase(it);
+    return h;
+}
+
+void interprocess_mutex::release(boost::system::error_code& ec) {
+    auto h = take_for_release(std::this_thread::get_id(), ec);
+    if (h) ec = driver_->release_sync(h);
 }
 
 void interprocess_mutex::release() {
@@ -95,7 +97,7 @@ std::int64_t interprocess_mutex::fencing_token() const {
 
 hold_state interprocess_mutex::state() const {
     auto h = current_hold();
-    return h ? h->state() : hold_state::released;
+    return h ? h->caller_state() : hold_state::released;
 }
 
 std::string interprocess_mutex::node_path() const {

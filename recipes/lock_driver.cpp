@@ -1,5 +1,6 @@
 #include <zkr/detail/lock_driver.hpp>
 
+#include <zkr/detail/sync_result.hpp>
 #include <zkr/path.hpp>
 
 #include <boost/asio/bind_executor.hpp>
@@ -8,7 +9,6 @@
 
 #include <unistd.h>
 
-#include <future>
 #include <set>
 
 namespace zkr {
@@ -101,6 +101,12 @@ void hold::set_state(hold_state s) {
     boost::asio::post(callback_executor(client_.connection()), [targets = std::move(targets), s] {
         for (const auto& fn : targets) fn(s);
     });
+}
+
+hold_state hold::caller_state() const noexcept {
+    const auto s = state();
+    if (s == hold_state::held && silent_past_receive_timeout(client_.connection())) return hold_state::doubtful;
+    return s;
 }
 
 void hold::arm(bool own_watch_set) {
@@ -238,13 +244,19 @@ void hold::try_delete() {
     if (!release_passes_on_) return client_.async_remove(node_path_, {}, std::move(on_deleted));
     // One transaction: the data change tells the waiter behind us that we held (see
     // lock_rule::release_passes_on). The data stays empty: the node is gone with it.
+    // The handler runs on the network thread: a release blocks its caller, which may be the
+    // callback thread (a sync release inside a completion handler).
     client_.async_multi({multi_op::set_data(node_path_, {}), multi_op::remove(node_path_)},
-                        [done = std::move(on_deleted)](error_code ec, std::vector<multi_result>) mutable { done(ec); });
+                        boost::asio::bind_executor(network_executor(client_.connection()),
+                                                   [done = std::move(on_deleted)](error_code ec, std::vector<multi_result>) mutable {
+                                                       done(ec);
+                                                   }));
 }
 
 std::vector<multi_result> hold::guarded_multi(std::vector<multi_op> ops, error_code& ec) {
-    if (state() != hold_state::held) {
-        ec = make_error_code(state() == hold_state::lost ? errc::lock_lost : errc::lock_not_held);
+    const auto s = caller_state();
+    if (s != hold_state::held) {
+        ec = make_error_code(s == hold_state::lost ? errc::lock_lost : errc::lock_not_held);
         return {};
     }
     ops.insert(ops.begin(), multi_op::check(node_path_));
@@ -272,6 +284,7 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
     std::string create_name;  // the node name before the protect prefix and the sequence
     acquire_handler done;
     std::function<void(const std::string&)> on_queued;
+    std::function<void()> on_waiting;
 
     bool finished = false;
     std::uint64_t generation = 0;  // bumped on restart: replies of an older attempt are ignored
@@ -392,6 +405,7 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
         if (d.error) return fail(d.error);
         if (d.holds) return grant();
         if (try_only) return give_up();
+        if (on_waiting) on_waiting();
         if (!own) watch_own_node();
         for (const auto& name : d.watch)
             if (watching.insert(name).second) watch(name, d.await_grant);
@@ -599,6 +613,7 @@ void lock_driver::acquire(acquire_request req, acquire_handler done) {
     a->create_name = req.node_name.empty() ? lock_name_ : std::move(req.node_name);
     a->done = std::move(done);
     a->on_queued = std::move(req.on_queued);
+    a->on_waiting = std::move(req.on_waiting);
     {
         std::lock_guard lock(pending_mutex_);
         std::erase_if(pending_, [](const auto& w) { return w.expired(); });
@@ -620,10 +635,14 @@ std::shared_ptr<hold> lock_driver::acquire_sync(std::optional<std::chrono::milli
 }
 
 std::shared_ptr<hold> lock_driver::acquire_sync(acquire_request req, error_code& ec) {
-    std::promise<std::pair<error_code, std::shared_ptr<hold>>> p;
-    auto f = p.get_future();
-    acquire(std::move(req), [&p](const error_code& e, std::shared_ptr<hold> h) { p.set_value({e, std::move(h)}); });
-    auto [e, h] = f.get();
+    auto result = std::make_shared<sync_result<std::pair<error_code, std::shared_ptr<hold>>>>();
+    // Waiting behind a holder lasts as long as the holder likes: no point spinning through it.
+    req.on_waiting = [result, chained = std::move(req.on_waiting)] {
+        result->stop_spinning();
+        if (chained) chained();
+    };
+    acquire(std::move(req), [result](const error_code& e, std::shared_ptr<hold> h) { result->set({e, std::move(h)}); });
+    auto [e, h] = result->get(client_.options().blocking_call_spin);
     ec = e;
     return h;
 }
@@ -642,18 +661,22 @@ void lock_driver::reevaluate() {
 }
 
 error_code lock_driver::release_sync(const std::shared_ptr<hold>& h) {
-    if (client_.state() == connection_state::closed) {
-        return make_error_code(h->state() == hold_state::lost ? errc::lock_lost : errc::closed);
-    }
     // Wait for the delete's outcome: when release() returns, the lock is free for everyone, as a
     // user of std::mutex expects (another process's try_lock then succeeds). Returning once the
-    // delete is queued would save a round trip per cycle (measured: W1 about 1.3x) but break
-    // that expectation; see docs/performance.md.
-    std::promise<error_code> p;
-    auto f = p.get_future();
+    // delete is queued would save a round trip per cycle but break that expectation; callers who
+    // want that trade use the async form (interprocess_mutex::async_release). docs/performance.md.
+    auto result = std::make_shared<sync_result<error_code>>();
+    release(h, [result](const error_code& ec) { result->set(ec); });
+    return result->get(client_.options().blocking_call_spin);
+}
+
+void lock_driver::release(const std::shared_ptr<hold>& h, unique_function<void(const error_code&)> done) {
+    if (client_.state() == connection_state::closed) {
+        done(make_error_code(h->state() == hold_state::lost ? errc::lock_lost : errc::closed));
+        return;
+    }
     boost::asio::dispatch(network_executor(client_.connection()),
-                          [h, &p] { h->begin_release([&p](const error_code& ec) { p.set_value(ec); }); });
-    return f.get();
+                          [h, done = std::move(done)]() mutable { h->begin_release(std::move(done)); });
 }
 
 void lock_driver::cancel() {

@@ -90,6 +90,8 @@ lock_decision lease_rule::decide(const std::vector<std::string>& sorted, std::si
     return detail::prefix_decision(sorted, ours, weights, max < 0 ? 0 : static_cast<std::uint64_t>(max));
 }
 
+bool lease_rule::release_passes_on() const { return max_of_tag(tag_) == 1u; }
+
 std::optional<std::uint32_t> lock_sequence(std::string_view name, std::string_view lock_name) {
     constexpr std::size_t digits = 10;
     if (name.size() < digits + lock_name.size()) return std::nullopt;

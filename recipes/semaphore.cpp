@@ -74,7 +74,7 @@ std::string lease::node_path() const { return checked().hold->node_path(); }
 std::string lease::node_name() const { return std::string(zkr::node_name(checked().hold->node_path())); }
 const std::string& lease::data() const { return checked().data; }
 std::int64_t lease::fencing_token() const { return checked().hold->fencing_token(); }
-hold_state lease::state() const { return group_ ? group_->hold->state() : hold_state::released; }
+hold_state lease::state() const { return group_ ? group_->hold->caller_state() : hold_state::released; }
 
 std::vector<multi_result> lease::guarded_multi(std::vector<multi_op> ops) {
     const auto& g = checked();

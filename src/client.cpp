@@ -2,6 +2,7 @@
 
 #include "connection.hpp"
 
+#include <zkr/detail/sync_result.hpp>
 #include <zkr/path.hpp>
 
 #include <spdlog/spdlog.h>
@@ -58,6 +59,9 @@ client_options checked(client_options o) {
         bad_option("session_timeout must be at most 24 h, got " + std::to_string(o.session_timeout.count()) + " ms");
     if (o.connection_timeout.count() <= 0)
         bad_option("connection_timeout must be positive, got " + std::to_string(o.connection_timeout.count()) + " ms");
+    if (o.blocking_call_spin.count() < 0 || o.blocking_call_spin > std::chrono::milliseconds(10))
+        bad_option("blocking_call_spin must be between 0 and 10 ms (0: never spin), got " +
+                   std::to_string(o.blocking_call_spin.count()) + " us");
     if (!o.retry_policy) bad_option("retry_policy is null; use zkr::default_retry_policy() or another policy");
     if (!o.name_space.empty()) {
         if (o.name_space.front() == '/')
@@ -173,25 +177,11 @@ failure run_sync(connection& c, request req, response& out) {
     if (auto f = check_request(req)) return f;
     if (c.on_network_thread())
         return fail(errc::invalid_state, "a blocking zkr call on the client's network thread would deadlock");
-    struct waiter {
-        std::mutex m;
-        std::condition_variable cv;
-        bool done = false;
-        boost::system::error_code ec;
-        response r;
-    };
-    auto w = std::make_shared<waiter>();
-    c.submit(std::move(req), [w](const boost::system::error_code& ec, response&& r) {
-        std::lock_guard lock(w->m);
-        w->ec = ec;
-        w->r = std::move(r);
-        w->done = true;
-        w->cv.notify_one();
-    });
-    std::unique_lock lock(w->m);
-    w->cv.wait(lock, [&] { return w->done; });
-    out = std::move(w->r);
-    return {w->ec, {}};
+    auto result = std::make_shared<sync_result<std::pair<boost::system::error_code, response>>>();
+    c.submit(std::move(req), [result](const boost::system::error_code& ec, response&& r) { result->set({ec, std::move(r)}); });
+    auto [ec, r] = result->get(c.options().blocking_call_spin);
+    out = std::move(r);
+    return {ec, {}};
 }
 
 boost::asio::any_io_executor callback_executor(connection& c) { return c.callback_executor(); }
@@ -201,6 +191,7 @@ std::uint64_t add_state_observer(connection& c, std::function<void(connection_st
     return c.add_observer(std::move(fn));
 }
 void remove_state_observer(connection& c, std::uint64_t id) { c.remove_observer(id); }
+bool silent_past_receive_timeout(connection& c) { return c.silent_past_receive_timeout(); }
 std::uint64_t requests_sent(connection& c) { return c.requests_sent(); }
 void lose_next_replies(connection& c, int n) { c.lose_next_replies(n); }
 

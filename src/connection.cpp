@@ -385,12 +385,42 @@ void connection::wait_socket(bool for_write) {
                        });
 }
 
+bool connection::silent_past_receive_timeout() const noexcept {
+    if (!is_connected(state())) return false;
+    const auto silent = std::chrono::steady_clock::now().time_since_epoch() -
+                        std::chrono::steady_clock::duration(last_heard_.load(std::memory_order_relaxed));
+    return silent > negotiated_timeout() * 2 / 3;
+}
+
 void connection::on_socket_ready(int events) {
     const c_client_lock c_lock(c_client_mutex());
+    if (!zh_) return;
+    // The C client's receive timeout first, then the bytes. A process that could not run for a
+    // while (SIGSTOP, a VM pause, a stalled network thread) may find replies that waited in the
+    // socket; reading them first would refresh the C client's "last heard" and hide the silence, so
+    // a reply could say "ok" and leave a hold looking held although the session expired meanwhile.
+    // zookeeper_interest drops a connection silent for 2/3 of the session timeout: it is then
+    // suspended, and those replies count as lost with it (their outcome unknown), as they would had
+    // the timer fired first. A silence shorter than the ping interval cannot have reached that
+    // timeout: the call is skipped then, as it would otherwise run once per reply.
+    const auto heard = std::chrono::steady_clock::duration(last_heard_.load(std::memory_order_relaxed));
+    if (std::chrono::steady_clock::now().time_since_epoch() - heard > negotiated_timeout() / 3) {
+        int fd = -1, interest = 0;
+        struct timeval tv {};
+        zookeeper_interest(zh_, &fd, &interest, &tv);
+        check_handle_state();
+        if (!zh_) return;
+        if (fd < 0) {  // dropped: nothing of that connection is read any more
+            pump();
+            return;
+        }
+    }
     // zookeeper_process reads one buffer per call and Asio's epoll is edge-triggered:
     // keep reading while the socket stays readable.
     for (int i = 0; zh_ && i < 256; ++i) {
         const int rc = zookeeper_process(zh_, events);
+        if (rc == ZOK && (events & ZOOKEEPER_READ))
+            last_heard_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
         check_handle_state();
         if (rc != ZOK || !zh_ || !(events & ZOOKEEPER_READ) || !socket_.is_open() ||
             !socket_readable(socket_.native_handle()))
@@ -414,6 +444,7 @@ void connection::check_handle_state() {
         const clientid_t* id = zoo_client_id(zh_);
         session_id_ = id->client_id;
         negotiated_ms_ = zoo_recv_timeout(zh_);
+        last_heard_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
         std::lock_guard lock(mutex_);
         password_.assign(id->passwd, sizeof id->passwd);
     }

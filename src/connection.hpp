@@ -59,6 +59,12 @@ public:
     boost::asio::io_context::executor_type network_executor() { return io_.get_executor(); }
     bool on_network_thread() const noexcept { return std::this_thread::get_id() == network_thread_id_; }
 
+    /// True while connected but nothing was read from the server for longer than the C client's
+    /// receive timeout (2/3 of the session timeout): this process could not run (SIGSTOP, a VM
+    /// pause) or the network thread has not caught up, and the C client will drop the connection
+    /// as soon as it looks. Any thread; what the hold states a caller sees rest on.
+    bool silent_past_receive_timeout() const noexcept;
+
     void submit(request req, completion done);
     std::uint64_t requests_sent() const noexcept { return requests_sent_.load(); }
     void lose_next_replies(int n) noexcept { replies_to_lose_ = n; }
@@ -139,6 +145,7 @@ private:
     // Network thread state.
     zhandle_t* zh_ = nullptr;
     int last_zk_state_ = 0;
+    std::atomic<std::chrono::steady_clock::rep> last_heard_{0};  // the last read from the server
     session_machine machine_;
     boost::asio::posix::stream_descriptor socket_{io_};
     ino_t socket_ino_ = 0;

@@ -9,7 +9,9 @@ namespace zkr {
 /// then, and pass the fencing token along so the resource can reject a stale holder.
 enum class hold_state {
     held,       ///< Our node holds, our session is live and connected.
-    doubtful,   ///< Connection suspended (or read-only): we may or may not still hold. Stop acting.
+    doubtful,   ///< Connection suspended, read-only, or silent for 2/3 of the session timeout (this
+                ///< process may have been paused and its session expired meanwhile): we may or may
+                ///< not still hold. Stop acting.
     lost,       ///< Session lost, client closed, or our node deleted by someone else. Terminal.
     releasing,  ///< release() was called; the delete waits for the connection to return.
     released,   ///< Our node is gone after our own release. Terminal.

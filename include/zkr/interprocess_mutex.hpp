@@ -22,8 +22,11 @@ namespace zkr {
  * Meets Lockable and TimedLockable, so std::unique_lock and std::scoped_lock work.
  *
  * Connection loss: the hold becomes doubtful (state() == hold_state::doubtful); it is held again
- * only once, after reconnection, our node is seen still there on our session. Session loss, client
- * close, or our node deleted by someone else: the hold is lost for good. Hold listeners hear both.
+ * only once, after reconnection, our node is seen still there on our session. state() also reads
+ * doubtful once nothing was heard from the server for 2/3 of the session timeout (this process may
+ * have been paused past it), before the client has noticed on its own. Session loss, client
+ * close, or our node deleted or written by someone else: the hold is lost for good (a write: the
+ * waiter behind takes a data change for our release). Hold listeners hear both.
  * A holder must stop acting on the protected resource unless state() is held, and should pass
  * fencing_token() to it (see docs/recipes.md). Waiters carry on through connection loss, and queue
  * again with a new node when their session is lost.
@@ -52,6 +55,17 @@ public:
 
     void release();
     void release(boost::system::error_code& ec);
+    /// Releases the calling thread's hold (one level of it, as release()) without waiting for the
+    /// delete: when this returns the thread no longer holds, and its next acquire is queued behind
+    /// the delete (one session's requests reach the server in order), so a release-then-acquire
+    /// loop costs one round trip less per cycle. Completes with (error_code) once the delete has
+    /// its outcome, on the handler's associated executor (default: the client's callback thread):
+    /// lock_not_held if the thread held nothing, lock_lost if the hold had already ended, and on
+    /// connection loss the error while the node is deleted on reconnection (as for release()).
+    /// Until then another process may still find the lock taken. Use boost::asio::detached when
+    /// the outcome does not matter.
+    template <typename Token>
+    auto async_release(Token&& token);
 
     bool is_acquired_in_this_process() const;
     bool is_owned_by_current_thread() const;
@@ -82,6 +96,8 @@ private:
         int count = 0;
     };
     std::shared_ptr<detail::hold> current_hold() const;
+    /// One level of owner's hold: the hold itself when that was the last level, else null.
+    std::shared_ptr<detail::hold> take_for_release(std::thread::id owner, boost::system::error_code& ec);
     bool acquire_for(std::optional<std::chrono::milliseconds> timeout);
     void adopt(std::thread::id owner, std::shared_ptr<detail::hold> h);
     /// True (and the count raised) when `owner` already holds.
@@ -113,6 +129,26 @@ auto interprocess_mutex::async_acquire(std::chrono::milliseconds timeout, Token&
                                  });
                                  work.reset();
                              });
+        },
+        token);
+}
+
+template <typename Token>
+auto interprocess_mutex::async_release(Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        [this](auto handler) {
+            auto ex = boost::asio::get_associated_executor(handler, detail::callback_executor(driver_->get_client().connection()));
+            auto work = boost::asio::make_work_guard(ex);
+            boost::system::error_code ec;
+            auto hold = take_for_release(std::this_thread::get_id(), ec);
+            if (!hold) {  // not held, or a nested level: nothing to send
+                boost::asio::post(ex, [h = std::move(handler), ec]() mutable { std::move(h)(ec); });
+                return;
+            }
+            driver_->release(hold, [h = std::move(handler), work = std::move(work)](const boost::system::error_code& e) mutable {
+                boost::asio::post(work.get_executor(), [h = std::move(h), e]() mutable { std::move(h)(e); });
+                work.reset();
+            });
         },
         token);
 }

@@ -27,8 +27,10 @@ class lock_driver;
  * The leases of one acquire(qty) share one ZooKeeper node (that is what makes the acquire all or
  * nothing): the node, and so all qty leases, goes back when the last of them is closed.
  *
- * Loss: as for locks. state() is doubtful while the connection is suspended, lost once the
- * session is lost or the node deleted; act on the guarded resource only while it is held, and
+ * Loss: as for locks. state() is doubtful while the connection is suspended (or silent for 2/3 of
+ * the session timeout, as after a pause of this process), lost once the
+ * session is lost or the node deleted (with a fixed maximum of 1, also when someone else writes
+ * to the node: the waiter behind takes a data change for our release); act on the guarded resource only while it is held, and
  * pass fencing_token() to it. A lease must not outlive its client.
  */
 class lease {

@@ -79,6 +79,11 @@ class lease_rule final : public lock_rule {
 public:
     lease_rule(std::function<std::int64_t()> max_leases, std::string max_tag);
     lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const override;
+    /// A fixed maximum of one lease is a one-holder lock (interprocess_semaphore_mutex, or
+    /// semaphore_v2 with max 1): a holder's release passes the lock on, as a mutex's does. Not for
+    /// more leases (a holder's release says nothing of the holders ahead of it) nor for a shared
+    /// count (its maximum can change).
+    bool release_passes_on() const override;
 
 private:
     std::function<std::int64_t()> max_;

@@ -3,6 +3,7 @@
 #include "recipe_checks.hpp"
 #include "tcp_proxy.hpp"
 
+#include <zkr/detail/request.hpp>
 #include <zkr/fair_lock.hpp>
 #include <zkr/interprocess_mutex.hpp>
 
@@ -64,6 +65,83 @@ TEST_CASE("a holder paused past its session timeout learns it lost the lock, and
     CHECK(waited >= 3s);  // not before the session could have expired (4 s, less the server's tick slack)
     std::remove(log.c_str());
     std::remove(store.c_str());
+}
+
+// A reply that reached the socket while the process could not run is not believed once the
+// session could have expired: the C client's receive timeout is applied before the bytes are read.
+// Here the network thread is held on the C client's lock, as a SIGSTOP or a VM pause would hold the
+// whole process, while a guarded write's reply arrives and the session expires. Reading the reply
+// first (as zkr once did) reported the write "ok" with the hold still "held", seconds after its
+// session had ended: the nemesis suite's paused holders caught it now and then.
+TEST_CASE("a reply read only after the session could have expired is not believed: the hold is not held") {
+    auto& zk = zkr::test::shared_server();
+    zkr::test::tcp_proxy proxy(zk.client_port(0));
+    auto c = zkr::test::connect("127.0.0.1:" + std::to_string(proxy.port()));
+    auto direct = zkr::test::connect(zk.connect_string());
+    const auto session = c->negotiated_session_timeout();
+    const auto path = zkr::test::recipe_path("stale-reply");
+    zkr::fair_lock m(*c, path);  // held by the object: the guarded write may come from another thread
+    REQUIRE(m.acquire(10s));
+    const auto token = m.fencing_token();
+
+    proxy.blackhole(true);  // the guarded write waits on the wire
+    boost::system::error_code confirm_ec;
+    auto state_after_confirm = std::async(std::launch::async, [&] {
+        try {
+            m.guarded_multi({zkr::multi_op::check("/")});
+        } catch (const zkr::error& e) {
+            confirm_ec = e.code();
+        }
+        return m.state();
+    });
+    std::this_thread::sleep_for(300ms);  // it is in the socket, behind the blackhole
+    {
+        const std::lock_guard stall(zkr::detail::c_client_mutex());
+        proxy.blackhole(false);  // the server applies it, its reply waits in the client's socket
+        std::this_thread::sleep_for(session + 2s);  // and, with no pings, the session expires
+    }
+    REQUIRE(state_after_confirm.wait_for(20s) == std::future_status::ready);
+    const auto seen = state_after_confirm.get();
+    INFO("guarded write: " << confirm_ec.message() << ", state then: " << zkr::to_string(seen));
+    CHECK(confirm_ec);  // its outcome is unknown to us, not "ok"
+    CHECK(seen != zkr::hold_state::held);
+    CHECK(zkr::test::eventually([&] { return m.state() == zkr::hold_state::lost; }, 15s));
+    // The next holder gets a higher token; nothing is left behind.
+    zkr::fair_lock next(*direct, path);
+    REQUIRE(next.acquire(10s));
+    CHECK(next.fencing_token() > token);
+    next.unlock();
+    boost::system::error_code ec;
+    m.unlock(ec);
+    CHECK(zkr::test::eventually([&] { return zkr::test::nodes_under(*direct, path) == 0; }, 10s));
+}
+
+// The other half of a pause: the reply was read before the process stopped, and the caller runs
+// again before the network thread does. The hold must not read held then either: a caller sees
+// doubtful once nothing was heard from the server for 2/3 of the session timeout (the C client's
+// receive timeout), without waiting for the network thread to notice.
+TEST_CASE("a hold reads doubtful once its connection was silent past the receive timeout, before the network thread looks") {
+    auto& zk = zkr::test::shared_server();
+    auto c = zkr::test::connect(zk.connect_string());
+    const auto receive_timeout = c->negotiated_session_timeout() * 2 / 3;
+    zkr::fair_lock m(*c, zkr::test::recipe_path("silent"));
+    REQUIRE(m.acquire(10s));
+    c->exists("/");  // the server heard from us just now: the session outlives the stall below
+    {
+        const std::lock_guard stall(zkr::detail::c_client_mutex());  // the network thread cannot run
+        const auto stalled_at = clk::now();
+        std::this_thread::sleep_for(receive_timeout / 4);
+        CHECK(m.state() == zkr::hold_state::held);  // a short silence is no doubt (pings come every third)
+        CHECK(m.is_valid());
+        std::this_thread::sleep_until(stalled_at + receive_timeout + 200ms);
+        CHECK(m.state() == zkr::hold_state::doubtful);
+        CHECK_FALSE(m.is_valid());
+        CHECK_THROWS_AS(m.guarded_multi({zkr::multi_op::check("/")}), zkr::error);  // refused before it is sent
+    }
+    // Released, the network thread sees the silence itself; the session outlived it (the stall was
+    // shorter than the session timeout), so the hold comes back.
+    CHECK(zkr::test::eventually([&] { return m.state() == zkr::hold_state::held; }, 15s));
+    m.unlock();
 }
 
 // The reply of a create is lost on the wire (through a proxy, not inside zkr) after the server

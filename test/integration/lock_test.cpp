@@ -369,6 +369,58 @@ TEST_CASE("async_acquire: callback, use_future, use_awaitable") {
     holder.release();
 }
 
+TEST_CASE("async_release: the thread stops holding at once, its next acquire queues behind the delete, the outcome comes later") {
+    auto& zk = zkr::test::shared_server();
+    const std::string path = lock_path("async-release");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    zkr::interprocess_mutex m(*a, path);
+    zkr::interprocess_mutex other(*b, path);
+
+    m.acquire();
+    auto released = m.async_release(boost::asio::use_future);
+    CHECK_FALSE(m.is_owned_by_current_thread());  // at once, before the delete's outcome
+    REQUIRE(released.wait_for(10s) == std::future_status::ready);
+    CHECK_NOTHROW(released.get());
+    CHECK(other.acquire(0ms));  // the delete is done: another session takes it at once
+    other.release();
+
+    // Release and acquire again without waiting, many times: each acquire reaches the server after
+    // its delete (one session's requests stay in order), so even a try-once acquire, which never
+    // queues, finds the lock free.
+    std::vector<std::future<void>> outcomes;
+    std::set<std::int64_t> tokens;
+    for (int i = 0; i < 50; ++i) {
+        REQUIRE(m.acquire(0ms));
+        tokens.insert(m.fencing_token());
+        outcomes.push_back(m.async_release(boost::asio::use_future));
+    }
+    for (auto& f : outcomes) {
+        REQUIRE(f.wait_for(10s) == std::future_status::ready);
+        CHECK_NOTHROW(f.get());
+    }
+    CHECK(tokens.size() == 50);
+    CHECK(nodes_under(*b, path) == 0);
+
+    // Re-entrant: the inner level is released with no request, the outer one still holds.
+    m.acquire();
+    m.acquire();
+    const auto sent = zkr::detail::requests_sent(a->connection());
+    CHECK_NOTHROW(m.async_release(boost::asio::use_future).get());
+    CHECK(zkr::detail::requests_sent(a->connection()) == sent);
+    CHECK(m.is_owned_by_current_thread());
+    CHECK_FALSE(other.acquire(0ms));
+    std::promise<boost::system::error_code> last;
+    m.async_release([&](boost::system::error_code ec) { last.set_value(ec); });
+    CHECK_FALSE(last.get_future().get());
+
+    // Misuse: a thread that holds nothing hears lock_not_held through the handler; nothing is sent.
+    std::promise<boost::system::error_code> misuse;
+    m.async_release([&](boost::system::error_code ec) { misuse.set_value(ec); });
+    CHECK(misuse.get_future().get() == zkr::errc::lock_not_held);
+    CHECK(nodes_under(*b, path) == 0);
+}
+
 TEST_CASE("round trips: one to acquire uncontended, none to wake up") {
     auto& zk = zkr::test::shared_server();
     const std::string path = lock_path("roundtrips");

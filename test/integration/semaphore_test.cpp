@@ -204,6 +204,73 @@ TEST_CASE("semaphore: a release wakes only the first waiter, never a herd") {
     CHECK(zkr::test::eventually([&] { return nodes_under(*h1, path) == 0; }, 5s));
 }
 
+TEST_CASE("semaphore of one lease: leases closed inside their completion handlers drain a queue, one request per handoff") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("one-lease-drain");
+    constexpr int sessions = 4, waiters = 20;
+    std::vector<std::unique_ptr<zkr::client>> clients;
+    std::vector<std::unique_ptr<zkr::interprocess_semaphore_v2>> sems;
+    for (int i = 0; i < sessions; ++i) {
+        clients.push_back(connect(zk.connect_string()));
+        sems.push_back(std::make_unique<zkr::interprocess_semaphore_v2>(*clients.back(), path, 1));
+    }
+    auto gate = sems[0]->acquire();
+    std::atomic<int> granted{0}, failed{0}, answered{0};
+    std::promise<void> drained;
+    for (int w = 0; w < waiters; ++w) {
+        sems[static_cast<std::size_t>(w % sessions)]->async_acquire(1, [&](boost::system::error_code ec, std::vector<zkr::lease> leases) {
+            if (ec || leases.size() != 1) ++failed;
+            else {
+                ++granted;
+                leases.front().close();  // a blocking release on the callback thread
+            }
+            if (++answered == waiters) drained.set_value();
+        });
+    }
+    REQUIRE(zkr::test::eventually([&] { return sems[0]->participant_nodes().size() == waiters + 1u; }, 10s));
+    std::this_thread::sleep_for(300ms);  // every waiter has set its watches
+    auto sent = [&] {
+        std::uint64_t n = 0;
+        for (auto& c : clients) n += zkr::detail::requests_sent(c->connection());
+        return n;
+    };
+    const auto before = sent();
+    gate.close();
+    REQUIRE(drained.get_future().wait_for(20s) == std::future_status::ready);
+    CHECK(granted == waiters);
+    CHECK(failed == 0);
+    // One transaction per release (data change + delete) and nothing else: each waiter learns
+    // from its predecessor's data change that it holds. No waiter lists the queue.
+    CHECK(sent() - before == waiters + 1u);
+    CHECK(zkr::test::eventually([&] { return nodes_under(*clients[0], path) == 0; }, 5s));
+}
+
+TEST_CASE("semaphore of one lease: someone else writes to a held lease node: the lease is lost, the waiter behind holds") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("one-lease-tamper");
+    auto a = connect(zk.connect_string()), b = connect(zk.connect_string());
+    zkr::interprocess_semaphore_v2 holder(*a, path, 1), waiter(*b, path, 1);
+    auto held = holder.acquire();
+    auto next = std::async(std::launch::async, [&] { return waiter.acquire(); });
+    REQUIRE(zkr::test::eventually([&] { return holder.participant_nodes().size() == 2; }));
+    std::this_thread::sleep_for(300ms);  // past the own-node watch delay
+    b->set_data(held.node_path(), "tampered");
+    CHECK(zkr::test::eventually([&] { return held.state() == hold_state::lost; }));
+    REQUIRE(next.wait_for(10s) == std::future_status::ready);
+    auto second = next.get();
+    CHECK(second.is_valid());
+    // The tampered node is gone (removed by its holder), so the two never hold at once.
+    CHECK(holder.participant_nodes() == std::vector<std::string>{second.node_path()});
+    try {
+        held.close();
+        FAIL("close() of a lost lease must report the loss");
+    } catch (const zkr::error& e) {
+        CHECK(e.code() == zkr::errc::lock_lost);
+    }
+    second.close();
+    CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 0; }, 5s));
+}
+
 TEST_CASE("semaphore: one round trip to acquire uncontended, one to return") {
     auto& zk = zkr::test::shared_server();
     const auto path = sem_path("round-trips");

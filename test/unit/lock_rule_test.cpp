@@ -163,6 +163,8 @@ TEST_CASE("queue_view: a predecessor that held and released takes every node ahe
 TEST_CASE("only a one-holder lock passes its release on to the node behind it") {
     CHECK(zkr::lowest_n_rule(1).release_passes_on());
     CHECK_FALSE(zkr::lowest_n_rule(2).release_passes_on());
-    const zkr::lease_rule lease([] { return 1; }, zkr::fixed_max_tag(1));
-    CHECK_FALSE(lease.release_passes_on());
+    CHECK(zkr::lease_rule([] { return 1; }, zkr::fixed_max_tag(1)).release_passes_on());
+    CHECK_FALSE(zkr::lease_rule([] { return 3; }, zkr::fixed_max_tag(3)).release_passes_on());
+    // A shared count's maximum can change between a holder's grant and its release.
+    CHECK_FALSE(zkr::lease_rule([] { return 1; }, zkr::shared_count_max_tag("/count")).release_passes_on());
 }

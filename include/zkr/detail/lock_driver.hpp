@@ -33,8 +33,14 @@ public:
     const std::string& node_path() const noexcept { return node_path_; }
     std::int64_t fencing_token() const noexcept { return token_; }
     std::int64_t session_id() const noexcept { return session_; }
+    /// The state the driver acts on (it changes on the network thread).
     hold_state state() const noexcept { return state_.load(); }
-    bool is_valid() const noexcept { return state() == hold_state::held; }
+    /// The state a caller may act on: as state(), except that held reads doubtful while the
+    /// connection has been silent past the C client's receive timeout. A process that was paused
+    /// (SIGSTOP, a VM or GC pause) may run again before its network thread has seen the silence,
+    /// and its session may have expired meanwhile: it must not act as the holder then.
+    hold_state caller_state() const noexcept;
+    bool is_valid() const noexcept { return caller_state() == hold_state::held; }
 
     std::uint64_t add_listener(std::function<void(hold_state)> fn);
     void remove_listener(std::uint64_t id);
@@ -87,6 +93,8 @@ struct acquire_request {
     std::string node_name;
     /// If given, runs on the network thread once our node exists, with its path.
     std::function<void(const std::string&)> on_queued;
+    /// If given, runs on the network thread whenever the attempt starts waiting for other nodes.
+    std::function<void()> on_waiting;
 };
 
 /// Acquires holds on one lock path with one rule. Thread-safe; its work runs on the network thread.
@@ -108,6 +116,10 @@ public:
     std::shared_ptr<hold> acquire_sync(acquire_request req, boost::system::error_code& ec);
     /// Returns once the delete has its outcome (then the lock is free for every process).
     boost::system::error_code release_sync(const std::shared_ptr<hold>& h);
+    /// Starts the release at once; done(ec) runs on the network thread once the delete has its
+    /// outcome (as release_sync's). Requests of one session reach the server in order, so an
+    /// acquire started after this call is queued after the delete.
+    void release(const std::shared_ptr<hold>& h, unique_function<void(const boost::system::error_code&)> done);
 
     /// The rule's limit changed (a semaphore's shared count): every waiter decides again from
     /// what it knows, and holds at once if it now may.

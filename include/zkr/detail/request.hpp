@@ -77,6 +77,9 @@ boost::asio::any_io_executor network_executor(connection& c);
 /// closed when the client closes). Returns an id for remove_state_observer.
 std::uint64_t add_state_observer(connection& c, std::function<void(connection_state)> fn);
 void remove_state_observer(connection& c, std::uint64_t id);
+/// Connected, but nothing read from the server for longer than the C client's receive timeout:
+/// the process may have been paused, so a hold must not be reported as held (any thread).
+bool silent_past_receive_timeout(connection& c);
 /// Requests sent to the server so far (for round-trip tests and benchmarks).
 std::uint64_t requests_sent(connection& c);
 /// Fault injection for tests: the next n successful replies are treated as lost to a connection
