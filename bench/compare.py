@@ -120,6 +120,9 @@ def main():
             "curator": lambda cs: ["java", "-Xmx512m", "-cp", classes + ":" + CURATOR_CP, "CuratorBench", cs, w, str(clients), secs, warm],
             "kazoo": lambda cs: ["/usr/bin/python3", kazoo, cs, w, str(clients), secs, warm],
         }
+        if w in ("w1", "w2"):  # the pipelined release, opt-in (interprocess_mutex::async_release)
+            p["zkr-async"] = lambda cs: [lockbench, "--connect", cs, "--workload", w, "--release", "async", "--seconds", secs,
+                                         "--warmup", warm, "--json"]
         if w == "w1":
             p["raw"] = lambda cs: [lockbench, "--connect", cs, "--workload", "raw", "--seconds", secs, "--warmup", warm, "--json"]
         return p
@@ -146,10 +149,13 @@ def main():
                         print("%s round %d %s %-8s %8.0f /s  p50 %7.0f us  server req/cycle %.2f" % (
                             key, r + 1, w, name, res["rate"], res["acquire_p50_us"], res.get("server_requests_per_cycle", 0)),
                             flush=True)
-            if not a.quick:  # zkr only: the deep queue, memory, notification latency
-                for w in ["w7", "mem", "notify"]:
-                    res = run_json([lockbench, "--connect", server.connect, "--workload", w, "--seconds", secs, "--json"], timeout)
-                    runs.setdefault(w, {}).setdefault("zkr", []).append(res)
+                if not a.quick:  # zkr only, every round (medians): the deep queue, notification latency
+                    for w in ["w7", "notify"]:
+                        res = run_json([lockbench, "--connect", server.connect, "--workload", w, "--seconds", secs, "--json"], timeout)
+                        runs.setdefault(w, {}).setdefault("zkr", []).append(res)
+            if not a.quick:  # memory does not depend on the server's load: once
+                res = run_json([lockbench, "--connect", server.connect, "--workload", "mem", "--seconds", secs, "--json"], timeout)
+                runs.setdefault("mem", {}).setdefault("zkr", []).append(res)
         finally:
             server.stop()
     shutil.rmtree(classes, ignore_errors=True)
@@ -188,17 +194,25 @@ def render_table(results):
             if w not in by_w:
                 continue
             zkr_rate = by_w[w].get("zkr", {}).get("rate", 0)
-            for p in ["zkr", "curator", "kazoo", "raw"]:
+            for p in ["zkr", "zkr-async", "curator", "kazoo", "raw"]:
                 m = by_w[w].get(p)
                 if not m:
                     continue
-                ratio = "" if p == "zkr" or not m.get("rate") else "%.2fx" % (zkr_rate / m["rate"])
+                ratio = "" if p.startswith("zkr") or not m.get("rate") else "%.2fx" % (zkr_rate / m["rate"])
                 handoff = ("%.0f us" % m["handoff_p50_us"], "%.0f us" % m["handoff_p99_us"]) if m.get("handoff_p50_us") else ("", "")
                 lines.append("| %s | %s | %.0f | %.0f us | %.0f us | %s | %s | %.2f | %.0f | %d / %d | %s |" % (
                     NAMES[w], p, m["rate"], m["acquire_p50_us"], m["acquire_p99_us"], handoff[0], handoff[1],
                     m.get("server_requests_per_cycle", 0), m.get("cpu_ms_per_1000_cycles", 0),
                     m.get("min_per_client", 0), m.get("max_per_client", 0), ratio))
         extra = []
+        for w in ["w1", "w2"]:
+            a = by_w.get(w, {}).get("zkr-async")
+            if not a:
+                continue
+            peers = [(p, by_w[w][p]["rate"]) for p in ["curator", "kazoo", "raw"] if by_w[w].get(p, {}).get("rate")]
+            extra.append("%s with async_release (zkr-async: the release is not awaited, the next acquire is pipelined behind "
+                         "its delete): %.0f/s, %s" % (w.upper(), a["rate"], ", ".join(
+                             "%.2fx %s" % (a["rate"] / r, p) for p, r in peers)))
         if "w7" in by_w:
             m = by_w["w7"]["zkr"]
             w2 = by_w.get("w2", {}).get("zkr", {})
@@ -209,6 +223,13 @@ def render_table(results):
             m = by_w["notify"]["zkr"]
             extra.append("Server notification latency (a delete on one session until the watch fires on another): p50 %.0f us; "
                          "a read's round trip p50 %.0f us" % (m["handoff_p50_us"], m.get("read_round_trip_p50_us", 0)))
+            w2 = by_w.get("w2", {}).get("zkr", {})
+            if w2.get("handoff_p50_us"):
+                bound = m["handoff_p50_us"] + m.get("read_round_trip_p50_us", 0)
+                extra.append("W6 (the handoffs of W2): p50 %.0f us against notification + one round trip = %.0f us: %s; "
+                             "the release's own round trip p50 %.0f us" % (
+                                 w2["handoff_p50_us"], bound, "within" if w2["handoff_p50_us"] <= bound else "%.0f us over" % (
+                                     w2["handoff_p50_us"] - bound), w2.get("release_p50_us", 0)))
         if "mem" in by_w:
             m = by_w["mem"]["zkr"]
             extra.append("Memory: one zkr client %.1f MiB RSS; holding 1,000 locks (1,000 lock objects) %.1f MiB (%.1f KiB per held lock)"
@@ -242,7 +263,7 @@ def write_docs(results, table):
 
 def render_svg(results):
     """Grouped bars: cycles/s per workload and program, for each forceSync setting."""
-    colors = {"zkr": "#1f77b4", "curator": "#ff7f0e", "kazoo": "#2ca02c", "raw": "#7f7f7f"}
+    colors = {"zkr": "#1f77b4", "zkr-async": "#9ecae1", "curator": "#ff7f0e", "kazoo": "#2ca02c", "raw": "#7f7f7f"}
     panels = list(results["median"].items())
     width, panel_h, top = 760, 260, 30
     height = top + panel_h * len(panels) + 30
@@ -254,7 +275,7 @@ def render_svg(results):
         out.append('<text x="10" y="%d" font-size="13" font-weight="bold">Lock cycles per second (%s; higher is better)</text>' % (y0, key))
         chart_h, x0, group_w = panel_h - 70, 60, (width - 80) / max(len(ws), 1)
         for wi, w in enumerate(ws):
-            progs = [p for p in ["zkr", "curator", "kazoo", "raw"] if p in by_w[w]]
+            progs = [p for p in ["zkr", "zkr-async", "curator", "kazoo", "raw"] if p in by_w[w]]
             bar_w = (group_w - 20) / max(len(progs), 1)
             for bi, p in enumerate(progs):
                 rate = by_w[w][p].get("rate", 0)
@@ -265,7 +286,7 @@ def render_svg(results):
                 out.append('<text x="%.1f" y="%.1f" text-anchor="middle" font-size="9">%.0f</text>' % (x + bar_w / 2, y - 2, rate))
             out.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (x0 + wi * group_w + (group_w - 20) / 2, y0 + 30 + chart_h, w.upper()))
         lx = x0
-        for p in ["zkr", "curator", "kazoo", "raw"]:
+        for p in ["zkr", "zkr-async", "curator", "kazoo", "raw"]:
             out.append('<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">%s</text>' % (
                 lx, y0 + 40 + chart_h, colors[p], lx + 14, y0 + 49 + chart_h, p))
             lx += 90

@@ -1,7 +1,8 @@
 // lockbench: zkr's recipes against a real ZooKeeper, one workload per run.
 // Starts its own standalone server (forceSync=no, full JIT) unless --connect is given.
 //   zkr_lockbench [--connect HOST:PORT] [--workload W] [--clients N] [--seconds S] [--json]
-//                 [--force-sync yes|no] [--log-level L]
+//                 [--force-sync yes|no] [--log-level L] [--blocking-call-spin-us N]
+//                 [--release sync|async]
 // Workloads (as in issue 6):
 //   w1  one session, uncontended mutex          w2  8 sessions, one mutex
 //   w3  64 sessions, one mutex                  w4  8 sessions, a semaphore of 3 leases
@@ -11,11 +12,15 @@
 //       the ZooKeeper C client, no zkr
 //   mem RSS of one client holding 1,000 lock objects (each holding its own lock)
 //   notify  the server's notification latency: a delete on one session -> the watch on another
+// --release async: the mutex workloads (w1, w2, w3, w6) release with interprocess_mutex::async_release
+// and do not wait for the delete (default sync: release(), which returns once the delete is done).
 // Prints rate, acquire p50/p99, handoff p50/p99, fairness (min/max per client), ZooKeeper requests
 // per cycle, CPU time per 1,000 cycles; --json prints one JSON object instead.
 #include "zk_cluster.hpp"
 
 #include <zkr/zkr.hpp>
+
+#include <boost/asio/detached.hpp>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -47,13 +52,15 @@ struct settings {
     bool json = false;
     bool force_sync = false;
     double warmup = 2;
+    long blocking_call_spin_us = -1;  // -1: the client's default
+    bool async_release = false;
 };
 
 struct result {
     long cycles = 0;
     long server_requests = 0;  ///< what the server received during the measured window
     double elapsed = 0;
-    std::vector<double> acquire_us, handoff_us;
+    std::vector<double> acquire_us, handoff_us, release_us;
     std::vector<long> per_client;
     std::uint64_t requests = 0;
     double cpu_seconds = 0;
@@ -86,6 +93,7 @@ std::vector<std::unique_ptr<zkr::client>> open_sessions(const settings& s, int n
     for (int i = 0; i < n; ++i) {
         zkr::client_options o;
         o.connect_string = s.connect;
+        if (s.blocking_call_spin_us >= 0) o.blocking_call_spin = std::chrono::microseconds(s.blocking_call_spin_us);
         o.session_timeout = 10s;
         o.logger = logger;
         out.push_back(std::make_unique<zkr::client>(o));
@@ -107,6 +115,12 @@ struct mutex_recipe {
     mutex_recipe(zkr::client& c, const std::string& p) : m(c, p) {}
     void acquire() { m.acquire(); }
     void release() { m.release(); }
+};
+struct mutex_async_release_recipe {
+    zkr::interprocess_mutex m;
+    mutex_async_release_recipe(zkr::client& c, const std::string& p) : m(c, p) {}
+    void acquire() { m.acquire(); }
+    void release() { m.async_release(boost::asio::detached); }
 };
 struct semaphore_recipe {
     zkr::interprocess_semaphore_v2 s;
@@ -151,7 +165,7 @@ result run_cycles(const settings& s, int clients, const std::string& path) {
     for (int i = 0; i < clients; ++i) {
         threads.emplace_back([&, i] {
             Recipe r(*sessions[static_cast<std::size_t>(i)], path);
-            std::vector<double> acq, hand;
+            std::vector<double> acq, hand, rels;
             while (!stop) {
                 const auto t0 = now_ns();
                 r.acquire();
@@ -159,13 +173,16 @@ result run_cycles(const settings& s, int clients, const std::string& path) {
                 acq.push_back(static_cast<double>(t1 - t0) / 1000);
                 const auto rel = release_started.load();
                 if (clients > 1 && rel > t0) hand.push_back(static_cast<double>(t1 - rel) / 1000);
-                release_started = now_ns();
+                const auto r0 = now_ns();
+                release_started = r0;
                 r.release();
+                rels.push_back(static_cast<double>(now_ns() - r0) / 1000);
                 ++out.per_client[static_cast<std::size_t>(i)];
             }
             std::lock_guard l(m);
             out.acquire_us.insert(out.acquire_us.end(), acq.begin(), acq.end());
             out.handoff_us.insert(out.handoff_us.end(), hand.begin(), hand.end());
+            out.release_us.insert(out.release_us.end(), rels.begin(), rels.end());
         });
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(s.seconds));
@@ -176,6 +193,7 @@ result run_cycles(const settings& s, int clients, const std::string& path) {
     out.requests = requests_of(sessions) - requests_before;
     out.server_requests = server_received(s.connect) - server_before;
     out.cycles = static_cast<long>(out.acquire_us.size());
+    out.extra["release_p50_us"] = pct(out.release_us, 0.5);
     return out;
 }
 
@@ -404,6 +422,12 @@ int main(int argc, char** argv) {
             else if (a == "--json") s.json = true;
             else if (a == "--force-sync") s.force_sync = value() == "yes";
             else if (a == "--warmup") s.warmup = std::stod(value());
+            else if (a == "--blocking-call-spin-us") s.blocking_call_spin_us = std::stol(value());
+            else if (a == "--release") {
+                const auto v = value();
+                if (v != "sync" && v != "async") throw std::invalid_argument("--release must be sync or async, got " + v);
+                s.async_release = v == "async";
+            }
             else throw std::invalid_argument("unknown option " + a);
         } catch (const std::exception& e) {
             std::cerr << "lockbench: " << e.what() << '\n';
@@ -432,6 +456,7 @@ int main(int argc, char** argv) {
         else if (s.workload == "raw") r = run_raw(s, path);
         else if (s.workload == "mem") r = run_memory(s, path);
         else if (s.workload == "notify") r = run_notify(s, path);
+        else if (s.async_release) r = run_cycles<mutex_async_release_recipe>(s, s.clients, path);
         else r = run_cycles<mutex_recipe>(s, s.clients, path);
     } catch (const std::exception& e) {
         std::cerr << "lockbench: " << e.what() << '\n';
@@ -447,7 +472,8 @@ int main(int argc, char** argv) {
     const double h50 = pct(r.handoff_us, 0.5), h99 = pct(r.handoff_us, 0.99);
     if (s.json) {
         std::ostringstream o;
-        o << "{\"program\": \"zkr\", \"workload\": \"" << s.workload << "\", \"clients\": " << s.clients
+        o << "{\"program\": \"zkr\", \"workload\": \"" << s.workload << "\", \"release\": \""
+          << (s.async_release ? "async" : "sync") << "\", \"clients\": " << s.clients
           << ", \"seconds\": " << r.elapsed << ", \"cycles\": " << r.cycles << ", \"rate\": " << rate
           << ", \"acquire_p50_us\": " << a50 << ", \"acquire_p99_us\": " << a99 << ", \"handoff_p50_us\": " << h50
           << ", \"handoff_p99_us\": " << h99 << ", \"requests_per_cycle\": " << per_cycle << ", \"server_requests_per_cycle\": " << server_per_cycle
