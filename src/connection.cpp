@@ -303,10 +303,9 @@ void connection::schedule_pump() {
 void connection::pump() {
     const c_client_lock c_lock(c_client_mutex());
     if (!zh_) return;
-    int fd = -1, interest = 0;
+    int interest = 0;
     struct timeval tv {};
-    const int rc = zookeeper_interest(zh_, &fd, &interest, &tv);
-    if (rc != ZOK && rc != ZNOTHING) options_.logger->debug("zookeeper_interest: {}", zerror(rc));
+    int fd = ask_interest(interest, tv);
     check_handle_state();
     if (!zh_) return;
     track_socket(fd);
@@ -319,7 +318,7 @@ void connection::pump() {
         if (flushed != ZOK && flushed != ZNOTHING) options_.logger->debug("zookeeper_process: {}", zerror(flushed));
         check_handle_state();
         if (!zh_) return;
-        zookeeper_interest(zh_, &fd, &interest, &tv);
+        fd = ask_interest(interest, tv);
         track_socket(fd);
     }
     if (fd >= 0) {
@@ -333,6 +332,24 @@ void connection::pump() {
     });
 }
 
+// zookeeper_interest, and the C client's socket when it has one. The fd it reports is read before
+// its receive-timeout check and before a read-only server's probe, either of which may close that
+// socket within the call: after such a drop (an error, or a state with no socket) the number is
+// stale and may already name another thread's file, so it is never used.
+int connection::ask_interest(int& interest, struct timeval& tv) {
+    int fd = -1;
+    interest = 0;
+    const int rc = zookeeper_interest(zh_, &fd, &interest, &tv);
+    if (rc != ZOK) {
+        options_.logger->debug("zookeeper_interest: {}", zerror(rc));
+        return -1;
+    }
+    const int s = zoo_state(zh_);
+    const bool has_socket = s == ZOO_CONNECTING_STATE || s == ZOO_ASSOCIATING_STATE || s == ZOO_CONNECTED_STATE ||
+                            s == ZOO_READONLY_STATE;
+    return has_socket ? fd : -1;
+}
+
 // Keeps the Asio descriptor on the C client's current socket. Asio watches a dup() that zkr owns:
 // the C client closes its own fd when it drops a connection, and the number may be reused at once
 // by another thread, so zkr must never make a syscall on a number it does not own. The C client
@@ -343,12 +360,16 @@ void connection::track_socket(int fd) {
         return;
     }
     struct ::stat st {};
-    if (::fstat(fd, &st) != 0) {  // fd was just handed to us by zookeeper_interest: it is valid
+    if (::fstat(fd, &st) != 0) {  // ask_interest vouched for fd: it is the C client's open socket
         release_socket();
         return;
     }
     if (socket_.is_open() && st.st_ino == socket_ino_) return;
     release_socket();
+    if (!S_ISSOCK(st.st_mode)) {  // never: that number is not the C client's socket any more
+        options_.logger->error("zookeeper_interest reported fd {}, which is not a socket: not watched", fd);
+        return;
+    }
     const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
     if (own < 0) {
         options_.logger->error("cannot duplicate the ZooKeeper socket: {}", std::strerror(errno));
@@ -405,9 +426,9 @@ void connection::on_socket_ready(int events) {
     // timeout: the call is skipped then, as it would otherwise run once per reply.
     const auto heard = std::chrono::steady_clock::duration(last_heard_.load(std::memory_order_relaxed));
     if (std::chrono::steady_clock::now().time_since_epoch() - heard > negotiated_timeout() / 3) {
-        int fd = -1, interest = 0;
+        int interest = 0;
         struct timeval tv {};
-        zookeeper_interest(zh_, &fd, &interest, &tv);
+        const int fd = ask_interest(interest, tv);
         check_handle_state();
         if (!zh_) return;
         if (fd < 0) {  // dropped: nothing of that connection is read any more
@@ -418,6 +439,11 @@ void connection::on_socket_ready(int events) {
     // zookeeper_process reads one buffer per call and Asio's epoll is edge-triggered:
     // keep reading while the socket stays readable.
     for (int i = 0; zh_ && i < 256; ++i) {
+        // Never a read while a connect is under way: the C client would allocate its input buffer,
+        // find nothing, and then lose that buffer when the connect completes (prime_connection
+        // replaces it): a leak per reconnect. The write readiness completes the connect, errors
+        // included (a refused connect is writable too).
+        if ((events & ZOOKEEPER_READ) && zoo_state(zh_) == ZOO_CONNECTING_STATE) break;
         const int rc = zookeeper_process(zh_, events);
         if (rc == ZOK && (events & ZOOKEEPER_READ))
             last_heard_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);

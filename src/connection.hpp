@@ -89,6 +89,7 @@ private:
     void reset_handle(bool closing);
     void pump();
     void schedule_pump();
+    int ask_interest(int& interest, struct timeval& tv);
     void track_socket(int fd);
     void release_socket();
     void wait_socket(bool for_write);

@@ -11,9 +11,17 @@
 
 #include <boost/asio/use_future.hpp>
 
-#include <signal.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <deque>
 #include <future>
+#include <thread>
 
 using namespace std::chrono_literals;
 using clk = std::chrono::steady_clock;
@@ -142,6 +150,74 @@ TEST_CASE("a hold reads doubtful once its connection was silent past the receive
     // shorter than the session timeout), so the hold comes back.
     CHECK(zkr::test::eventually([&] { return m.state() == zkr::hold_state::held; }, 15s));
     m.unlock();
+}
+
+// When the C client drops a connection inside zookeeper_interest (its receive timeout passed), the
+// fd it hands back is the number of the socket it has just closed, which another thread may take at
+// once. zkr once watched whatever then had that number: a readable pipe there fed a read to the
+// next connect while it was under way, and the C client lost its input buffer (LeakSanitizer caught
+// it in the nemesis suite, a paused holder's worker). Here a thread keeps taking the lowest free
+// numbers with readable pipes while the network thread is stalled past the receive timeout with a
+// request queued behind it, several times: the connection must come back each time, requests must
+// work, and the sanitized builds must find nothing leaked or touched wrongly.
+TEST_CASE("a connection dropped by its receive timeout: its closed socket's number, reused by another thread, is never watched") {
+    auto& zk = zkr::test::shared_server();
+    auto options = zkr::test::test_options(zk.connect_string(), 2s);
+    auto log = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(1000);
+    options.logger = std::make_shared<spdlog::logger>("stale-fd", log);
+    options.logger->set_level(spdlog::level::warn);
+    auto c = std::make_unique<zkr::client>(options);
+    c->start();
+    REQUIRE(c->block_until_connected(10s));
+    const auto receive_timeout = c->negotiated_session_timeout() * 2 / 3;
+    std::atomic<bool> stop{false};
+    std::thread squatter([&] {
+        std::deque<std::array<int, 2>> pipes;  // readable ends: a byte waits in each
+        while (!stop.load()) {
+            int p[2];
+            if (::pipe(p) == 0) {
+                [[maybe_unused]] const auto n = ::write(p[1], "x", 1);
+                pipes.push_back({p[0], p[1]});
+            }
+            if (pipes.size() > 16) {
+                ::close(pipes.front()[0]);
+                ::close(pipes.front()[1]);
+                pipes.pop_front();
+            }
+        }
+        for (const auto& p : pipes) {
+            ::close(p[0]);
+            ::close(p[1]);
+        }
+    });
+    for (int round = 0; round < 4; ++round) {
+        INFO("round " << round);
+        REQUIRE(zkr::test::eventually([&] { return c->state() == zkr::connection_state::connected ||
+                                                   c->state() == zkr::connection_state::reconnected; }, 10s));
+        decltype(c->async_exists("/", boost::asio::use_future)) queued;
+        {
+            const std::lock_guard stall(zkr::detail::c_client_mutex());
+            // Sent while the network thread is idle, the request is the handler it stalls in, and
+            // the pump it then posts runs before the timer that expired meanwhile: that pump is the
+            // call that finds the receive timeout passed and drops the connection.
+            queued = c->async_exists("/", boost::asio::use_future);
+            std::this_thread::sleep_for(receive_timeout + 100ms);
+        }
+        CHECK(queued.wait_for(15s) == std::future_status::ready);  // answered, or failed with the connection
+        CHECK(zkr::test::eventually([&] {
+            boost::system::error_code ec;
+            return c->exists("/", ec).has_value() && !ec;
+        }, 10s));
+    }
+    stop = true;
+    squatter.join();
+    int drops = 0;
+    for (const auto& line : log->last_formatted()) {
+        INFO(line);
+        CHECK(line.find("not a socket") == std::string::npos);  // zkr looked at a number not its own
+        if (line.find("timed out") != std::string::npos) ++drops;
+    }
+    CHECK(drops >= 4);  // each stall did end in the C client's receive timeout
 }
 
 // The reply of a create is lost on the wire (through a proxy, not inside zkr) after the server
