@@ -82,7 +82,11 @@ public:
     ~fault_run() {
         for (auto& w : workers_) w.kill(SIGCONT);
         if (keep_histories_) std::cout << "histories kept: " << histories_.front() << " ..." << std::endl;
-        else for (const auto& f : histories_) std::remove(f.c_str());
+        else
+            for (const auto& f : histories_) {
+                std::remove(f.c_str());
+                std::remove((f + ".log").c_str());
+            }
         std::remove(store_.c_str());
         std::remove(stop_file_.c_str());
     }
@@ -180,8 +184,8 @@ public:
             }
             stuck += "worker " + std::to_string(w) + " did not acquire again after the faults stopped (healed at " +
                      std::to_string(healed) + " ns); its last lines:\n";
-            const auto lines = zkr::test::read_lines(histories_.at(static_cast<std::size_t>(w)));
-            for (std::size_t i = lines.size() > 8 ? lines.size() - 8 : 0; i < lines.size(); ++i) stuck += "  " + lines[i] + "\n";
+            const auto& history = histories_.at(static_cast<std::size_t>(w));
+            stuck += tail(history, 8) + "and the last lines of its log (" + history + ".log):\n" + tail(history + ".log", 60);
         }
         std::ofstream(stop_file_) << "stop\n";
         for (auto& w : workers_) {
@@ -227,6 +231,13 @@ public:
     int seed() const { return seed_; }
 
 private:
+    static std::string tail(const std::string& file, std::size_t n) {
+        const auto lines = zkr::test::read_lines(file);
+        std::string out;
+        for (std::size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) out += "  " + lines[i] + "\n";
+        return out;
+    }
+
     std::vector<zkr::test::worker_history> parse() const {
         std::vector<zkr::test::worker_history> out;
         for (std::size_t w = 0; w < histories_.size(); ++w)

@@ -12,6 +12,9 @@
 #include <zkr/detail/request.hpp>
 #include <zkr/zkr.hpp>
 
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -160,6 +163,11 @@ int main(int argc, char** argv) {
         o.session_timeout = ms(std::atoi(argv[8]));
         o.connection_timeout = std::chrono::seconds(30);
         o.retry_policy = std::make_shared<zkr::exponential_backoff_retry>(ms(50), 10, ms(500));
+        // zkr's and the C client's log, next to the history: the test shows its end when this
+        // worker does not recover, and keeps it with the histories (ZKR_FAULT_KEEP).
+        o.logger = spdlog::basic_logger_mt("worker", std::string(argv[4]) + ".log", /*truncate=*/true);
+        o.logger->set_level(spdlog::level::debug);
+        o.logger->flush_on(spdlog::level::debug);
         zkr::client c(o);
         auto sub = c.add_state_listener([&c](zkr::connection_state s) {
             if (zkr::is_connected(s)) note_session(c);
