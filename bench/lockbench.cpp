@@ -230,6 +230,14 @@ result run_deep_queue(const settings& s, const std::string& path) {
         if (gate.participant_nodes().size() >= waiters + 1) break;
         std::this_thread::sleep_for(100ms);
     }
+    // Every node exists, but a waiter may still be listing or setting its watch: the drain starts
+    // once the sessions have sent nothing for 300 ms, so it counts only the handoffs' requests.
+    for (auto [seen, until] = std::pair{requests_of(sessions), clk::now() + 60s}; clk::now() < until;) {
+        std::this_thread::sleep_for(300ms);
+        const auto now_sent = requests_of(sessions);
+        if (now_sent == seen) break;
+        seen = now_sent;
+    }
     out.extra["queued"] = static_cast<double>(gate.participant_nodes().size() - 1);
     const auto requests_before = requests_of(sessions);
     const long server_before = server_received(s.connect);
