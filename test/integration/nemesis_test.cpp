@@ -185,7 +185,7 @@ public:
             stuck += "worker " + std::to_string(w) + " did not acquire again after the faults stopped (healed at " +
                      std::to_string(healed) + " ns); its last lines:\n";
             const auto& history = histories_.at(static_cast<std::size_t>(w));
-            stuck += tail(history, 8) + "and the last lines of its log (" + history + ".log):\n" + tail(history + ".log", 60);
+            stuck += tail(history, 8) + "and the last lines of its log (" + history + ".log):\n" + tail(history + ".log", 150);
         }
         std::ofstream(stop_file_) << "stop\n";
         for (auto& w : workers_) {
