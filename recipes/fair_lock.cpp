@@ -64,19 +64,19 @@ bool fair_lock::acquire_for(std::optional<std::chrono::milliseconds> limit) {
 
 bool fair_lock::try_lock() { return acquire(std::chrono::milliseconds(0)); }
 
-void fair_lock::unlock(boost::system::error_code& ec) {
+std::shared_ptr<detail::hold> fair_lock::take_for_unlock(boost::system::error_code& ec) {
     ec = {};
-    std::shared_ptr<detail::hold> h;
-    {
-        std::lock_guard lock(mutex_);
-        if (!hold_) {
-            ec = make_error_code(errc::lock_not_held);
-            return;
-        }
-        if (--count_ > 0) return;
-        h = std::move(hold_);
+    std::lock_guard lock(mutex_);
+    if (!hold_) {
+        ec = make_error_code(errc::lock_not_held);
+        return nullptr;
     }
-    ec = driver_->release_sync(h);
+    if (--count_ > 0) return nullptr;
+    return std::move(hold_);
+}
+
+void fair_lock::unlock(boost::system::error_code& ec) {
+    if (auto h = take_for_unlock(ec)) ec = driver_->release_sync(h);
 }
 
 void fair_lock::unlock() {

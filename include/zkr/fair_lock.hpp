@@ -28,6 +28,19 @@ public:
     bool try_lock();
     void unlock();
     void unlock(boost::system::error_code& ec);
+    /// unlock() without waiting for the delete: when this returns the object holds one level less
+    /// (not at all after the last one), and an acquire on the same client is queued behind the
+    /// delete (one session's requests reach the server in order). Completes with (error_code) once
+    /// the delete has its outcome, on the handler's associated executor (default: the client's
+    /// callback thread): lock_not_held if nothing was held, lock_lost if the hold had already
+    /// ended, and on connection loss the error while the node is deleted on reconnection (as for
+    /// unlock()). Until then another process may still find the lock taken. A nested level
+    /// completes at once with no request.
+    template <typename Token>
+    auto async_unlock(Token&& token) {
+        return async_release_hold([this](boost::system::error_code& ec) { return take_for_unlock(ec); },
+                                  std::forward<Token>(token));
+    }
     bool acquire(std::chrono::milliseconds timeout);
 
     /// Nodes ahead of ours (0 while we hold); nullopt when this object is neither holding nor queued.
@@ -49,6 +62,8 @@ public:
 
 private:
     bool acquire_for(std::optional<std::chrono::milliseconds> timeout);
+    /// One level less; the hold once the last level goes (null otherwise, ec set if none was held).
+    std::shared_ptr<detail::hold> take_for_unlock(boost::system::error_code& ec);
 
     mutable std::mutex mutex_;
     std::condition_variable acquiring_done_;

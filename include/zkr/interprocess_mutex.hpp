@@ -135,22 +135,9 @@ auto interprocess_mutex::async_acquire(std::chrono::milliseconds timeout, Token&
 
 template <typename Token>
 auto interprocess_mutex::async_release(Token&& token) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        [this](auto handler) {
-            auto ex = boost::asio::get_associated_executor(handler, detail::callback_executor(driver_->get_client().connection()));
-            auto work = boost::asio::make_work_guard(ex);
-            boost::system::error_code ec;
-            auto hold = take_for_release(std::this_thread::get_id(), ec);
-            if (!hold) {  // not held, or a nested level: nothing to send
-                boost::asio::post(ex, [h = std::move(handler), ec]() mutable { std::move(h)(ec); });
-                return;
-            }
-            driver_->release(hold, [h = std::move(handler), work = std::move(work)](const boost::system::error_code& e) mutable {
-                boost::asio::post(work.get_executor(), [h = std::move(h), e]() mutable { std::move(h)(e); });
-                work.reset();
-            });
-        },
-        token);
+    return async_release_hold([this, owner = std::this_thread::get_id()](boost::system::error_code& ec) {
+        return take_for_release(owner, ec);
+    }, std::forward<Token>(token));
 }
 
 }  // namespace zkr

@@ -369,21 +369,35 @@ TEST_CASE("async_acquire: callback, use_future, use_awaitable") {
     holder.release();
 }
 
-TEST_CASE("async_release: the thread stops holding at once, its next acquire queues behind the delete, the outcome comes later") {
+// The async release of each recipe (interprocess_mutex::async_release, fair_lock::async_unlock).
+template <typename Lock, typename Token>
+auto release_async(Lock& m, Token&& token) {
+    if constexpr (std::is_same_v<Lock, zkr::fair_lock>) return m.async_unlock(std::forward<Token>(token));
+    else return m.async_release(std::forward<Token>(token));
+}
+
+template <typename Lock>
+bool holds_here(const Lock& m) {
+    if constexpr (std::is_same_v<Lock, zkr::fair_lock>) return m.is_held();
+    else return m.is_owned_by_current_thread();
+}
+
+template <typename Lock>
+void check_async_release(const std::string& name) {
     auto& zk = zkr::test::shared_server();
-    const std::string path = lock_path("async-release");
+    const std::string path = lock_path(name);
     auto a = connect(zk.connect_string());
     auto b = connect(zk.connect_string());
-    zkr::interprocess_mutex m(*a, path);
-    zkr::interprocess_mutex other(*b, path);
+    Lock m(*a, path);
+    Lock other(*b, path);
 
-    m.acquire();
-    auto released = m.async_release(boost::asio::use_future);
-    CHECK_FALSE(m.is_owned_by_current_thread());  // at once, before the delete's outcome
+    m.lock();
+    auto released = release_async(m, boost::asio::use_future);
+    CHECK_FALSE(holds_here(m));  // at once, before the delete's outcome
     REQUIRE(released.wait_for(10s) == std::future_status::ready);
     CHECK_NOTHROW(released.get());
     CHECK(other.acquire(0ms));  // the delete is done: another session takes it at once
-    other.release();
+    other.unlock();
 
     // Release and acquire again without waiting, many times: each acquire reaches the server after
     // its delete (one session's requests stay in order), so even a try-once acquire, which never
@@ -393,7 +407,7 @@ TEST_CASE("async_release: the thread stops holding at once, its next acquire que
     for (int i = 0; i < 50; ++i) {
         REQUIRE(m.acquire(0ms));
         tokens.insert(m.fencing_token());
-        outcomes.push_back(m.async_release(boost::asio::use_future));
+        outcomes.push_back(release_async(m, boost::asio::use_future));
     }
     for (auto& f : outcomes) {
         REQUIRE(f.wait_for(10s) == std::future_status::ready);
@@ -403,22 +417,30 @@ TEST_CASE("async_release: the thread stops holding at once, its next acquire que
     CHECK(nodes_under(*b, path) == 0);
 
     // Re-entrant: the inner level is released with no request, the outer one still holds.
-    m.acquire();
-    m.acquire();
+    m.lock();
+    m.lock();
     const auto sent = zkr::detail::requests_sent(a->connection());
-    CHECK_NOTHROW(m.async_release(boost::asio::use_future).get());
+    CHECK_NOTHROW(release_async(m, boost::asio::use_future).get());
     CHECK(zkr::detail::requests_sent(a->connection()) == sent);
-    CHECK(m.is_owned_by_current_thread());
+    CHECK(holds_here(m));
     CHECK_FALSE(other.acquire(0ms));
     std::promise<boost::system::error_code> last;
-    m.async_release([&](boost::system::error_code ec) { last.set_value(ec); });
+    release_async(m, [&](boost::system::error_code ec) { last.set_value(ec); });
     CHECK_FALSE(last.get_future().get());
 
-    // Misuse: a thread that holds nothing hears lock_not_held through the handler; nothing is sent.
+    // Misuse: releasing what is not held is heard as lock_not_held through the handler; nothing is sent.
     std::promise<boost::system::error_code> misuse;
-    m.async_release([&](boost::system::error_code ec) { misuse.set_value(ec); });
+    release_async(m, [&](boost::system::error_code ec) { misuse.set_value(ec); });
     CHECK(misuse.get_future().get() == zkr::errc::lock_not_held);
     CHECK(nodes_under(*b, path) == 0);
+}
+
+TEST_CASE("mutex async_release: the thread stops holding at once, its next acquire queues behind the delete, the outcome comes later") {
+    check_async_release<zkr::interprocess_mutex>("async-release");
+}
+
+TEST_CASE("fair_lock async_unlock: the object stops holding at once, its next acquire queues behind the delete, the outcome comes later") {
+    check_async_release<zkr::fair_lock>("async-unlock");
 }
 
 TEST_CASE("round trips: one to acquire uncontended, none to wake up") {

@@ -2,6 +2,12 @@
 #pragma once
 
 #include <zkr/detail/lock_driver.hpp>
+#include <zkr/detail/request.hpp>
+
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -31,6 +37,30 @@ protected:
     std::function<void(const std::shared_ptr<hold>&)> listener_attacher() const;
     std::string node_data() const;
     static std::optional<std::chrono::milliseconds> checked_timeout(std::chrono::milliseconds t);
+
+    /// The async release of every recipe: take(ec) runs at initiation and hands over the hold to
+    /// release (null when there is nothing to send: ec says why, or is clear for a nested level);
+    /// the delete starts at once and the handler gets its outcome on its associated executor
+    /// (default: the client's callback thread).
+    template <typename Take, typename Token>
+    auto async_release_hold(Take take, Token&& token) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+            [this, take = std::move(take)](auto handler) mutable {
+                auto ex = boost::asio::get_associated_executor(handler, callback_executor(driver_->get_client().connection()));
+                auto work = boost::asio::make_work_guard(ex);
+                boost::system::error_code ec;
+                std::shared_ptr<hold> h = take(ec);
+                if (!h) {
+                    boost::asio::post(ex, [handler = std::move(handler), ec]() mutable { std::move(handler)(ec); });
+                    return;
+                }
+                driver_->release(h, [handler = std::move(handler), work = std::move(work)](const boost::system::error_code& e) mutable {
+                    boost::asio::post(work.get_executor(), [handler = std::move(handler), e]() mutable { std::move(handler)(e); });
+                    work.reset();
+                });
+            },
+            token);
+    }
 
     std::shared_ptr<lock_driver> driver_;
 
