@@ -194,6 +194,7 @@ void remove_state_observer(connection& c, std::uint64_t id) { c.remove_observer(
 bool silent_past_receive_timeout(connection& c) { return c.silent_past_receive_timeout(); }
 std::uint64_t requests_sent(connection& c) { return c.requests_sent(); }
 void lose_next_replies(connection& c, int n) { c.lose_next_replies(n); }
+void expire_next_replies(connection& c, int n) { c.expire_next_replies(n); }
 
 bool is_started(connection& c) { return c.started(); }
 

@@ -492,8 +492,12 @@ void connection::apply(const session_machine::actions& a) {
         });
     }
     if (a.notify) notify(*a.notify);
-    if (a.new_session) {
+    if (a.new_session && !new_session_pending_) {
+        // Once per lost session: a request answered "session expired" and the handle's own expired
+        // state may both report the same loss.
+        new_session_pending_ = true;
         boost::asio::post(io_, [this] {
+            new_session_pending_ = false;
             if (closing_) return;
             reset_handle(/*closing=*/false);
             open_handle();
@@ -774,10 +778,11 @@ void connection::on_result(const op_ptr& op, int rc, response&& r) {
     if (in_handle_close_) rc = closing_ ? static_cast<int>(errc::closed) : ZSESSIONEXPIRED;
     if (rc == ZOK && replies_to_lose_.load(std::memory_order_relaxed) > 0) {
         --replies_to_lose_;
-        options_.logger->warn("fault injection: the reply to a request on {} is lost", op->path);
-        rc = ZCONNECTIONLOSS;
+        rc = reply_fault_.load(std::memory_order_relaxed);
+        options_.logger->warn("fault injection: the reply to a request on {} becomes {}", op->path, zerror(rc));
         r = {};
     }
+    if (rc == ZSESSIONEXPIRED && !in_handle_close_) end_expired_session();
     const auto ec = to_error_code(rc);
     if (!ec) return finish(op, ec, std::move(r));
     if (ec == errc::closed) return finish(op, ec, {});
@@ -794,6 +799,19 @@ void connection::on_result(const op_ptr& op, int rc, response&& r) {
     }
     if (is_retryable(ec)) return retry_or_finish(op, ec);
     finish(op, ec, std::move(r));
+}
+
+// The server answered a request "session expired" on a connection it has not closed: in an
+// ensemble a follower may keep serving a connection (reads, pings) after the leader ended its
+// session. The C client stays connected and would never learn it; every write would fail the same
+// way while the hold-states still read held (a fault-suite worker retried for a minute). The session
+// is gone: end it as an expired handle is ended (holds lost, requests retried on a new session).
+void connection::end_expired_session() {
+    const auto s = machine_.state();
+    if (s == connection_state::lost || s == connection_state::closed || closing_) return;
+    options_.logger->warn("the server answered \"session expired\" for session 0x{:x} on a live connection: starting a new session",
+                          session_id_.load());
+    apply(machine_.on_handle(handle_event::expired));
 }
 
 void connection::retry_or_finish(const op_ptr& op, const boost::system::error_code& ec) {

@@ -67,7 +67,14 @@ public:
 
     void submit(request req, completion done);
     std::uint64_t requests_sent() const noexcept { return requests_sent_.load(); }
-    void lose_next_replies(int n) noexcept { replies_to_lose_ = n; }
+    void lose_next_replies(int n) noexcept {
+        reply_fault_ = ZCONNECTIONLOSS;
+        replies_to_lose_ = n;
+    }
+    void expire_next_replies(int n) noexcept {
+        reply_fault_ = ZSESSIONEXPIRED;
+        replies_to_lose_ = n;
+    }
     bool started() const {
         std::lock_guard lock(mutex_);
         return started_;
@@ -95,6 +102,7 @@ private:
     void wait_socket(bool for_write);
     void on_socket_ready(int events);
     void check_handle_state();
+    void end_expired_session();
     void apply(const session_machine::actions& a);
     void notify(connection_state s);
     void abandon_inflight();
@@ -146,6 +154,7 @@ private:
     // Network thread state.
     zhandle_t* zh_ = nullptr;
     int last_zk_state_ = 0;
+    bool new_session_pending_ = false;  // a reset to a new session is posted
     std::atomic<std::chrono::steady_clock::rep> last_heard_{0};  // the last read from the server
     session_machine machine_;
     boost::asio::posix::stream_descriptor socket_{io_};
@@ -172,7 +181,8 @@ private:
     std::atomic<std::int64_t> session_id_{0};
     std::atomic<std::int64_t> negotiated_ms_{0};
     std::atomic<std::uint64_t> requests_sent_{0};
-    std::atomic<int> replies_to_lose_{0};  // fault injection (tests)
+    std::atomic<int> replies_to_lose_{0};  // fault injection (tests): how many replies
+    std::atomic<int> reply_fault_{0};      // and what they become
     mutable std::mutex mutex_;  // guards accepting_, started_, submitted_, listeners_, password_, and the condition below
     std::condition_variable state_changed_;
     bool accepting_ = true;

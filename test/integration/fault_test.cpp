@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <deque>
@@ -218,6 +219,48 @@ TEST_CASE("a connection dropped by its receive timeout: its closed socket's numb
         if (line.find("timed out") != std::string::npos) ++drops;
     }
     CHECK(drops >= 4);  // each stall did end in the C client's receive timeout
+}
+
+// In an ensemble a follower may keep a connection open, and answer its reads and pings, after the
+// leader ended its session: every write then comes back "session expired" while the C client stays
+// connected (a fault-suite worker retried its creates for a minute so). Here that answer is injected
+// into one reply on a live session: zkr must end the session itself, once, as if the handle had
+// expired: the hold is lost, a new session starts, the request goes through on it, and the old
+// session's node goes (zkr closes the old session), so another client holds with a higher token.
+TEST_CASE("a request answered session expired on a live connection ends that session, once, and its hold is lost") {
+    auto& zk = zkr::test::shared_server();
+    auto c = zkr::test::connect(zk.connect_string());
+    auto other = zkr::test::connect(zk.connect_string());
+    const auto path = zkr::test::recipe_path("expired-answer");
+    zkr::interprocess_mutex m(*c, path);
+    REQUIRE(m.acquire(10s));
+    const auto token = m.fencing_token();
+    const auto old_session = c->session_id();
+    zkr::test::state_recorder states(*c);
+
+    zkr::detail::expire_next_replies(c->connection(), 1);
+    boost::system::error_code ec;
+    c->exists("/", ec);  // answered "session expired": retried, and answered, on the new session
+    CHECK_FALSE(ec);
+    CHECK(states.wait_for(zkr::connection_state::lost, 10s));
+    CHECK(states.wait_for(zkr::connection_state::reconnected, 10s));
+    CHECK(c->session_id() != old_session);
+    CHECK(zkr::test::eventually([&] { return m.state() == zkr::hold_state::lost; }, 10s));
+
+    zkr::interprocess_mutex next(*other, path);
+    REQUIRE(next.acquire(10s));  // the old session was closed with its node
+    CHECK(next.fencing_token() > token);
+    next.release();
+    m.release(ec);
+    CHECK(ec == zkr::errc::lock_lost);
+
+    // One loss, one new session: the handle is not reset twice for the same loss.
+    const auto session = c->session_id();
+    std::this_thread::sleep_for(500ms);
+    CHECK(c->session_id() == session);
+    const auto seen = states.states();
+    CHECK(std::count(seen.begin(), seen.end(), zkr::connection_state::lost) == 1);
+    CHECK(zkr::test::eventually([&] { return zkr::test::nodes_under(*other, path) == 0; }, 10s));
 }
 
 // The reply of a create is lost on the wire (through a proxy, not inside zkr) after the server

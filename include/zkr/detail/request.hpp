@@ -86,6 +86,9 @@ std::uint64_t requests_sent(connection& c);
 /// drop (the server applied the request; the client never learns it). Exercises recovery paths
 /// such as protected create.
 void lose_next_replies(connection& c, int n);
+/// Fault injection for tests: the next n successful replies come back as "session expired", as a
+/// server answers the requests of a session it has closed on a connection it has not closed yet.
+void expire_next_replies(connection& c, int n);
 /// Held around every call into the ZooKeeper C client in this process. The single-threaded library
 /// keeps process-wide state (static buffers for log lines and endpoint names, the xid counter), so
 /// clients on different network threads must not enter it at once. Recursive: completions run
