@@ -105,7 +105,11 @@ void hold::set_state(hold_state s) {
 
 hold_state hold::caller_state() const noexcept {
     const auto s = state();
-    if (s == hold_state::held && silent_past_receive_timeout(client_.connection())) return hold_state::doubtful;
+    if (s != hold_state::held) return s;
+    // The connection's state changes first and the holds follow on the network thread: a caller
+    // reading in between must not see held on a connection already suspended or lost (a paused
+    // holder of the fault suite read held so, under TSan's slower timing).
+    if (!is_connected(client_.state()) || silent_past_receive_timeout(client_.connection())) return hold_state::doubtful;
     return s;
 }
 

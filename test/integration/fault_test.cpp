@@ -263,6 +263,33 @@ TEST_CASE("a request answered session expired on a live connection ends that ses
     CHECK(zkr::test::eventually([&] { return zkr::test::nodes_under(*other, path) == 0; }, 10s));
 }
 
+// The network thread moves the connection to suspended first and the holds to doubtful right
+// after. A caller reading in between must not see held: a paused holder of the fault suite did
+// (it read held at release after its session had expired). An observer registered before the hold
+// runs in that gap and reads the hold's state there.
+TEST_CASE("a hold never reads held once its connection is suspended, even before the hold itself is told") {
+    auto& zk = zkr::test::shared_server();
+    zkr::test::tcp_proxy proxy(zk.client_port(0));
+    auto c = zkr::test::connect("127.0.0.1:" + std::to_string(proxy.port()));
+    zkr::fair_lock m(*c, zkr::test::recipe_path("gap"));
+    std::promise<zkr::hold_state> seen;
+    bool recorded = false;  // network thread only
+    const auto id = zkr::detail::add_state_observer(c->connection(), [&](zkr::connection_state s) {
+        if (s == zkr::connection_state::suspended && !recorded) {
+            recorded = true;
+            seen.set_value(m.state());
+        }
+    });
+    REQUIRE(m.acquire(10s));
+    proxy.reset_all();  // the connection drops: suspended
+    auto state_in_gap = seen.get_future();
+    REQUIRE(state_in_gap.wait_for(15s) == std::future_status::ready);
+    CHECK(state_in_gap.get() == zkr::hold_state::doubtful);
+    zkr::detail::remove_state_observer(c->connection(), id);
+    CHECK(zkr::test::eventually([&] { return m.state() == zkr::hold_state::held; }, 15s));  // same session
+    m.unlock();
+}
+
 // The reply of a create is lost on the wire (through a proxy, not inside zkr) after the server
 // applied it: the protected create finds its node on reconnection instead of making a second one.
 TEST_CASE("a create's reply lost on the wire after the server applied it: one node, adopted, no orphan") {
