@@ -406,11 +406,17 @@ void connection::wait_socket(bool for_write) {
                        });
 }
 
+void connection::heard_now() noexcept {
+    last_heard_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+}
+
+std::chrono::steady_clock::duration connection::silence() const noexcept {
+    return std::chrono::steady_clock::now().time_since_epoch() -
+           std::chrono::steady_clock::duration(last_heard_.load(std::memory_order_relaxed));
+}
+
 bool connection::silent_past_receive_timeout() const noexcept {
-    if (!is_connected(state())) return false;
-    const auto silent = std::chrono::steady_clock::now().time_since_epoch() -
-                        std::chrono::steady_clock::duration(last_heard_.load(std::memory_order_relaxed));
-    return silent > negotiated_timeout() * 2 / 3;
+    return is_connected(state()) && silence() > negotiated_timeout() * 2 / 3;
 }
 
 void connection::on_socket_ready(int events) {
@@ -424,8 +430,7 @@ void connection::on_socket_ready(int events) {
     // suspended, and those replies count as lost with it (their outcome unknown), as they would had
     // the timer fired first. A silence shorter than the ping interval cannot have reached that
     // timeout: the call is skipped then, as it would otherwise run once per reply.
-    const auto heard = std::chrono::steady_clock::duration(last_heard_.load(std::memory_order_relaxed));
-    if (std::chrono::steady_clock::now().time_since_epoch() - heard > negotiated_timeout() / 3) {
+    if (silence() > negotiated_timeout() / 3) {
         int interest = 0;
         struct timeval tv {};
         const int fd = ask_interest(interest, tv);
@@ -445,8 +450,7 @@ void connection::on_socket_ready(int events) {
         // included (a refused connect is writable too).
         if ((events & ZOOKEEPER_READ) && zoo_state(zh_) == ZOO_CONNECTING_STATE) break;
         const int rc = zookeeper_process(zh_, events);
-        if (rc == ZOK && (events & ZOOKEEPER_READ))
-            last_heard_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+        if (rc == ZOK && (events & ZOOKEEPER_READ)) heard_now();
         check_handle_state();
         if (rc != ZOK || !zh_ || !(events & ZOOKEEPER_READ) || !socket_.is_open() ||
             !socket_readable(socket_.native_handle()))
@@ -470,7 +474,7 @@ void connection::check_handle_state() {
         const clientid_t* id = zoo_client_id(zh_);
         session_id_ = id->client_id;
         negotiated_ms_ = zoo_recv_timeout(zh_);
-        last_heard_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+        heard_now();
         std::lock_guard lock(mutex_);
         password_.assign(id->passwd, sizeof id->passwd);
     }

@@ -103,6 +103,8 @@ private:
     void on_socket_ready(int events);
     void check_handle_state();
     void end_expired_session();
+    void heard_now() noexcept;  // something was read from the server
+    std::chrono::steady_clock::duration silence() const noexcept;  // since then
     void apply(const session_machine::actions& a);
     void notify(connection_state s);
     void abandon_inflight();
