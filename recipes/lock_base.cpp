@@ -8,6 +8,10 @@ struct lock_base::listeners {
     std::mutex m;
     std::map<std::uint64_t, std::function<void(hold_state)>> fns;
     std::uint64_t next = 1;
+    bool any() {
+        std::lock_guard lock(m);
+        return !fns.empty();
+    }
     void call(hold_state s) {
         std::vector<std::function<void(hold_state)>> copy;
         {
@@ -59,9 +63,14 @@ void lock_base::attach_listeners(const std::shared_ptr<hold>& h) { listener_atta
 
 std::function<void(const std::shared_ptr<hold>&)> lock_base::listener_attacher() const {
     return [weak = std::weak_ptr<listeners>(listeners_)](const std::shared_ptr<hold>& h) {
-        h->add_listener([weak](hold_state s) {
-            if (auto l = weak.lock()) l->call(s);
-        });
+        h->add_listener(
+            [weak](hold_state s) {
+                if (auto l = weak.lock()) l->call(s);
+            },
+            [weak] {
+                auto l = weak.lock();
+                return l && l->any();
+            });
     };
 }
 

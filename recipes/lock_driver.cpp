@@ -70,10 +70,10 @@ hold::hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, st
 
 hold::~hold() = default;
 
-std::uint64_t hold::add_listener(std::function<void(hold_state)> fn) {
+std::uint64_t hold::add_listener(std::function<void(hold_state)> fn, std::function<bool()> listening) {
     std::lock_guard lock(listeners_mutex_);
     const auto id = next_listener_++;
-    listeners_.emplace(id, std::move(fn));
+    listeners_.emplace(id, listener{std::move(fn), std::move(listening)});
     return id;
 }
 
@@ -95,7 +95,8 @@ void hold::set_state(hold_state s) {
     std::vector<std::function<void(hold_state)>> targets;
     {
         std::lock_guard lock(listeners_mutex_);
-        for (auto& [id, fn] : listeners_) targets.push_back(fn);
+        for (auto& [id, l] : listeners_)
+            if (!l.listening || l.listening()) targets.push_back(l.fn);
     }
     if (targets.empty()) return;
     boost::asio::post(callback_executor(client_.connection()), [targets = std::move(targets), s] {

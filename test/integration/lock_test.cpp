@@ -218,6 +218,40 @@ TEST_CASE("the holder's session expires: lost is reported, the next waiter holds
     CHECK(ec == zkr::errc::lock_lost);
 }
 
+// A hold posts its state changes only while its lock has a listener (most have none, and each post
+// wakes the callback thread): one added while held still hears that hold end.
+TEST_CASE("a hold listener added while held hears the release, and one removed hears nothing more") {
+    auto& zk = zkr::test::shared_server();
+    const std::string path = lock_path("late-listener");
+    auto a = connect(zk.connect_string());
+    zkr::interprocess_mutex m(*a, path);
+    std::mutex mu;
+    std::vector<hold_state> late, removed;
+    m.acquire();
+    auto sub_late = m.add_hold_listener([&](hold_state s) {
+        std::lock_guard l(mu);
+        late.push_back(s);
+    });
+    auto sub_removed = m.add_hold_listener([&](hold_state s) {
+        std::lock_guard l(mu);
+        removed.push_back(s);
+    });
+    sub_removed.unsubscribe();
+    m.release();
+    CHECK(zkr::test::eventually([&] {
+        std::lock_guard l(mu);
+        return late.size() == 2;
+    }));
+    // A second cycle with no listener left at all: nothing more arrives.
+    sub_late.unsubscribe();
+    m.acquire();
+    m.release();
+    std::this_thread::sleep_for(100ms);
+    std::lock_guard l(mu);
+    CHECK(late == std::vector<hold_state>{hold_state::releasing, hold_state::released});
+    CHECK(removed.empty());
+}
+
 TEST_CASE("guarded writes commit only while held") {
     auto& zk = zkr::test::shared_server();
     const std::string path = lock_path("guarded");

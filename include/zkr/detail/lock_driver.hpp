@@ -42,7 +42,11 @@ public:
     hold_state caller_state() const noexcept;
     bool is_valid() const noexcept { return caller_state() == hold_state::held; }
 
-    std::uint64_t add_listener(std::function<void(hold_state)> fn);
+    /// fn runs on the callback thread after each state change. listening, if given, is asked on the
+    /// network thread first: while it says no, nothing is posted (a recipe attaches its listener
+    /// hub to every hold; most have no user listener, and a post wakes the callback thread twice
+    /// per lock cycle).
+    std::uint64_t add_listener(std::function<void(hold_state)> fn, std::function<bool()> listening = {});
     void remove_listener(std::uint64_t id);
 
     /// A multi that commits only while this hold's node exists on this hold's session.
@@ -76,7 +80,11 @@ private:
     std::unique_ptr<boost::asio::steady_timer> own_watch_timer_;
     unique_function<void(const boost::system::error_code&)> release_done_;
     std::mutex listeners_mutex_;
-    std::map<std::uint64_t, std::function<void(hold_state)>> listeners_;
+    struct listener {
+        std::function<void(hold_state)> fn;
+        std::function<bool()> listening;
+    };
+    std::map<std::uint64_t, listener> listeners_;
     std::uint64_t next_listener_ = 1;
 };
 
