@@ -4,6 +4,7 @@
 
 #include <zkr/error.hpp>
 #include <zkr/path.hpp>
+#include <zkr/detail/sync_result.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -151,11 +152,27 @@ void connection::start() {
     started_ = true;
     network_thread_ = std::thread([this] {
         network_thread_logger = options_.logger.get();
-        io_.run();
+        run_network_loop();
         network_thread_logger = nullptr;
     });
     network_thread_id_ = network_thread_.get_id();
     boost::asio::post(io_, [this] { open_handle(); });
+}
+
+// io_.run(), except that after handing a result to a caller that was spinning for it the thread
+// polls for that caller's next request (a lock's release, the next acquire) for a short while
+// before it sleeps in epoll: the request then goes out without waking this thread. The caller
+// spun only while few callers of the process were blocked, so this spin is as rare.
+void connection::run_network_loop() {
+    const auto window = std::min<clock::duration>(options_.blocking_call_spin, follow_up_window);
+    while (io_.run_one() > 0) {
+        // A handler run while polling may hand another result to a spinning caller: poll anew.
+        while (std::exchange(follow_up_expected, false) && window > clock::duration::zero()) {
+            const auto until = clock::now() + window;
+            while (!follow_up_expected && clock::now() < until && !io_.stopped())
+                if (io_.poll_one() == 0) std::this_thread::yield();
+        }
+    }
 }
 
 void connection::close() {

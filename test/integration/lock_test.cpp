@@ -14,6 +14,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <ctime>
 #include <future>
 #include <mutex>
 #include <set>
@@ -250,6 +251,32 @@ TEST_CASE("a hold listener added while held hears the release, and one removed h
     std::lock_guard l(mu);
     CHECK(late == std::vector<hold_state>{hold_state::releasing, hold_state::released});
     CHECK(removed.empty());
+}
+
+// After answering a caller that was spinning, the network thread polls briefly for its next
+// request instead of sleeping: that poll must end (a held lock, an idle client cost no CPU).
+TEST_CASE("after a burst of lock cycles an idle client, holding or not, uses almost no CPU") {
+    auto& zk = zkr::test::shared_server();
+    auto a = connect(zk.connect_string());
+    zkr::interprocess_mutex m(*a, lock_path("idle-cpu"));
+    auto process_cpu = [] {
+        timespec ts{};
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+    };
+    for (int i = 0; i < 50; ++i) {
+        m.acquire();
+        m.release();
+    }
+    m.acquire();
+    for (const bool holding : {true, false}) {
+        const auto before = process_cpu();
+        std::this_thread::sleep_for(300ms);
+        const auto used = process_cpu() - before;
+        INFO("holding " << holding << ": " << std::chrono::duration_cast<std::chrono::microseconds>(used).count() << " us of CPU in 300 ms");
+        CHECK(used < 30ms);  // a thread left polling would use about 300 ms
+        if (holding) m.release();
+    }
 }
 
 TEST_CASE("guarded writes commit only while held") {

@@ -89,3 +89,27 @@ TEST_CASE("sync_result: while enough callers of the process wait, a new waiter s
     CHECK(cpu < 5ms);  // had it spun, about 40 ms
     for (auto& w : waiting) CHECK(w.get().first == "first");
 }
+
+TEST_CASE("sync_result: handing a result to a spinning waiter tells the setting thread to expect a follow-up") {
+    using zkr::detail::follow_up_expected;
+    // Spinning: the waiter is awake and will most likely send again at once.
+    {
+        follow_up_expected = false;
+        sync_result<std::string> r;
+        auto f = wait_on(r, 10'000'000us);
+        std::this_thread::sleep_for(20ms);  // it spins now (no other caller of this process waits)
+        r.set("a");
+        CHECK(follow_up_expected);
+        CHECK(f.get().first == "a");
+    }
+    // Sleeping (spin 0, or a spin that ended): nothing to expect soon.
+    for (auto spin : {0us, 5'000us}) {
+        follow_up_expected = false;
+        sync_result<std::string> r;
+        auto f = wait_on(r, spin);
+        std::this_thread::sleep_for(50ms);
+        r.set("b");
+        CHECK_FALSE(follow_up_expected);
+        CHECK(f.get().first == "b");
+    }
+}

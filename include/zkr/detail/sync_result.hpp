@@ -25,6 +25,12 @@ inline int spinning_callers_limit() noexcept {
     return n;
 }
 
+/// Set on a thread that has just handed a result to a caller that was spinning for it: that
+/// caller is awake and most likely sends its next request within microseconds (the release
+/// after an acquire, the next acquire after a release). The network thread then polls for it
+/// briefly instead of sleeping in epoll, which would cost a wake-up on that request.
+inline thread_local bool follow_up_expected = false;
+
 /// set() once, on any thread; get() once, on the waiting thread.
 ///
 /// get() first spins (yielding its core) for up to `spin` and only then sleeps on a condition
@@ -36,6 +42,7 @@ template <class T>
 class sync_result {
 public:
     void set(T value) {
+        if (spinning_.load(std::memory_order_relaxed)) follow_up_expected = true;
         value_.emplace(std::move(value));
         {
             std::lock_guard lock(m_);
@@ -50,10 +57,12 @@ public:
         auto& blocked = blocked_callers();
         const int others = blocked.fetch_add(1, std::memory_order_relaxed);
         if (spin.count() > 0 && others < spinning_callers_limit()) {
+            spinning_.store(true, std::memory_order_relaxed);
             const auto until = std::chrono::steady_clock::now() + spin;
             while (!ready_.load(std::memory_order_acquire) && !stop_spinning_.load(std::memory_order_relaxed) &&
                    std::chrono::steady_clock::now() < until)
                 std::this_thread::yield();
+            spinning_.store(false, std::memory_order_relaxed);
         }
         if (!ready_.load(std::memory_order_acquire)) {
             std::unique_lock lock(m_);
@@ -67,6 +76,7 @@ private:
     std::optional<T> value_;
     std::atomic<bool> ready_{false};
     std::atomic<bool> stop_spinning_{false};
+    std::atomic<bool> spinning_{false};
     std::mutex m_;
     std::condition_variable cv_;
 };
