@@ -15,13 +15,6 @@ using boost::system::error_code;
 // ---------------------------------------------------------------------------------------------
 // lease
 
-struct lease::group {
-    std::shared_ptr<detail::lock_driver> driver;
-    std::shared_ptr<detail::hold> hold;
-    std::string data;
-    std::atomic<std::int32_t> open;  // leases of this group not yet closed
-};
-
 lease& lease::operator=(lease&& other) noexcept {
     if (this != &other) {
         return_quietly();

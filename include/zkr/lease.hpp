@@ -1,23 +1,22 @@
 // zkr::lease: one lease of a semaphore, returned when the lease object goes.
 #pragma once
 
+#include <zkr/detail/lock_driver.hpp>
+#include <zkr/error.hpp>
 #include <zkr/hold_state.hpp>
 #include <zkr/multi_op.hpp>
 #include <zkr/results.hpp>
 
+#include <boost/asio/async_result.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace zkr {
-
-namespace detail {
-class hold;
-class lock_driver;
-}  // namespace detail
 
 /**
  * One lease of an interprocess_semaphore_v2. Move-only. The destructor returns the lease (best
@@ -46,6 +45,14 @@ public:
     /// lock_lost when the lease had been lost (nothing left to delete), or the delete's error.
     void close();
     void close(boost::system::error_code& ec);
+    /// Returns the lease without waiting: the lease is closed when this returns, and the delete
+    /// (sent only by the last open lease of its acquire) is sent before any request this thread
+    /// issues next on the same client, so an acquire started next queues behind it. The handler
+    /// gets close(ec)'s outcome on its associated executor (default: the client's callback
+    /// thread); on connection loss the delete is retried on reconnection, as close()'s is.
+    /// Signature: void(boost::system::error_code).
+    template <typename Token>
+    auto async_close(Token&& token);
     /// False once closed or moved from.
     bool is_open() const noexcept { return static_cast<bool>(group_); }
 
@@ -71,5 +78,31 @@ private:
 
     std::shared_ptr<group> group_;
 };
+
+struct lease::group {
+    std::shared_ptr<detail::lock_driver> driver;
+    std::shared_ptr<detail::hold> hold;
+    std::string data;
+    std::atomic<std::int32_t> open;  // leases of this group not yet closed
+};
+
+template <typename Token>
+auto lease::async_close(Token&& token) {
+    // Taken now, not when the operation is started (use_awaitable starts it when awaited).
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        [g = std::move(group_)](auto handler) mutable {
+            if (!g) {
+                auto ex = boost::asio::get_associated_executor(handler);
+                boost::asio::post(ex, [handler = std::move(handler)]() mutable {
+                    std::move(handler)(make_error_code(errc::lock_not_held));
+                });
+                return;
+            }
+            // The others of this acquire still hold the node: nothing to send.
+            std::shared_ptr<detail::hold> h = --g->open > 0 ? nullptr : g->hold;
+            detail::release_then_complete(*g->driver, std::move(h), {}, std::move(handler));
+        },
+        token);
+}
 
 }  // namespace zkr

@@ -12,6 +12,7 @@
 
 #include <future>
 #include <mutex>
+#include <set>
 
 using namespace std::chrono_literals;
 using clk = std::chrono::steady_clock;
@@ -518,6 +519,62 @@ TEST_CASE("semaphore: async_acquire with a callback and use_future, leases move 
     kept.clear();
     moved = s.acquire();  // the move-assignment returns the lease it held
     CHECK(zkr::test::eventually([&] { return s.participant_nodes().size() == 1; }));
+}
+
+TEST_CASE("semaphore: async_close returns the lease at once, its next acquire queues behind the delete") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("async-close");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    zkr::interprocess_semaphore_v2 s(*a, path, 1);
+    zkr::interprocess_semaphore_v2 other(*b, path, 1);
+
+    auto l = s.acquire();
+    auto closed = l.async_close(boost::asio::use_future);
+    CHECK_FALSE(l.is_open());  // at once, before the delete's outcome
+    REQUIRE(closed.wait_for(10s) == std::future_status::ready);
+    CHECK_NOTHROW(closed.get());
+    auto taken = other.acquire(1, 0ms);  // the delete is done: another session takes it at once
+    REQUIRE(taken);
+    CHECK(taken->size() == 1);
+    taken.reset();
+
+    // Return and acquire again without waiting: a try-once acquire, which never queues, finds the
+    // lease free each time, since one session's requests reach the server in order.
+    std::vector<std::future<void>> outcomes;
+    std::set<std::int64_t> tokens;
+    for (int i = 0; i < 30; ++i) {
+        auto got = s.acquire(1, 0ms);
+        REQUIRE(got);
+        REQUIRE(got->size() == 1);
+        tokens.insert((*got)[0].fencing_token());
+        outcomes.push_back((*got)[0].async_close(boost::asio::use_future));
+    }
+    for (auto& f : outcomes) {
+        REQUIRE(f.wait_for(10s) == std::future_status::ready);
+        CHECK_NOTHROW(f.get());
+    }
+    CHECK(tokens.size() == 30);
+
+    // The leases of one acquire share a node: only the last close sends its delete.
+    zkr::interprocess_semaphore_v2 three(*a, sem_path("async-close-3"), 3);
+    auto leases = three.acquire(2);
+    const auto sent = zkr::detail::requests_sent(a->connection());
+    CHECK_NOTHROW(leases[0].async_close(boost::asio::use_future).get());
+    CHECK(zkr::detail::requests_sent(a->connection()) == sent);
+    CHECK(three.participant_nodes().size() == 1);
+    std::promise<boost::system::error_code> last;
+    leases[1].async_close([&](boost::system::error_code ec) { last.set_value(ec); });
+    CHECK_FALSE(last.get_future().get());
+    CHECK(three.participant_nodes().empty());
+
+    // Misuse: closing a closed lease is heard as lock_not_held through the handler; nothing is sent.
+    std::promise<boost::system::error_code> misuse;
+    const auto before_misuse = zkr::detail::requests_sent(a->connection());
+    leases[1].async_close([&](boost::system::error_code ec) { misuse.set_value(ec); });
+    CHECK(misuse.get_future().get() == zkr::errc::lock_not_held);
+    CHECK(zkr::detail::requests_sent(a->connection()) == before_misuse);
+    CHECK(nodes_under(*b, path) == 0);
 }
 
 TEST_CASE("semaphore_mutex: not re-entrant, and released from another thread") {

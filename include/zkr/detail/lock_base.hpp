@@ -46,18 +46,9 @@ protected:
     auto async_release_hold(Take take, Token&& token) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
             [this, take = std::move(take)](auto handler) mutable {
-                auto ex = boost::asio::get_associated_executor(handler, callback_executor(driver_->get_client().connection()));
-                auto work = boost::asio::make_work_guard(ex);
                 boost::system::error_code ec;
                 std::shared_ptr<hold> h = take(ec);
-                if (!h) {
-                    boost::asio::post(ex, [handler = std::move(handler), ec]() mutable { std::move(handler)(ec); });
-                    return;
-                }
-                driver_->release(h, [handler = std::move(handler), work = std::move(work)](const boost::system::error_code& e) mutable {
-                    boost::asio::post(work.get_executor(), [handler = std::move(handler), e]() mutable { std::move(handler)(e); });
-                    work.reset();
-                });
+                release_then_complete(*driver_, std::move(h), ec, std::move(handler));
             },
             token);
     }

@@ -2,9 +2,13 @@
 #pragma once
 
 #include <zkr/client.hpp>
+#include <zkr/detail/request.hpp>
 #include <zkr/hold_state.hpp>
 #include <zkr/lock_rule.hpp>
 
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
@@ -154,6 +158,24 @@ private:
     std::string lock_name_;
     std::shared_ptr<const lock_rule> rule_;
 };
+
+/// The end of every async release (a mutex's, a fair lock's, a lease's): releases h, if given, at
+/// once, and hands the delete's outcome to handler on its associated executor (default: the
+/// client's callback thread). Without a hold there is nothing to send: handler gets ec (clear for
+/// a nested level, or why there was nothing), posted there.
+template <typename Handler>
+void release_then_complete(lock_driver& driver, std::shared_ptr<hold> h, boost::system::error_code ec, Handler handler) {
+    auto ex = boost::asio::get_associated_executor(handler, callback_executor(driver.get_client().connection()));
+    auto work = boost::asio::make_work_guard(ex);
+    if (!h) {
+        boost::asio::post(ex, [handler = std::move(handler), ec]() mutable { std::move(handler)(ec); });
+        return;
+    }
+    driver.release(h, [handler = std::move(handler), work = std::move(work)](const boost::system::error_code& e) mutable {
+        boost::asio::post(work.get_executor(), [handler = std::move(handler), e]() mutable { std::move(handler)(e); });
+        work.reset();
+    });
+}
 
 /// "<host name>:<pid>", the default data of lock and lease nodes.
 std::string default_node_data();
