@@ -15,10 +15,15 @@ extern char** environ;
 
 namespace zkr::test {
 
-child_process::child_process(const std::vector<std::string>& argv) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
+std::vector<char*> c_argv(std::vector<std::string>& args) {
+    std::vector<char*> out;
+    for (auto& a : args) out.push_back(a.data());
+    out.push_back(nullptr);
+    return out;
+}
+
+child_process::child_process(std::vector<std::string> argv) {
+    auto args = c_argv(argv);
     if (::posix_spawn(&pid_, args[0], nullptr, nullptr, args.data(), environ) != 0)
         throw std::runtime_error("cannot start " + argv.at(0));
 }

@@ -11,7 +11,7 @@ namespace zkr::test {
 
 class child_process {
 public:
-    explicit child_process(const std::vector<std::string>& argv);
+    explicit child_process(std::vector<std::string> argv);
     ~child_process();  // kills the child if it still runs
     child_process(child_process&& o) noexcept : pid_(o.pid_), status_(o.status_) { o.pid_ = -1; }
     child_process(const child_process&) = delete;
@@ -27,6 +27,10 @@ private:
     pid_t pid_ = -1;
     int status_ = -1;
 };
+
+/// argv for exec/posix_spawn: pointers into args (which must outlive them), null-terminated.
+/// Built before a fork: the child of a threaded process must not allocate.
+std::vector<char*> c_argv(std::vector<std::string>& args);
 
 /// Lines of a file.
 std::vector<std::string> read_lines(const std::string& file);

@@ -1,4 +1,6 @@
 #include "zk_cluster.hpp"
+
+#include "process.hpp"
 #include "shared_server.hpp"
 
 #include <zkr/error.hpp>
@@ -281,9 +283,7 @@ void zk_cluster::start(int i, bool wait) {
     // Everything the child needs is made before the fork: after fork() in a threaded process the
     // child may only make async-signal-safe calls. A malloc there can wait for ever on a lock that
     // another thread held at the fork (seen under AddressSanitizer: a "server" that never started).
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
+    auto argv = c_argv(args);
     const char* log_path = log.c_str();
     const pid_t parent = ::getpid();
     const pid_t pid = spawn([&] {
