@@ -61,12 +61,13 @@ void check_lock_path(const std::string& path) {
 // hold
 
 hold::hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, std::int64_t session_id,
-           bool release_passes_on)
+           bool release_passes_on, bool signal_release)
     : client_(c),
       node_path_(std::move(node_path)),
       token_(fencing_token),
       session_(session_id),
-      release_passes_on_(release_passes_on) {}
+      release_passes_on_(release_passes_on),
+      signal_release_(release_passes_on && signal_release) {}
 
 hold::~hold() = default;
 
@@ -246,7 +247,7 @@ void hold::try_delete() {
                                  self_keep->on_connection(s);
                              });
                          });
-    if (!release_passes_on_) return client_.async_remove(node_path_, {}, std::move(on_deleted));
+    if (!signal_release_) return client_.async_remove(node_path_, {}, std::move(on_deleted));
     // One transaction: the data change tells the waiter behind us that we held (see
     // lock_rule::release_passes_on). The data stays empty: the node is gone with it.
     // The handler runs on the network thread: a release blocks its caller, which may be the
@@ -304,6 +305,9 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
     std::unique_ptr<boost::asio::steady_timer> timer;
     std::uint64_t observer = 0;
     int restarts = 0;
+    // Once we waited, a waiter behind us may have listed nodes ahead of ours: our release then
+    // tells it that we held (see hold's signal_release).
+    bool waited = false;
     // The watch on our own node, set once we wait: it tells a waiter that its node was deleted,
     // and passes to the hold on grant (so a grant needs no new request).
     struct own_watch {
@@ -410,6 +414,7 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
         if (d.error) return fail(d.error);
         if (d.holds) return grant();
         if (try_only) return give_up();
+        waited = true;
         if (on_waiting) on_waiting();
         if (!own) watch_own_node();
         for (const auto& name : d.watch)
@@ -545,7 +550,7 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
             return restart();
         }
         auto h = std::make_shared<hold>(client, node_path, node_stat.czxid, node_stat.ephemeral_owner,
-                                        driver->rule().release_passes_on());
+                                        driver->rule().release_passes_on(), /*signal_release=*/waited);
         // With holders still ahead of us, the waiter behind us (watching only us) becomes the
         // first waiter and must watch them all: tell it by touching our node. Sent before our own
         // exists watch, so that it does not fire that watch.

@@ -544,6 +544,45 @@ TEST_CASE("round trips: one to acquire uncontended, none to wake up") {
     waiter.get();
 }
 
+// The data change of a one-holder release tells the waiter behind that nodes ahead of it are
+// gone. A holder that never waited has no such nodes ahead: its release is a plain delete.
+TEST_CASE("a holder that never waited releases with a plain delete, one that waited with a data change") {
+    auto& zk = zkr::test::shared_server();
+    const std::string path = lock_path("release-form");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    auto observer = connect(zk.connect_string());
+    zkr::interprocess_mutex ma(*a, path), mb(*b, path);
+    // What a watcher of the node sees first when the holder releases.
+    auto first_event_at_release = [&](const std::string& node, auto release) {
+        std::promise<zkr::watch_event_type> seen;
+        observer->get_data(node, [&seen](const zkr::watch_event& e) { seen.set_value(e.type); });
+        release();
+        auto f = seen.get_future();
+        REQUIRE(f.wait_for(5s) == std::future_status::ready);
+        return f.get();
+    };
+    ma.acquire();  // free: granted without waiting
+    CHECK(first_event_at_release(ma.node_path(), [&] { ma.release(); }) == zkr::watch_event_type::node_deleted);
+
+    ma.acquire();
+    std::promise<std::string> b_holds;
+    std::promise<void> b_may_release;
+    auto waiter = std::async(std::launch::async, [&] {
+        mb.acquire();  // waits behind a
+        b_holds.set_value(mb.node_path());
+        b_may_release.get_future().wait();
+        mb.release();
+    });
+    REQUIRE(zkr::test::eventually([&] { return ma.participant_nodes().size() == 2; }));
+    ma.release();
+    auto b_node = b_holds.get_future();
+    REQUIRE(b_node.wait_for(5s) == std::future_status::ready);
+    CHECK(first_event_at_release(b_node.get(), [&] { b_may_release.set_value(); }) == zkr::watch_event_type::node_data_changed);
+    waiter.get();
+    CHECK(nodes_under(*observer, path) == 0);
+}
+
 TEST_CASE("a release whose delete fails is not forgotten: the node goes when the server returns") {
     zkr::test::zk_cluster zk;
     const std::string path = "/release-failure/lock";

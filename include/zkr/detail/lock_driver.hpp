@@ -27,11 +27,14 @@ namespace zkr::detail {
 /// on the network thread; listeners run on the client's callback thread.
 class hold : public std::enable_shared_from_this<hold> {
 public:
-    /// release_passes_on: release with a data change and the delete in one transaction (see
-    /// lock_rule::release_passes_on); a data change on our node by anyone else then ends the hold
-    /// as lost, since the waiter behind us takes it for our release.
+    /// release_passes_on (lock_rule::release_passes_on): a data change on our node by anyone else
+    /// ends the hold as lost, since a waiter behind us takes it for our release.
+    /// signal_release: release with a data change and the delete in one transaction, so that the
+    /// waiter behind us holds without listing. Only worth it when that waiter may have seen nodes
+    /// ahead of ours (we waited ourselves); after a grant without waiting a plain delete is
+    /// cheaper (W1) and the waiter behind, whose view ends at our node, holds on it just as well.
     hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, std::int64_t session_id,
-         bool release_passes_on = false);
+         bool release_passes_on = false, bool signal_release = false);
     ~hold();
 
     const std::string& node_path() const noexcept { return node_path_; }
@@ -78,6 +81,7 @@ private:
     std::int64_t token_;
     std::int64_t session_;
     bool release_passes_on_;
+    bool signal_release_;
     std::atomic<hold_state> state_{hold_state::held};
     std::uint64_t observer_ = 0;
     std::uint64_t watch_generation_ = 0;
