@@ -524,16 +524,20 @@ TEST_CASE("round trips: one to acquire uncontended, none to wake up") {
     ma.acquire();
     std::this_thread::sleep_for(zkr::detail::hold::own_watch_delay + 150ms);
     CHECK(zkr::detail::requests_sent(a->connection()) - before == 3);
-    // Contended: b queues, watching a's node and its own (create, list, 2 watches).
+    // Contended: b queues with create, list and a watch on a's node; the watch on its own node
+    // follows only once it has waited as long as a hold waits for its own.
     before = zkr::detail::requests_sent(b->connection());
+    const auto queue_start = clk::now();
     std::promise<std::uint64_t> acquired;
     auto waiter = std::async(std::launch::async, [&] {
         mb.acquire();
         acquired.set_value(zkr::detail::requests_sent(b->connection()));
         mb.release();
     });
-    REQUIRE(zkr::test::eventually([&] { return ma.participant_nodes().size() == 2; }));
-    std::this_thread::sleep_for(200ms);
+    REQUIRE(zkr::test::eventually([&] { return zkr::detail::requests_sent(b->connection()) - before >= 3; }));
+    REQUIRE(zkr::test::eventually([&] { return zkr::detail::requests_sent(b->connection()) - before == 4; }, 5s));
+    CHECK(clk::now() - queue_start >= zkr::detail::hold::own_watch_delay);
+    std::this_thread::sleep_for(100ms);
     const auto queued = zkr::detail::requests_sent(b->connection());
     CHECK(queued - before == 4);
     ma.release();
