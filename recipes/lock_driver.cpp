@@ -308,8 +308,8 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
     // Once we waited, a waiter behind us may have listed nodes ahead of ours: our release then
     // tells it that we held (see hold's signal_release).
     bool waited = false;
-    // The watch on our own node, set once we wait: it tells a waiter that its node was deleted,
-    // and passes to the hold on grant (so a grant needs no new request).
+    // The watch on our own node, set once we have waited hold::own_watch_delay: it tells a waiter
+    // that its node was deleted, and passes to the hold on grant (so a grant needs no new request).
     struct own_watch {
         std::weak_ptr<acquisition> waiter;
         std::weak_ptr<hold> holder;
@@ -430,7 +430,7 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
 
     // A waiter sets the watch on its own node once it has waited hold::own_watch_delay, as a hold
     // does: most waits of a busy lock are shorter, and that request was one in five of a contended
-    // cycle (W2: 3,437 -> 4,037 cycles/s without it, docs/performance.md). A waiter granted before
+    // cycle (A/B: W2 3,841 -> 4,184 cycles/s, docs/performance.md). A waiter granted before
     // then passes no watch to its hold, which sets its own after the same delay.
     void watch_own_node_later() {
         own_timer = std::make_unique<boost::asio::steady_timer>(net, hold::own_watch_delay);

@@ -61,8 +61,9 @@ public:
 
     // Network thread only.
     /// Starts loss detection: the state observer, and a watch on our own node unless the waiter
-    /// already set one (own_watch_set), which then reports to this hold. A hold granted without
-    /// waiting sets that watch only after own_watch_delay: a short hold then costs no request.
+    /// already set one (own_watch_set), which then reports to this hold. A hold whose waiter had
+    /// not (granted without waiting, or within own_watch_delay) sets that watch only after
+    /// own_watch_delay: a short hold then costs no request.
     void arm(bool own_watch_set);
     static constexpr std::chrono::milliseconds own_watch_delay{100};
     void on_own_node_event(watch_event_type type);
