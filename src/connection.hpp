@@ -39,9 +39,6 @@ public:
     connection& operator=(const connection&) = delete;
 
     void start();
-    /// How long the network thread polls for the next request of a caller it just answered
-    /// (bounded by client_options::blocking_call_spin).
-    static constexpr std::chrono::microseconds follow_up_window{50};
     void close();
     bool block_until_connected(std::chrono::milliseconds timeout);
 
@@ -95,6 +92,9 @@ private:
     using op_ptr = std::shared_ptr<operation>;
 
     // Network thread only, below.
+    /// How long the network thread polls for the next request of a caller it just answered
+    /// (bounded by client_options::blocking_call_spin).
+    static constexpr std::chrono::microseconds follow_up_window{50};
     void run_network_loop();
     void open_handle();
     void reset_handle(bool closing);
