@@ -171,11 +171,12 @@ private:
 template <typename Handler>
 void release_then_complete(lock_driver& driver, std::shared_ptr<hold> h, boost::system::error_code ec, Handler handler) {
     auto ex = boost::asio::get_associated_executor(handler, callback_executor(driver.get_client().connection()));
-    auto work = boost::asio::make_work_guard(ex);
     if (!h) {
         boost::asio::post(ex, [handler = std::move(handler), ec]() mutable { std::move(handler)(ec); });
         return;
     }
+    // Keeps the handler's executor busy while the delete is outstanding (a post does that itself).
+    auto work = boost::asio::make_work_guard(ex);
     driver.release(h, [handler = std::move(handler), work = std::move(work)](const boost::system::error_code& e) mutable {
         boost::asio::post(work.get_executor(), [handler = std::move(handler), e]() mutable { std::move(handler)(e); });
         work.reset();
