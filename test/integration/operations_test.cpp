@@ -221,5 +221,9 @@ TEST_CASE("requests reach the server in submission order, also when one is sent 
         if (c.exists(path)) ++seen_after_remove;
     }
     CHECK(seen_after_remove == 0);
-    CHECK(c.get_children("/").children.empty());
+    // The namespace is a container: once its last child is gone the server may remove it
+    // (the harness checks containers every 500 ms), and then "/" does not exist at all.
+    boost::system::error_code ec;
+    const auto left = c.get_children("/", ec);
+    CHECK((ec == zkr::errc::no_node || (!ec && left.children.empty())));
 }
