@@ -4,10 +4,12 @@
 //   zkr demo [options]
 #include "args.hpp"
 #include "embedded_server.hpp"
+#include "process_group.hpp"
 
 #include <zkr/zkr.hpp>
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,12 +68,16 @@ options:
   -h, --help                this text
 
 COMMAND gets ZKR_LOCK_PATH (the lock node) and ZKR_FENCING_TOKEN (a number that rises with every
-new holder; pass it to what you protect so it can refuse a stale holder). SIGINT, SIGTERM, SIGHUP
-and SIGQUIT sent to zkr are forwarded to COMMAND. While waiting, they give up the wait (nothing is
-left behind in ZooKeeper).
+new holder; pass it to what you protect so it can refuse a stale holder). COMMAND runs in a process
+group of its own (the terminal's foreground group when zkr has the terminal), and zkr stops that
+whole group: SIGTERM, then SIGKILL after --grace, when the lock is lost, when COMMAND exits leaving
+processes behind in it (before the lock is released), and when zkr itself dies, even by SIGKILL (a
+guardian process watches zkr). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to zkr are forwarded to
+the group. While waiting, they give up the wait (nothing is left behind in ZooKeeper).
 
-exit codes: COMMAND's status; 1 lock not acquired (-n, -w); 2 bad usage; 3 ZooKeeper unreachable
-or failing; 4 the lock was lost and COMMAND was stopped; 126 COMMAND cannot run; 127 not found.
+exit codes: COMMAND's status (128+N if a signal N ended it); 1 lock not acquired (-n, -w); 2 bad
+usage; 3 ZooKeeper unreachable or failing; 4 the lock was lost and COMMAND was stopped; 126 COMMAND
+cannot run; 127 not found; 128+N a signal N made zkr give up the wait (130 for SIGINT).
 )";
 
 const char* const status_help = R"(usage: zkr status [options] PATH
@@ -128,8 +134,15 @@ std::string connect_string(const args& a) {
 }
 
 std::string checked_path(const args& a, const char* command) {
-    if (a.positionals().size() != 1)
-        throw usage_error(std::string("zkr ") + command + " needs exactly one PATH, got " + std::to_string(a.positionals().size()));
+    if (a.positionals().empty()) throw usage_error("needs a PATH");
+    if (a.positionals().size() > 1) {
+        std::string got;
+        for (const auto& p : a.positionals()) got += " " + p;
+        std::string hint;
+        if (std::string_view(command) == "lock")
+            hint = " (the command goes after \"--\", as in: zkr lock " + a.positionals()[0] + " -- COMMAND)";
+        throw usage_error("needs exactly one PATH, got " + std::to_string(a.positionals().size()) + ":" + got + hint);
+    }
     const auto& path = a.positionals()[0];
     if (auto e = zkr::path_error(path)) throw usage_error("bad PATH \"" + path + "\": " + *e);
     if (path == "/") throw usage_error("the root \"/\" cannot be a lock");
@@ -176,8 +189,22 @@ int next_signal(std::chrono::milliseconds timeout, siginfo_t& info) {
     return sig < 0 ? 0 : sig;
 }
 
-/// Forks and execs the command with the lock's environment; throws exit_error when it cannot run.
-pid_t start_command(const std::vector<std::string>& command, const std::string& node, std::int64_t token) {
+/// True when zkr runs in the terminal's foreground: the command then gets the terminal.
+bool have_terminal() { return ::isatty(STDIN_FILENO) && ::tcgetpgrp(STDIN_FILENO) == ::getpgrp(); }
+
+/// Gives the terminal back to zkr's group once the command is gone.
+void take_back_terminal() {
+    sigset_t ttou, old;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    ::pthread_sigmask(SIG_BLOCK, &ttou, &old);
+    ::tcsetpgrp(STDIN_FILENO, ::getpgrp());
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+/// Forks and execs the command, in a process group of its own, with the lock's environment;
+/// throws exit_error when it cannot run.
+pid_t start_command(const std::vector<std::string>& command, const std::string& node, std::int64_t token, bool take_terminal) {
     // Argument and environment arrays are made before the fork: zkr's client threads run, and
     // after fork() the child may only make async-signal-safe calls (a malloc or setenv there can
     // wait for ever on a lock another thread held at the fork).
@@ -198,6 +225,16 @@ pid_t start_command(const std::vector<std::string>& command, const std::string& 
     if (pid < 0) throw exit_error(exit_cannot_run, "fork failed");
     if (pid == 0) {
         ::close(pipefd[0]);
+        ::setpgid(0, 0);  // a group of its own: zkr signals all the command started
+        if (take_terminal) {
+            // The terminal's keys (Ctrl-C) and reads then reach the command, as without zkr.
+            // SIGTTOU is blocked: a background group may take the terminal only so.
+            sigset_t ttou;
+            sigemptyset(&ttou);
+            sigaddset(&ttou, SIGTTOU);
+            ::sigprocmask(SIG_BLOCK, &ttou, nullptr);
+            ::tcsetpgrp(STDIN_FILENO, ::getpid());
+        }
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -207,6 +244,7 @@ pid_t start_command(const std::vector<std::string>& command, const std::string& 
         ::_exit(exit_not_found);
     }
     ::close(pipefd[1]);
+    ::setpgid(pid, pid);  // also here, so the group exists before we signal it (fails once exec'd: fine)
     int err = 0;
     const bool exec_failed = ::read(pipefd[0], &err, sizeof err) == static_cast<ssize_t>(sizeof err);
     ::close(pipefd[0]);
@@ -319,33 +357,58 @@ int lock_command(const std::vector<std::string>& argv) {
         return conflict_code;
     }
 
-    const pid_t child = start_command(a.rest(), h->node, h->token);
-    int status = 0;
-    bool stopping = false;
-    steady::time_point kill_at{};
-    for (;;) {
-        const int sig = next_signal(100ms, info);
-        if (sig == SIGCHLD || sig == 0) {
-            if (::waitpid(child, &status, WNOHANG) == child) break;
-        }
-        if (sig && sig != SIGCHLD) {
-            // A signal from the terminal reached COMMAND already (same process group); forward the rest.
-            if (info.si_code != SI_KERNEL) ::kill(child, sig);
-        }
-        if (lost && !stopping) {
-            stopping = true;
-            std::cerr << "zkr lock: lost the lock " << path << " (session lost or node deleted); stopping the command\n";
-            ::kill(child, SIGTERM);
-            kill_at = steady::now() + grace;
-        }
-        if (stopping && steady::now() >= kill_at) {
-            ::kill(child, SIGKILL);
-            kill_at = steady::time_point::max();
-        }
+    // Orphans of the command are re-parented to us (not to init), so we reap them and can tell
+    // when its group is empty.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    std::optional<zkr::cli::guardian> guard;
+    try {
+        guard.emplace(grace);
+    } catch (const std::exception& e) {
+        h->release();
+        throw exit_error(exit_cannot_run, std::string("cannot start the guardian process: ") + e.what());
     }
+    const bool terminal = have_terminal();
+    const pid_t child = start_command(a.rest(), h->node, h->token, terminal);
+    guard->watch(child);
+    int status = 0;
+    bool child_done = false, stopping = false, killed = false;
+    steady::time_point kill_at = steady::time_point::max(), killed_at{};
+    auto stop_group = [&](const std::string& why) {
+        if (stopping) return;
+        stopping = true;
+        std::cerr << "zkr lock: " << why << "; stopping the command's process group\n";
+        zkr::cli::signal_group(child, SIGTERM);
+        kill_at = steady::now() + grace;
+    };
+    for (;;) {
+        const int sig = next_signal(child_done ? 20ms : 100ms, info);
+        for (int st = 0;;) {
+            const pid_t p = ::waitpid(-1, &st, WNOHANG);
+            if (p <= 0) break;
+            if (p == child) {
+                status = st;
+                child_done = true;
+            }
+        }
+        if (sig && sig != SIGCHLD) zkr::cli::signal_group(child, sig);
+        if (lost) stop_group("lost the lock " + path + " (session lost, or its node deleted or written)");
+        if (child_done) {
+            if (zkr::cli::group_gone(child)) break;
+            stop_group("the command exited, leaving processes in its group");
+        }
+        if (stopping && !killed && steady::now() >= kill_at) {
+            zkr::cli::signal_group(child, SIGKILL);
+            killed = true;
+            killed_at = steady::now();
+        }
+        // A process that SIGKILL does not end (stuck in the kernel) cannot be waited for.
+        if (killed && child_done && steady::now() - killed_at > 2s) break;
+    }
+    guard->disarm();
+    if (terminal) take_back_terminal();
     const auto released = h->release();
-    if (stopping || released == zkr::errc::lock_lost) {
-        if (!stopping) std::cerr << "zkr lock: the lock " << path << " was lost while the command ran\n";
+    if (lost || released == zkr::errc::lock_lost) {
+        if (!lost) std::cerr << "zkr lock: the lock " << path << " was lost while the command ran\n";
         return lost_code;
     }
     if (released) std::cerr << "zkr lock: releasing " << path << ": " << released.message() << " (its node goes with the session)\n";
@@ -388,7 +451,9 @@ int status_command(const std::vector<std::string>& argv) {
         is_semaphore = !nodes.empty();
     }
     if (nodes.empty()) {
-        std::cout << path << ": free (" << children.size() << " other node(s), none a lock or lease node)\n";
+        if (children.empty()) std::cout << path << ": free (nothing holds or waits)\n";
+        else std::cout << path << ": free (nothing holds or waits; " << children.size() << " other node" << (children.size() == 1 ? "" : "s")
+                       << ", not zkr's lock or lease nodes)\n";
         return 0;
     }
     // Who holds: the rule the recipes use, from the names alone.
@@ -519,6 +584,7 @@ int main(int argc, char** argv) {
         if (command == "status") return status_command(rest);
         if (command == "demo") return demo_command(rest);
         if (command == "demo-worker") return demo_worker(rest);
+        if (command == "__guard" && rest.size() == 1) return zkr::cli::guard_main(std::stol(rest[0]));
         throw usage_error("unknown command \"" + command + "\" (try zkr --help)");
     } catch (const usage_error& e) {
         std::cerr << "zkr " << command << ": " << e.what() << '\n';

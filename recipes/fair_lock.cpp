@@ -18,11 +18,7 @@ fair_lock::~fair_lock() {
         h = std::move(hold_);
         count_ = 0;
     }
-    if (h) {
-        const auto ec = driver_->release_sync(h);
-        if (ec && ec != errc::lock_lost)
-            driver_->get_client().logger()->warn("releasing {} on destruction: {}", h->node_path(), ec.message());
-    }
+    detail::release_quietly(*driver_, h);
 }
 
 bool fair_lock::acquire(std::chrono::milliseconds timeout) { return acquire_for(checked_timeout(timeout)); }
@@ -79,11 +75,15 @@ void fair_lock::unlock(boost::system::error_code& ec) {
     if (auto h = take_for_unlock(ec)) ec = driver_->release_sync(h);
 }
 
-void fair_lock::unlock() {
+void fair_lock::unlock() noexcept {
     boost::system::error_code ec;
-    unlock(ec);
-    if (ec == errc::lock_not_held) detail::throw_if(ec, driver_->path(), "unlock of a fair_lock that is not held");
-    detail::throw_if(ec, driver_->path(), ec.message() + " while releasing the lock");
+    std::shared_ptr<detail::hold> h;
+    try {
+        h = take_for_unlock(ec);
+    } catch (const std::exception&) {
+        ec = make_error_code(errc::system_error);
+    }
+    unlock_quietly(h, ec);
 }
 
 std::optional<std::size_t> fair_lock::queue_position() const {
@@ -125,6 +125,11 @@ std::string fair_lock::node_path() const {
 hold_state fair_lock::state() const {
     std::lock_guard lock(mutex_);
     return hold_ ? hold_->caller_state() : hold_state::released;
+}
+
+std::stop_token fair_lock::stop_token() const {
+    std::lock_guard lock(mutex_);
+    return hold_ ? hold_->stop_token() : detail::stopped_token();
 }
 
 std::vector<multi_result> fair_lock::guarded_multi(std::vector<multi_op> ops) {

@@ -13,11 +13,7 @@ interprocess_mutex::~interprocess_mutex() {
         std::lock_guard lock(mutex_);
         holds.swap(holds_);
     }
-    for (auto& [owner, e] : holds) {
-        const auto ec = driver_->release_sync(e.hold);
-        if (ec && ec != errc::lock_lost)
-            driver_->get_client().logger()->warn("releasing {} on destruction: {}", e.hold->node_path(), ec.message());
-    }
+    for (auto& [owner, e] : holds) detail::release_quietly(*driver_, e.hold);
 }
 
 bool interprocess_mutex::reenter(std::thread::id owner) {
@@ -43,7 +39,7 @@ bool interprocess_mutex::acquire_for(std::optional<std::chrono::milliseconds> ti
     if (reenter(owner)) return true;
     boost::system::error_code ec;
     auto h = driver_->acquire_sync(timeout, node_data(), ec);
-    detail::throw_if(ec, driver_->path(), ec.message() + " while acquiring the lock");
+    if (ec) detail::throw_if(ec, driver_->path(), driver_->acquire_failure(ec, "the lock"));
     if (!h) return false;
     adopt(owner, std::move(h));
     return true;
@@ -66,6 +62,17 @@ std::shared_ptr<detail::hold> interprocess_mutex::take_for_release(std::thread::
 void interprocess_mutex::release(boost::system::error_code& ec) {
     auto h = take_for_release(std::this_thread::get_id(), ec);
     if (h) ec = driver_->release_sync(h);
+}
+
+void interprocess_mutex::unlock() noexcept {
+    boost::system::error_code ec;
+    std::shared_ptr<detail::hold> h;
+    try {
+        h = take_for_release(std::this_thread::get_id(), ec);
+    } catch (const std::exception&) {
+        ec = make_error_code(errc::system_error);
+    }
+    unlock_quietly(h, ec);
 }
 
 void interprocess_mutex::release() {
@@ -98,6 +105,11 @@ std::int64_t interprocess_mutex::fencing_token() const {
 hold_state interprocess_mutex::state() const {
     auto h = current_hold();
     return h ? h->caller_state() : hold_state::released;
+}
+
+std::stop_token interprocess_mutex::stop_token() const {
+    auto h = current_hold();
+    return h ? h->stop_token() : detail::stopped_token();
 }
 
 std::string interprocess_mutex::node_path() const {

@@ -26,6 +26,13 @@ lock_base::lock_base(zkr::client& c, std::string path, std::string lock_name, st
     : driver_(std::make_shared<lock_driver>(c, std::move(path), std::move(lock_name), std::move(rule))),
       listeners_(std::make_shared<listeners>()) {}
 
+lock_base::~lock_base() { driver_->cancel(); }
+
+void lock_base::unlock_quietly(const std::shared_ptr<hold>& h, const boost::system::error_code& ec) const noexcept {
+    if (ec) return log_quiet_release(driver_->get_client(), driver_->path(), ec);
+    release_quietly(*driver_, h);
+}
+
 void lock_base::set_node_data(std::string data) {
     std::lock_guard lock(base_mutex_);
     data_ = std::move(data);
@@ -85,7 +92,7 @@ std::shared_ptr<hold> lock_base::acquire_hold(std::optional<std::chrono::millise
                                               std::function<void(const std::string&)> on_queued) {
     boost::system::error_code ec;
     auto h = driver_->acquire_sync(timeout, node_data(), ec, std::move(on_queued));
-    detail::throw_if(ec, driver_->path(), ec.message() + " while acquiring the lock");
+    if (ec) detail::throw_if(ec, driver_->path(), driver_->acquire_failure(ec, "the lock"));
     if (h) attach_listeners(h);
     return h;
 }

@@ -51,6 +51,40 @@ std::string printable(const std::string& path) {
     return out;
 }
 
+std::stop_token stopped_token() noexcept {
+    static const std::stop_source stopped = [] {
+        std::stop_source s;
+        s.request_stop();
+        return s;
+    }();
+    return stopped.get_token();
+}
+
+void log_quiet_release(zkr::client& c, const std::string& node, const error_code& ec) noexcept {
+    if (!ec) return;
+    try {
+        if (ec == errc::lock_lost)
+            c.logger()->warn("the hold on {} had ended before its release (session ended, client closed, or the node "
+                             "deleted or written by someone else)", node);
+        else if (ec == errc::lock_not_held)
+            c.logger()->error("release of {} by an owner that does not hold it: nothing released", node);
+        else if (!is_retryable(ec))  // a pending delete was logged when it failed
+            c.logger()->warn("releasing {}: {}", node, ec.message());
+    } catch (...) {  // a logger's sink may throw; a release reports nothing then
+    }
+}
+
+void release_quietly(lock_driver& driver, const std::shared_ptr<hold>& h) noexcept {
+    if (!h) return;
+    error_code ec;
+    try {
+        ec = driver.release_sync(h);
+    } catch (const std::exception&) {  // out of memory: the node stays with the session
+        ec = make_error_code(errc::system_error);
+    }
+    log_quiet_release(driver.get_client(), h->node_path(), ec);
+}
+
 void check_lock_path(const std::string& path) {
     if (auto e = path_error(path))
         throw zkr::error(make_error_code(errc::invalid_path), path, "invalid lock path \"" + printable(path) + "\": " + *e);
@@ -93,6 +127,7 @@ void hold::set_state(hold_state s) {
     if (s == hold_state::lost || s == hold_state::released) {
         if (observer_) remove_state_observer(client_.connection(), std::exchange(observer_, 0));
     }
+    if (s == hold_state::lost || s == hold_state::released || s == hold_state::releasing) request_stop();
     std::vector<std::function<void(hold_state)>> targets;
     {
         std::lock_guard lock(listeners_mutex_);
@@ -103,6 +138,22 @@ void hold::set_state(hold_state s) {
     boost::asio::post(callback_executor(client_.connection()), [targets = std::move(targets), s] {
         for (const auto& fn : targets) fn(s);
     });
+}
+
+std::stop_token hold::stop_token() const noexcept {
+    stop_wanted_.store(true);
+    const auto s = state_.load();
+    // Ended before anyone wanted the token: the network thread did not request the stop, so do it
+    // here (this is the caller's thread, and the token has no callbacks yet).
+    if (s == hold_state::lost || s == hold_state::released || s == hold_state::releasing) stop_.request_stop();
+    return stop_.get_token();
+}
+
+// The work tied to this hold must stop. Asked on the callback thread: std::stop_callback runs the
+// user's function in the thread that requests the stop, and that must never be the network thread.
+void hold::request_stop() {
+    if (!stop_wanted_.load() || stop_.stop_requested()) return;
+    boost::asio::post(callback_executor(client_.connection()), [self = shared_from_this()] { self->stop_.request_stop(); });
 }
 
 hold_state hold::caller_state() const noexcept {
@@ -224,39 +275,40 @@ void hold::finish_release(const error_code& ec) {
 }
 
 // Delete our node; on a connection problem keep the hold in `releasing` and try again on every
-// reconnection of the same session (a new session took the node with it).
+// reconnection of the same session (a new session took the node with it). The delete fails fast:
+// without a connection the caller hears connection_loss at once instead of waiting for one (a
+// guard's destructor must not block through an outage), and the node goes on reconnection.
 void hold::try_delete() {
-    auto self_keep = shared_from_this();  // the release must finish even if the recipe lets go
-    auto on_deleted = boost::asio::bind_executor(network_executor(client_.connection()), [self_keep](error_code ec) {
-                             auto& self = *self_keep;
-                             if (self.state() != hold_state::releasing) return;
-                             if (!ec || ec == errc::no_node || !is_retryable(ec)) {
-                                 if (ec && ec != errc::no_node)
-                                     self.client_.logger()->error("release of {} failed: {}", self.node_path_, ec.message());
-                                 self.finish_release(ec == errc::no_node ? error_code{} : ec);
-                                 return;
-                             }
-                             // Retryable and the policy gave up: report it, keep trying on reconnection.
-                             self.client_.logger()->warn("release of {} pending: {}", self.node_path_, ec.message());
-                             if (auto done = std::move(self.release_done_)) done(ec);
-                             // Keep this hold alive (the recipe has let go of it) and retry on every
-                             // reconnection until the node is gone.
-                             auto& conn = self.client_.connection();
-                             if (self.observer_) remove_state_observer(conn, self.observer_);
-                             self.observer_ = add_state_observer(conn, [self_keep](connection_state s) {
-                                 self_keep->on_connection(s);
-                             });
-                         });
-    if (!signal_release_) return client_.async_remove(node_path_, {}, std::move(on_deleted));
-    // One transaction: the data change tells the waiter behind us that we held (see
-    // lock_rule::release_passes_on). The data stays empty: the node is gone with it.
-    // The handler runs on the network thread: a release blocks its caller, which may be the
-    // callback thread (a sync release inside a completion handler).
-    client_.async_multi({multi_op::set_data(node_path_, {}), multi_op::remove(node_path_)},
-                        boost::asio::bind_executor(network_executor(client_.connection()),
-                                                   [done = std::move(on_deleted)](error_code ec, std::vector<multi_result>) mutable {
-                                                       done(ec);
-                                                   }));
+    request r;
+    if (signal_release_) {
+        // One transaction: the data change tells the waiter behind us that we held (see
+        // lock_rule::release_passes_on). The data stays empty: the node is gone with it.
+        r.kind = op_kind::multi;
+        r.ops = {multi_op::set_data(node_path_, {}), multi_op::remove(node_path_)};
+    } else {
+        r.kind = op_kind::remove;
+        r.path = node_path_;
+    }
+    r.fail_fast = true;
+    // The completion runs on the network thread: the release must finish even if the recipe lets
+    // go of this hold, and a release blocks its caller, which may be the callback thread.
+    submit(client_.connection(), std::move(r), [self_keep = shared_from_this()](const error_code& ec, response&&) {
+        auto& self = *self_keep;
+        if (self.state() != hold_state::releasing) return;
+        if (!ec || ec == errc::no_node || !is_retryable(ec)) {
+            if (ec && ec != errc::no_node) self.client_.logger()->error("release of {} failed: {}", self.node_path_, ec.message());
+            self.finish_release(ec == errc::no_node ? error_code{} : ec);
+            return;
+        }
+        self.client_.logger()->warn("release of {} pending: {}; the node is deleted once the connection returns",
+                                    self.node_path_, ec.message());
+        if (auto done = std::move(self.release_done_)) done(ec);
+        // Keep this hold alive (the recipe has let go of it) and retry on every reconnection
+        // until the node is gone.
+        auto& conn = self.client_.connection();
+        if (self.observer_) remove_state_observer(conn, self.observer_);
+        self.observer_ = add_state_observer(conn, [self_keep](connection_state s) { self_keep->on_connection(s); });
+    });
 }
 
 std::vector<multi_result> hold::guarded_multi(std::vector<multi_op> ops, error_code& ec) {
@@ -330,6 +382,8 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
     std::string lock_node_prefix() const { return join_path(driver->path(), create_name); }
 
     void start() {
+        // A try answers at once: with no connection to try on there is nothing to wait for.
+        if (try_only && !is_connected(client.state())) return fail(make_error_code(errc::not_connected));
         if (deadline) {
             timer = std::make_unique<boost::asio::steady_timer>(net, *deadline);
             timer->async_wait([self = shared_from_this()](error_code ec) {
@@ -549,6 +603,8 @@ struct acquisition : std::enable_shared_from_this<acquisition> {
     void on_connection(connection_state s) {
         if (finished) return;
         if (s == connection_state::closed) return fail(make_error_code(errc::closed));
+        // A try does not wait through an outage (its node, if any, goes on reconnection).
+        if (try_only && !is_connected(s)) return fail(make_error_code(errc::connection_loss));
         // A new session: our node belonged to the old one. Remove it (it may outlive us until the
         // server expires the old session) and queue again on the new session.
         if ((s == connection_state::reconnected || s == connection_state::connected) && created &&
@@ -717,6 +773,12 @@ void lock_driver::cancel() {
     boost::asio::dispatch(network_executor(client_.connection()), [live = std::move(live)] {
         for (const auto& a : live) a->fail(make_error_code(errc::cancelled));
     });
+}
+
+std::string lock_driver::acquire_failure(const error_code& ec, std::string_view what) const {
+    if (ec == errc::not_connected && !is_started(client_.connection()))
+        return "the client was never started: call client::start() before acquiring";
+    return ec.message() + " while acquiring " + std::string(what);
 }
 
 std::vector<std::string> lock_driver::participants(error_code& ec) {

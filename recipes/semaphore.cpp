@@ -13,71 +13,6 @@ namespace zkr {
 using boost::system::error_code;
 
 // ---------------------------------------------------------------------------------------------
-// lease
-
-lease& lease::operator=(lease&& other) noexcept {
-    if (this != &other) {
-        return_quietly();
-        group_ = std::move(other.group_);
-    }
-    return *this;
-}
-
-lease::~lease() { return_quietly(); }
-
-// Returns the lease held (if any) without throwing; a failure is logged.
-void lease::return_quietly() noexcept {
-    if (!group_) return;
-    auto driver = group_->driver;
-    const auto node = group_->hold->node_path();
-    error_code ec;
-    try {
-        close(ec);
-    } catch (...) {
-        ec = make_error_code(errc::system_error);
-    }
-    if (ec && ec != errc::lock_lost) driver->get_client().logger()->warn("returning lease {}: {}", node, ec.message());
-}
-
-void lease::close(error_code& ec) {
-    ec = {};
-    if (!group_) {
-        ec = make_error_code(errc::lock_not_held);
-        return;
-    }
-    auto g = std::move(group_);
-    if (--g->open > 0) return;  // the others of this acquire still hold the node
-    ec = g->driver->release_sync(g->hold);
-}
-
-void lease::close() {
-    const auto path = group_ ? group_->hold->node_path() : std::string();
-    error_code ec;
-    close(ec);
-    if (ec == errc::lock_not_held) detail::throw_if(ec, path, "close of a lease that is already closed");
-    detail::throw_if(ec, path, ec.message() + " while returning the lease");
-}
-
-const lease::group& lease::checked() const {
-    if (!group_) throw zkr::error(make_error_code(errc::lock_not_held), {}, "the lease is closed (or was moved from)");
-    return *group_;
-}
-
-std::string lease::node_path() const { return checked().hold->node_path(); }
-std::string lease::node_name() const { return std::string(zkr::node_name(checked().hold->node_path())); }
-const std::string& lease::data() const { return checked().data; }
-std::int64_t lease::fencing_token() const { return checked().hold->fencing_token(); }
-hold_state lease::state() const { return group_ ? group_->hold->caller_state() : hold_state::released; }
-
-std::vector<multi_result> lease::guarded_multi(std::vector<multi_op> ops) {
-    const auto& g = checked();
-    error_code ec;
-    auto r = g.hold->guarded_multi(std::move(ops), ec);
-    detail::throw_if(ec, g.hold->node_path(), ec.message() + " in a guarded write");
-    return r;
-}
-
-// ---------------------------------------------------------------------------------------------
 // interprocess_semaphore_v2
 
 // The maximum in force, shared with the rule (which may outlive the semaphore in a pending acquire).
@@ -146,11 +81,7 @@ detail::acquire_request interprocess_semaphore_v2::make_request(std::int32_t qty
 std::vector<lease> interprocess_semaphore_v2::make_leases(std::shared_ptr<detail::lock_driver> driver,
                                                           std::shared_ptr<detail::hold> h, std::int32_t qty,
                                                           std::string data) {
-    auto g = std::make_shared<lease::group>();
-    g->driver = std::move(driver);
-    g->hold = std::move(h);
-    g->data = std::move(data);
-    g->open = qty;
+    auto g = lease::share(std::move(driver), std::move(h), std::move(data), qty);
     std::vector<lease> out;
     out.reserve(static_cast<std::size_t>(qty));
     for (std::int32_t i = 0; i < qty; ++i) out.push_back(lease(g));
@@ -158,7 +89,7 @@ std::vector<lease> interprocess_semaphore_v2::make_leases(std::shared_ptr<detail
 }
 
 error_code interprocess_semaphore_v2::explain(const error_code& ec, std::string& message) const {
-    message = ec.message() + " while acquiring a lease";
+    message = driver_->acquire_failure(ec, "a lease");
     if (ec != errc::max_mismatch) return ec;
     message = "this semaphore uses " +
               (limit_->count ? "the shared count " + limit_->count->path() : "max_leases " + std::to_string(max_leases()));
@@ -203,16 +134,17 @@ std::optional<lease> interprocess_semaphore_v2::acquire(std::chrono::millisecond
     return std::move(leases->front());
 }
 
-std::vector<lease> interprocess_semaphore_v2::acquire(std::int32_t qty) { return std::move(*acquire_for(qty, std::nullopt)); }
+std::vector<lease> interprocess_semaphore_v2::acquire_many(std::int32_t qty) { return std::move(*acquire_for(qty, std::nullopt)); }
 
-std::optional<std::vector<lease>> interprocess_semaphore_v2::acquire(std::int32_t qty, std::chrono::milliseconds timeout) {
+std::optional<std::vector<lease>> interprocess_semaphore_v2::acquire_many(std::int32_t qty, std::chrono::milliseconds timeout) {
     return acquire_for(qty, checked_timeout(timeout));
 }
 
 // ---------------------------------------------------------------------------------------------
 // interprocess_semaphore_mutex
 
-interprocess_semaphore_mutex::interprocess_semaphore_mutex(client& c, std::string path) : semaphore_(c, std::move(path), 1) {}
+interprocess_semaphore_mutex::interprocess_semaphore_mutex(client& c, std::string path)
+    : client_(c), path_(path), semaphore_(c, std::move(path), 1) {}
 
 interprocess_semaphore_mutex::~interprocess_semaphore_mutex() {
     std::optional<lease> l;
@@ -260,6 +192,27 @@ void interprocess_semaphore_mutex::release() {
     release(ec);
     if (ec == errc::lock_not_held) detail::throw_if(ec, {}, "release of an interprocess_semaphore_mutex that is not held");
     detail::throw_if(ec, {}, ec.message() + " while releasing the semaphore mutex");
+}
+
+void interprocess_semaphore_mutex::unlock() noexcept {
+    std::optional<lease> l;
+    try {
+        std::lock_guard lock(mutex_);
+        l.swap(lease_);
+    } catch (const std::exception&) {
+    }
+    if (!l) return detail::log_quiet_release(client_, path_, make_error_code(errc::lock_not_held));
+    // ~lease releases without throwing and logs what went wrong.
+}
+
+std::string interprocess_semaphore_mutex::node_path() const {
+    std::lock_guard lock(mutex_);
+    return lease_ ? lease_->node_path() : std::string();
+}
+
+std::stop_token interprocess_semaphore_mutex::stop_token() const {
+    std::lock_guard lock(mutex_);
+    return lease_ ? lease_->stop_token() : detail::stopped_token();
 }
 
 bool interprocess_semaphore_mutex::is_acquired_in_this_process() const {

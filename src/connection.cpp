@@ -622,7 +622,10 @@ void connection::start_op(const op_ptr& op) {
     if (closing_) return finish(op, make_error_code(errc::closed), {});
     if (op->req.required_session != 0 && op->req.required_session != session_id_.load())
         return finish(op, make_error_code(errc::session_expired), {});
-    if (!zh_ || !is_connected(machine_.state())) return wait_for_connection(op);
+    if (!zh_ || !is_connected(machine_.state())) {
+        if (op->req.fail_fast) return finish(op, make_error_code(errc::connection_loss), {});
+        return wait_for_connection(op);
+    }
     issue(op);
     schedule_pump();
 }
@@ -842,7 +845,7 @@ void connection::retry_or_finish(const op_ptr& op, const boost::system::error_co
         op->recover_protected = true;
     }
     const retry_context ctx{op->retries, std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - op->started), ec};
-    const auto sleep = options_.retry_policy->next_sleep(ctx);
+    const auto sleep = op->req.fail_fast ? std::optional<std::chrono::milliseconds>{} : options_.retry_policy->next_sleep(ctx);
     if (!sleep) {
         if (op->req.kind == op_kind::remove && op->req.guaranteed) {
             options_.logger->warn("delete of {} failed ({}); retrying in the background", op->path, ec.message());

@@ -10,14 +10,15 @@
 #include <iostream>
 
 boost::asio::awaitable<void> work(zkr::client& client, zkr::interprocess_mutex& lock) {
-    // The hold belongs to the thread that starts the acquire: here, the io_context's thread.
-    if (!co_await lock.async_acquire(std::chrono::seconds(5), boost::asio::use_awaitable)) {
+    // The hold belongs to the lock_hold, whichever thread the coroutine resumes on.
+    zkr::lock_hold hold = co_await lock.async_acquire(std::chrono::seconds(5), boost::asio::use_awaitable);
+    if (!hold) {
         std::cout << "busy\n";
         co_return;
     }
     auto data = co_await client.async_get_data("/config/current", boost::asio::use_awaitable);
-    std::cout << "read under the lock: " << data.data << '\n';
-    lock.release();
+    std::cout << "read under the lock (token " << hold.fencing_token() << "): " << data.data << '\n';
+    co_await hold.async_release(boost::asio::use_awaitable);
 }
 
 int main(int argc, char** argv) {

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
         // ... the call; slot->is_valid() says whether the lease still holds ...
     }  // the lease returns here
 
-    std::vector<zkr::lease> batch = gateway.acquire(2);  // two slots, all or nothing, in turn
+    std::vector<zkr::lease> batch = gateway.acquire_many(2);  // two slots, all or nothing, in turn
     std::cout << "batch holds " << batch.size() << " slots of " << gateway.max_leases() << '\n';
     for (auto& lease : batch) lease.close();  // close() reports errors; the destructor only logs
 

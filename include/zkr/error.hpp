@@ -48,11 +48,12 @@ enum class errc : int {
     throttled_op = -127,
 
     // zkr's own codes.
-    timeout = 1000,        ///< A zkr-level deadline (acquire, connect) passed.
-    not_connected,         ///< No connection to ZooKeeper within the connection timeout.
+    timeout = 1000,        ///< Reserved: zkr reports a passed deadline as false or an empty result.
+    not_connected,         ///< No connection to ZooKeeper within the connection timeout, none to try on
+                           ///< (try_lock), or the client was never start()ed (the message says so).
     invalid_path,          ///< A znode path was rejected before anything was sent.
     invalid_argument,      ///< Another argument was rejected before anything was sent.
-    closed,                ///< The client was closed (or never started).
+    closed,                ///< The client was closed.
     lock_not_held,         ///< Release or guarded write without holding the lock.
     lock_lost,             ///< The hold ended on its own: session lost or node deleted.
     data_too_large,        ///< Node data over the 1 MiB ZooKeeper limit (jute.maxbuffer).

@@ -16,8 +16,9 @@ namespace zkr {
  * many unlocks are needed). try_lock never queues: if it does not hold at once, its node is removed
  * before it returns false. queue_position() and queue_length() show the queue.
  *
- * Connection loss, session loss, errors: as for interprocess_mutex (hold_state, listeners,
- * fencing_token, guarded_multi).
+ * Connection loss, session loss, stop_token(), errors, and what unlock() (never throws) and the
+ * destructor do when the hold was lost or the server is unreachable: as for interprocess_mutex
+ * (hold_state, listeners, fencing_token, guarded_multi).
  */
 class fair_lock : public detail::lock_base, public detail::timed_lockable<fair_lock> {
 public:
@@ -25,8 +26,12 @@ public:
     ~fair_lock();
 
     void lock();
+    /// Tries once; throws not_connected at once when there is no connection to try on.
     bool try_lock();
-    void unlock();
+    /// One level less; releases the hold after the last. Never throws: a failure is logged.
+    void unlock() noexcept;
+    /// unlock(), reporting: lock_not_held, lock_lost (the hold had already ended), connection_loss
+    /// (no connection: the node is deleted once it returns), closed.
     void unlock(boost::system::error_code& ec);
     /// unlock() without waiting for the delete: when this returns the object holds one level less
     /// (not at all after the last one), and an acquire on the same client is queued behind the
@@ -42,6 +47,13 @@ public:
                                   std::forward<Token>(token));
     }
     bool acquire(std::chrono::milliseconds timeout);
+    /// Completes with (error_code, lock_hold): a hold owned by the lock_hold, not by this object
+    /// (not counted by is_held(), hold_count() or unlock()), in the same queue. Empty without error
+    /// when the timeout passed. If this object is destroyed first, it ends with cancelled.
+    template <typename Token>
+    auto async_acquire(std::chrono::milliseconds timeout, Token&& token) {
+        return async_acquire_hold(checked_timeout(timeout), std::forward<Token>(token));
+    }
 
     /// Nodes ahead of ours (0 while we hold); nullopt when this object is neither holding nor queued.
     std::optional<std::size_t> queue_position() const;
@@ -55,6 +67,8 @@ public:
     std::string node_path() const;
     hold_state state() const;
     bool is_valid() const { return state() == hold_state::held; }
+    /// The object's hold's stop token; already requested when the object holds nothing.
+    std::stop_token stop_token() const;
     /// Wakes every thread of this process waiting to acquire through this object: their acquire
     /// throws zkr::error with errc::cancelled and their nodes are removed. Holds stay held.
     void cancel() { driver_->cancel(); }

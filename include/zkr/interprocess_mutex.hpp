@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <map>
+#include <stop_token>
 #include <thread>
 
 namespace zkr {
@@ -31,9 +32,27 @@ namespace zkr {
  * fencing_token() to it (see docs/recipes.md). Waiters carry on through connection loss, and queue
  * again with a new node when their session is lost.
  *
- * Errors: acquire throws zkr::error (closed, not_connected after the retry policy gave up,
- * invalid_argument for a negative timeout). release by a thread that does not hold it throws
- * lock_not_held; release of a hold that was lost throws lock_lost (the node is already gone).
+ * Work that must stop with the hold: stop_token() (the calling thread's hold) is requested once
+ * the hold ends (lost, or released), on the client's callback thread. Give it to a std::jthread
+ * or a std::stop_callback; zkr::cancellation_link cancels an Asio object with it. It is not
+ * requested for doubt (the hold may come back): watch state() or a hold listener for that.
+ *
+ * Errors: acquire throws zkr::error (closed, not_connected after the retry policy gave up, or
+ * when the client was never start()ed; invalid_argument for a negative timeout). try_lock() and
+ * acquire(0ms) try once and never wait for a connection: without one they throw not_connected at
+ * once (false means someone else holds). A timed acquire returns within its timeout (plus a
+ * round trip to remove a node it had queued) in every connection state.
+ *
+ * Release: unlock() and the destructor never throw and never wait for a connection: a failure is
+ * logged (lock_lost, a release by a thread that holds nothing), and without a connection the node
+ * is deleted in the background once the connection returns. release() reports the outcome:
+ * it throws lock_not_held for a thread that holds nothing, lock_lost when the hold had already
+ * ended (the work done under it may have overlapped another holder: the caller should know),
+ * connection_loss when the delete is pending (as above), closed; release(ec) reports the same
+ * without throwing.
+ *
+ * Async: async_acquire gives a lock_hold that owns the hold (for coroutines, which may resume on
+ * any thread); it does not count as the calling thread's hold.
  */
 class interprocess_mutex : public detail::lock_base, public detail::timed_lockable<interprocess_mutex> {
 public:
@@ -46,13 +65,17 @@ public:
     /// True when held within the timeout; false (and no node left behind) otherwise.
     /// A zero timeout tries once without queueing.
     bool acquire(std::chrono::milliseconds timeout);
-    /// Completes with (error_code, bool acquired) on the handler's associated executor (default: the
-    /// client's callback thread). The hold belongs to the thread that calls async_acquire. It is
-    /// re-entrant only once that thread holds: two async_acquire started before either completes
-    /// compete like two threads (the second waits for the first's release).
+    /// Completes with (error_code, lock_hold) on the handler's associated executor (default: the
+    /// client's callback thread). The lock_hold owns the hold, whichever thread the completion runs
+    /// on; it is empty (no error) when the timeout passed. It is never re-entrant: it competes like
+    /// another process, also with this thread's own hold. Zero tries once (not_connected at once
+    /// without a connection). If this object is destroyed first, the acquire ends with cancelled.
     template <typename Token>
-    auto async_acquire(std::chrono::milliseconds timeout, Token&& token);
+    auto async_acquire(std::chrono::milliseconds timeout, Token&& token) {
+        return async_acquire_hold(checked_timeout(timeout), std::forward<Token>(token));
+    }
 
+    /// Releases one level of the calling thread's hold. Throws as described above.
     void release();
     void release(boost::system::error_code& ec);
     /// Releases the calling thread's hold (one level of it, as release()) without waiting for the
@@ -75,6 +98,8 @@ public:
     /// The calling thread's hold state (released when it holds nothing).
     hold_state state() const;
     bool is_valid() const { return state() == hold_state::held; }
+    /// The calling thread's hold's stop token; already requested when the thread holds nothing.
+    std::stop_token stop_token() const;
     /// Wakes every thread of this process waiting to acquire through this object: their acquire
     /// throws zkr::error with errc::cancelled and their nodes are removed. Holds stay held.
     void cancel() { driver_->cancel(); }
@@ -88,7 +113,8 @@ public:
     // Lockable / TimedLockable.
     void lock() { acquire(); }
     bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
-    void unlock() { release(); }
+    /// Never throws (see Release above).
+    void unlock() noexcept;
 
 private:
     struct entry {
@@ -106,32 +132,6 @@ private:
     mutable std::mutex mutex_;
     std::map<std::thread::id, entry> holds_;
 };
-
-template <typename Token>
-auto interprocess_mutex::async_acquire(std::chrono::milliseconds timeout, Token&& token) {
-    const auto limit = checked_timeout(timeout);
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, bool)>(
-        [this, limit](auto handler) {
-            auto ex = boost::asio::get_associated_executor(handler, detail::callback_executor(driver_->get_client().connection()));
-            auto work = boost::asio::make_work_guard(ex);
-            const auto owner = std::this_thread::get_id();
-            if (reenter(owner)) {
-                boost::asio::post(ex, [h = std::move(handler)]() mutable { std::move(h)(boost::system::error_code{}, true); });
-                return;
-            }
-            driver_->acquire(limit, node_data(),
-                             [this, owner, h = std::move(handler), work = std::move(work)](
-                                 const boost::system::error_code& ec, std::shared_ptr<detail::hold> hold) mutable {
-                                 const bool acquired = static_cast<bool>(hold);
-                                 if (hold) adopt(owner, std::move(hold));
-                                 boost::asio::post(work.get_executor(), [h = std::move(h), ec, acquired]() mutable {
-                                     std::move(h)(ec, acquired);
-                                 });
-                                 work.reset();
-                             });
-        },
-        token);
-}
 
 template <typename Token>
 auto interprocess_mutex::async_release(Token&& token) {

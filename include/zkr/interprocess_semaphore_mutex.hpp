@@ -15,7 +15,9 @@ namespace zkr {
  * Shares the layout of interprocess_semaphore_v2 with max_leases 1, so both can be used on one
  * path.
  *
- * Connection loss, session loss, fencing, guarded writes: as for interprocess_mutex.
+ * Connection loss, session loss, fencing, guarded writes, stop_token(), and what unlock() (never
+ * throws) and the destructor do when the hold was lost or the server is unreachable: as for
+ * interprocess_mutex.
  */
 class interprocess_semaphore_mutex : public detail::timed_lockable<interprocess_semaphore_mutex> {
 public:
@@ -26,7 +28,9 @@ public:
     void acquire();
     /// True when held within the timeout; false (and no node left behind) otherwise. Zero tries once.
     bool acquire(std::chrono::milliseconds timeout);
-    /// Any thread may release. Throws lock_not_held when not held, lock_lost when the hold was lost.
+    /// Any thread may release. Throws lock_not_held when not held, lock_lost when the hold was
+    /// lost, connection_loss when the delete is pending (no connection: the node goes once it
+    /// returns), closed.
     void release();
     void release(boost::system::error_code& ec);
 
@@ -35,6 +39,10 @@ public:
     std::int64_t fencing_token() const;
     hold_state state() const;
     bool is_valid() const { return state() == hold_state::held; }
+    /// The lease node's path while held (empty otherwise).
+    std::string node_path() const;
+    /// The lease's stop token; already requested when nothing is held.
+    std::stop_token stop_token() const;
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
     void set_node_data(std::string data) { semaphore_.set_node_data(std::move(data)); }
     std::vector<std::string> participant_nodes() const { return semaphore_.participant_nodes(); }
@@ -46,11 +54,14 @@ public:
     // Lockable / TimedLockable.
     void lock() { acquire(); }
     bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
-    void unlock() { release(); }
+    /// Never throws: a failure is logged.
+    void unlock() noexcept;
 
 private:
     void keep(lease l);
 
+    client& client_;
+    std::string path_;
     interprocess_semaphore_v2 semaphore_;
     mutable std::mutex mutex_;
     std::optional<lease> lease_;

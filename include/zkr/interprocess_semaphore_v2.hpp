@@ -47,9 +47,10 @@ public:
     lease acquire();
     /// One lease within the timeout, or nullopt (and no node left behind). Zero tries once.
     std::optional<lease> acquire(std::chrono::milliseconds timeout);
-    /// qty leases at once (all or nothing). invalid_argument unless 1 <= qty <= max_leases().
-    std::vector<lease> acquire(std::int32_t qty);
-    std::optional<std::vector<lease>> acquire(std::int32_t qty, std::chrono::milliseconds timeout);
+    /// qty leases at once (all or nothing), one per element. invalid_argument unless
+    /// 1 <= qty <= max_leases(). A name of its own: acquire(1) cannot be mistaken for it.
+    std::vector<lease> acquire_many(std::int32_t qty);
+    std::optional<std::vector<lease>> acquire_many(std::int32_t qty, std::chrono::milliseconds timeout);
 
     /// Completes with (error_code, std::vector<lease>) on the handler's associated executor
     /// (default: the client's callback thread); an empty vector without error means the timeout

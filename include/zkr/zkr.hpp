@@ -2,6 +2,7 @@
 #pragma once
 
 #include <zkr/acl.hpp>
+#include <zkr/cancellation_link.hpp>
 #include <zkr/client.hpp>
 #include <zkr/client_options.hpp>
 #include <zkr/connection_state.hpp>
@@ -13,6 +14,7 @@
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>
 #include <zkr/lease.hpp>
+#include <zkr/lock_hold.hpp>
 #include <zkr/lock_rule.hpp>
 #include <zkr/multi_op.hpp>
 #include <zkr/path.hpp>

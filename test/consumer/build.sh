@@ -13,6 +13,6 @@ cmake -S "$here" -B "$out/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$out/prefix" -DCM
 cmake --build "$out/cmake" >/dev/null
 export PKG_CONFIG_PATH="$out/prefix/lib/pkgconfig"
 # shellcheck disable=SC2046
-g++ -std=c++20 "$here/consumer.cpp" -o "$out/consumer_pkgconfig" $(pkg-config --cflags --libs zkr) \
-    -Wl,-rpath,"$out/prefix/lib"
+# No rpath of our own: the .pc file's Libs carry it, so the program runs from this prefix.
+g++ -std=c++20 "$here/consumer.cpp" -o "$out/consumer_pkgconfig" $(pkg-config --cflags --libs zkr)
 echo "$out/cmake/consumer $out/cmake/consumer_static $out/consumer_pkgconfig"

@@ -185,13 +185,95 @@ TEST_CASE("zkr lock: when the lock is lost the command is stopped (SIGTERM, then
     }
 }
 
+namespace {
+
+// Running and not a zombie (an orphan's zombie may wait for a reaper that never comes).
+bool alive(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    const auto close = line.rfind(')');
+    return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+// A command whose shell starts a grandchild and waits: "<shell pid> <grandchild pid>" in pids.
+std::vector<std::string> family_command(const std::string& pids, bool grandchild_ignores_term = false) {
+    const std::string child = grandchild_ignores_term ? "sh -c 'trap \"\" TERM; while :; do sleep 0.1; done' &" : "sleep 300 &";
+    return {"sh", "-c", child + " echo $$ $! > " + pids + "; wait"};
+}
+
+std::pair<pid_t, pid_t> read_family(const std::string& pids) {
+    std::pair<pid_t, pid_t> p{0, 0};
+    REQUIRE(zkr::test::eventually([&] {
+        std::ifstream in(pids);
+        return static_cast<bool>(in >> p.first >> p.second);
+    }));
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("zkr lock stops the command's whole process group: on loss, on a forwarded signal, and when zkr is killed") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("group");
+    const auto pids = zkr::test::temp_file("pids");
+    auto admin = connect(zk.connect_string());
+    auto args = [&](std::vector<std::string> command) {
+        std::vector<std::string> a = {"lock", "--grace", "1", "--connect", zk.connect_string(), path, "--"};
+        a.insert(a.end(), command.begin(), command.end());
+        return a;
+    };
+    SECTION("the lock lost: SIGTERM, then SIGKILL after the grace, to the grandchild too") {
+        cli_run r(args(family_command(pids, /*grandchild_ignores_term=*/true)));
+        const auto [shell, grandchild] = read_family(pids);
+        REQUIRE(nodes_under(*admin, path) == 1);
+        std::this_thread::sleep_for(200ms);  // the trap is set
+        const auto start = clk::now();
+        admin->remove(zkr::join_path(path, admin->get_children(path).children.at(0)));
+        CHECK(r.wait() == 4);
+        CHECK(clk::now() - start < 1s + 1s + 500ms);  // the grace, then SIGKILL
+        CHECK_FALSE(alive(shell));
+        CHECK_FALSE(alive(grandchild));
+    }
+    SECTION("a signal sent to zkr reaches the whole group") {
+        cli_run r(args(family_command(pids)));
+        const auto [shell, grandchild] = read_family(pids);
+        r.process.kill(SIGTERM);
+        CHECK(r.wait() == 128 + SIGTERM);
+        CHECK_FALSE(alive(shell));
+        CHECK_FALSE(alive(grandchild));
+        CHECK(zkr::test::eventually([&] { return nodes_under(*admin, path) == 0; }, 5s));
+    }
+    SECTION("the command exits leaving a process in its group: it is stopped before the lock is released") {
+        cli_run r(args({"sh", "-c", "sleep 300 & echo $$ $! > " + pids}));
+        const auto [shell, grandchild] = read_family(pids);
+        CHECK(r.wait() == 0);
+        CHECK_FALSE(alive(grandchild));
+        CHECK_THAT(r.stderr_text(), Catch::Contains("leaving processes in its group"));
+    }
+    SECTION("zkr killed with SIGKILL: the guardian stops the command's group") {
+        cli_run r(args(family_command(pids)));
+        const auto [shell, grandchild] = read_family(pids);
+        r.process.kill(SIGKILL);
+        const auto killed = clk::now();
+        CHECK(r.wait() == 128 + SIGKILL);
+        CHECK(zkr::test::eventually([&] { return !alive(shell) && !alive(grandchild); }, 3s));
+        CHECK(clk::now() - killed < 2s);
+    }
+    std::remove(pids.c_str());
+}
+
 TEST_CASE("zkr status: holders, then the queue in order, with data and age") {
     auto& zk = zkr::test::shared_server();
     const auto path = lock_path("status");
     auto c = connect(zk.connect_string());
     std::string out;
     CHECK(run_to_end({"status", "--connect", zk.connect_string(), path}, &out) == 0);
-    CHECK_THAT(out, Catch::Contains("free"));
+    CHECK_THAT(out, Catch::Contains("free (no such node: nothing holds or waits)"));
+    c->create(zkr::join_path(path, "unrelated"), "", {.create_parents = true});
+    CHECK(run_to_end({"status", "--connect", zk.connect_string(), path}, &out) == 0);
+    CHECK_THAT(out, Catch::Contains("free (nothing holds or waits; 1 other node, not zkr's lock or lease nodes)"));
+    c->remove(zkr::join_path(path, "unrelated"));
     cli_run holder({"lock", "--connect", zk.connect_string(), path, "--", "sleep", "20"});
     REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 1; }));
     cli_run waiter({"lock", "--connect", zk.connect_string(), path, "--", "true"});
@@ -227,7 +309,8 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         {{"lock", "--connect", cs, "/a//b", "--", "true"}, 2, "bad PATH"},
         {{"lock", "--connect", cs, "/", "--", "true"}, 2, "root"},
         {{"lock", "--connect", cs, "/x"}, 2, "no COMMAND"},
-        {{"lock", "--connect", cs, "--", "true"}, 2, "needs exactly one PATH"},
+        {{"lock", "--connect", cs, "--", "true"}, 2, "zkr lock: needs a PATH"},
+        {{"lock", "--connect", cs, "/p", "true"}, 2, "zkr lock: needs exactly one PATH, got 2: /p true (the command goes after \"--\""},
         {{"lock", "--frob", "/x", "--", "true"}, 2, "unknown option --frob"},
         {{"lock", "-w", "soon", "/x", "--", "true"}, 2, "--wait must be a number"},
         {{"lock", "-w", "-1", "/x", "--", "true"}, 2, "--wait must be a number from 0"},
@@ -240,7 +323,8 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         {{"lock", "--connect", "127.0.0.1:1", "--connect-timeout", "0.5", "/x", "--", "true"}, 3,
          "cannot reach ZooKeeper at 127.0.0.1:1 within 0.5 s"},
         {{"status", "--connect", "127.0.0.1:1", "--connect-timeout", "0.5", "/x"}, 3, "cannot reach ZooKeeper"},
-        {{"status", "--connect", cs}, 2, "needs exactly one PATH"},
+        {{"status", "--connect", cs}, 2, "zkr status: needs a PATH"},
+        {{"status", "--connect", cs, "/a", "/b"}, 2, "needs exactly one PATH, got 2: /a /b\n"},
         {{"demo", "extra"}, 2, "takes no PATH"},
         {{"demo", "--workers", "0"}, 2, "--workers must be a number from 1"},
         {{"lock", "--connect", cs, lock_path("no-such-command"), "--", "/no/such/command"}, 127, "cannot run /no/such/command"},

@@ -390,39 +390,46 @@ TEST_CASE("killed processes leave nothing once their sessions end, the container
     std::remove(counter.c_str());
 }
 
-TEST_CASE("async_acquire: callback, use_future, use_awaitable") {
+TEST_CASE("async_acquire: callback, use_future, use_awaitable, and the lock_hold owns the hold, not the thread") {
     auto& zk = zkr::test::shared_server();
     const std::string path = lock_path("async");
     auto a = connect(zk.connect_string());
     zkr::interprocess_mutex m(*a, path);
 
-    std::promise<std::pair<boost::system::error_code, bool>> p;
-    m.async_acquire(1s, [&](boost::system::error_code ec, bool ok) { p.set_value({ec, ok}); });
-    auto [ec, ok] = p.get_future().get();
+    std::promise<std::pair<boost::system::error_code, zkr::lock_hold>> p;
+    m.async_acquire(1s, [&](boost::system::error_code ec, zkr::lock_hold h) { p.set_value({ec, std::move(h)}); });
+    auto [ec, hold] = p.get_future().get();
     CHECK_FALSE(ec);
-    CHECK(ok);
-    CHECK(m.is_owned_by_current_thread());  // the hold belongs to the initiating thread
-    m.release();
+    REQUIRE(hold);
+    CHECK(hold.state() == hold_state::held);
+    CHECK_FALSE(hold.stop_token().stop_requested());
+    CHECK_FALSE(m.is_owned_by_current_thread());  // the handle owns it
+    CHECK_THROWS_AS(m.release(), zkr::error);     // so this thread cannot release it
+    const auto stop = hold.stop_token();
+    hold.release();
+    CHECK_FALSE(hold);
+    CHECK(zkr::test::eventually([&] { return stop.stop_requested(); }, 2s));  // released: the work it guarded stops
 
-    CHECK(m.async_acquire(1s, boost::asio::use_future).get());
-    m.release();
+    auto second = m.async_acquire(1s, boost::asio::use_future).get();
+    CHECK(second);
+    second = zkr::lock_hold{};  // move-assigning releases
+    CHECK(zkr::test::eventually([&] { return m.participant_nodes().empty(); }, 5s));
 
     boost::asio::io_context user;
     bool acquired = false;
-    std::thread::id owner;
     boost::asio::co_spawn(
         user,
         [&]() -> boost::asio::awaitable<void> {
-            acquired = co_await m.async_acquire(1s, boost::asio::use_awaitable);
-            owner = std::this_thread::get_id();
+            auto h = co_await m.async_acquire(1s, boost::asio::use_awaitable);
+            acquired = static_cast<bool>(h);
+            co_await h.async_release(boost::asio::use_awaitable);
         },
         boost::asio::detached);
     user.run_for(5s);
     CHECK(acquired);
-    CHECK(owner == std::this_thread::get_id());
-    m.release();
+    CHECK(zkr::test::eventually([&] { return m.participant_nodes().empty(); }, 5s));
 
-    // A timed-out async acquire completes with false.
+    // A timed-out async acquire completes with an empty hold.
     auto b = connect(zk.connect_string());
     zkr::interprocess_mutex holder(*b, path);
     holder.acquire();
@@ -608,8 +615,10 @@ TEST_CASE("a release whose delete fails is not forgotten: the node goes when the
     zk.stop(0);
     REQUIRE(zkr::test::eventually([&] { return m.state() == hold_state::doubtful; }));
     boost::system::error_code ec;
+    const auto t0 = clk::now();
     m.release(ec);
-    CHECK(ec == zkr::errc::not_connected);
+    CHECK(clk::now() - t0 < 100ms);  // no connection: it does not wait for one
+    CHECK(ec == zkr::errc::connection_loss);  // pending: the node goes on reconnection
     zk.start(0);
     auto observer = connect(zk.connect_string());
     // A connection accepted while the server starts is not answered: the C client waits out its
@@ -764,10 +773,11 @@ TEST_CASE("two async acquires started by one thread compete like two threads, th
     zkr::interprocess_mutex m(*a, path);
     auto first = m.async_acquire(2s, boost::asio::use_future);
     auto second = m.async_acquire(300ms, boost::asio::use_future);  // queued behind the first
-    CHECK(first.get());
+    auto held = first.get();
+    CHECK(held);
     CHECK_FALSE(second.get());
     CHECK(zkr::test::eventually([&] { return m.participant_nodes().size() == 1; }, 5s));
-    m.release();
+    held.release();
     CHECK_FALSE(m.is_acquired_in_this_process());
     CHECK(zkr::test::eventually([&] { return m.participant_nodes().empty(); }, 5s));
 }

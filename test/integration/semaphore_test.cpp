@@ -82,7 +82,7 @@ TEST_CASE("semaphore: a timed acquire on a full semaphore returns empty in time 
     auto a = connect(zk.connect_string());
     auto b = connect(zk.connect_string());
     zkr::interprocess_semaphore_v2 sa(*a, path, 2), sb(*b, path, 2);
-    auto held = sa.acquire(2);
+    auto held = sa.acquire_many(2);
     REQUIRE(held.size() == 2);
     CHECK(held[0].node_path() == held[1].node_path());  // one node carries both
     const auto start = clk::now();
@@ -91,7 +91,7 @@ TEST_CASE("semaphore: a timed acquire on a full semaphore returns empty in time 
     CHECK(waited >= 300ms);
     CHECK(waited < 300ms + 2s);
     CHECK_FALSE(sb.acquire(0ms));  // tries once, never queues
-    CHECK_FALSE(sb.acquire(1, 100ms));
+    CHECK_FALSE(sb.acquire_many(1, 100ms));
     CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 1; }, 5s));
     // One lease of the pair returned frees nothing; the second returns the node.
     held[0].close();
@@ -99,7 +99,7 @@ TEST_CASE("semaphore: a timed acquire on a full semaphore returns empty in time 
     CHECK(nodes_under(*a, path) == 1);
     CHECK_FALSE(sb.acquire(0ms));
     held[1].close();
-    auto got = sb.acquire(2, 5s);
+    auto got = sb.acquire_many(2, 5s);
     REQUIRE(got);
     CHECK(got->size() == 2);
 }
@@ -115,7 +115,7 @@ TEST_CASE("semaphore: two clients each asking for qty = max both complete, one a
     std::mutex m;
     std::vector<std::string> events;
     auto take_all = [&](zkr::interprocess_semaphore_v2& s, const std::string& who) {
-        auto all = s.acquire(3);
+        auto all = s.acquire_many(3);
         {
             std::lock_guard l(m);
             events.push_back(who + " acquired " + std::to_string(all.size()));
@@ -149,10 +149,10 @@ TEST_CASE("semaphore: waiters are served in arrival order, a small later request
     auto c = connect(zk.connect_string());
     zkr::interprocess_semaphore_v2 sa(*a, path, 2), sb(*b, path, 2), sc(*c, path, 2);
     auto one = sa.acquire();
-    auto big = std::async(std::launch::async, [&] { return sb.acquire(2); });
+    auto big = std::async(std::launch::async, [&] { return sb.acquire_many(2); });
     REQUIRE(zkr::test::eventually([&] { return sa.participant_nodes().size() == 2; }));
     // One lease is free, but b asked first for two: c waits behind b.
-    CHECK_FALSE(sc.acquire(1, 500ms));
+    CHECK_FALSE(sc.acquire_many(1, 500ms));
     auto small = std::async(std::launch::async, [&] { return sc.acquire(); });
     REQUIRE(zkr::test::eventually([&] { return sa.participant_nodes().size() == 3; }));
     CHECK(small.wait_for(300ms) == std::future_status::timeout);
@@ -305,7 +305,7 @@ TEST_CASE("semaphore: raising the shared count wakes a waiter") {
     auto waiter = std::async(std::launch::async, [&] { return sb.acquire(10s); });
     REQUIRE(zkr::test::eventually([&] { return sa.participant_nodes().size() == 2; }));
     CHECK(waiter.wait_for(200ms) == std::future_status::timeout);
-    CHECK_THROWS_AS(sb.acquire(2), zkr::error);  // qty above the maximum in force
+    CHECK_THROWS_AS(sb.acquire_many(2), zkr::error);  // qty above the maximum in force
     const auto raised_at = clk::now();
     ca.set_count(2);
     REQUIRE(waiter.wait_for(5s) == std::future_status::ready);
@@ -331,12 +331,12 @@ TEST_CASE("semaphore: closing a client frees its leases") {
     zkr::interprocess_semaphore_v2 sb(*b, path, 2);
     {
         zkr::interprocess_semaphore_v2 sa(*a, path, 2);
-        auto leases = sa.acquire(2);
+        auto leases = sa.acquire_many(2);
         CHECK_FALSE(sb.acquire(0ms));
         a->close();
         CHECK(leases[0].state() == hold_state::lost);
     }  // the leases' destructors find the client closed: nothing to do, nothing thrown
-    auto got = sb.acquire(2, 5s);
+    auto got = sb.acquire_many(2, 5s);
     REQUIRE(got);
     CHECK(got->size() == 2);
 }
@@ -374,7 +374,7 @@ TEST_CASE("semaphore: server restarted within the session timeout: leases are ke
     auto a = connect(zk.connect_string(), 8s);
     auto b = connect(zk.connect_string(), 8s);
     zkr::interprocess_semaphore_v2 sa(*a, path, 2), sb(*b, path, 2);
-    auto held = sa.acquire(2);
+    auto held = sa.acquire_many(2);
     const auto token = held[0].fencing_token();
     auto waiter = std::async(std::launch::async, [&] { return sb.acquire(); });
     REQUIRE(zkr::test::eventually([&] { return sa.participant_nodes().size() == 2; }));
@@ -470,16 +470,16 @@ TEST_CASE("semaphore: bad maximum, qty and timeout are rejected at once") {
     CHECK(code_of([&] { zkr::interprocess_semaphore_v2 s(*a, "no-slash", 2); }) == zkr::errc::invalid_path);
     CHECK(code_of([&] { zkr::interprocess_semaphore_v2 s(*a, "/", 2); }) == zkr::errc::invalid_path);
     zkr::interprocess_semaphore_v2 s(*a, path, 2);
-    CHECK(code_of([&] { (void)s.acquire(0); }) == zkr::errc::invalid_argument);
-    CHECK(code_of([&] { (void)s.acquire(-1); }) == zkr::errc::invalid_argument);
-    CHECK(code_of([&] { (void)s.acquire(3); }) == zkr::errc::invalid_argument);
+    CHECK(code_of([&] { (void)s.acquire_many(0); }) == zkr::errc::invalid_argument);
+    CHECK(code_of([&] { (void)s.acquire_many(-1); }) == zkr::errc::invalid_argument);
+    CHECK(code_of([&] { (void)s.acquire_many(3); }) == zkr::errc::invalid_argument);
     CHECK(code_of([&] { (void)s.acquire(-5ms); }) == zkr::errc::invalid_argument);
-    CHECK(code_of([&] { (void)s.acquire(1, -1ms); }) == zkr::errc::invalid_argument);
+    CHECK(code_of([&] { (void)s.acquire_many(1, -1ms); }) == zkr::errc::invalid_argument);
     CHECK(code_of([&] { s.async_acquire(3, [](boost::system::error_code, std::vector<zkr::lease>) {}); }) ==
           zkr::errc::invalid_argument);
     CHECK(zkr::detail::requests_sent(a->connection()) == sent);  // nothing was sent
     try {
-        (void)s.acquire(3);
+        (void)s.acquire_many(3);
     } catch (const zkr::error& e) {
         CHECK_THAT(std::string(e.what()), Catch::Contains("qty 3 is more than the semaphore's max_leases 2"));
     }
@@ -534,7 +534,7 @@ TEST_CASE("semaphore: async_close returns the lease at once, its next acquire qu
     CHECK_FALSE(l.is_open());  // at once, before the delete's outcome
     REQUIRE(closed.wait_for(10s) == std::future_status::ready);
     CHECK_NOTHROW(closed.get());
-    auto taken = other.acquire(1, 0ms);  // the delete is done: another session takes it at once
+    auto taken = other.acquire_many(1, 0ms);  // the delete is done: another session takes it at once
     REQUIRE(taken);
     CHECK(taken->size() == 1);
     taken.reset();
@@ -544,7 +544,7 @@ TEST_CASE("semaphore: async_close returns the lease at once, its next acquire qu
     std::vector<std::future<void>> outcomes;
     std::set<std::int64_t> tokens;
     for (int i = 0; i < 30; ++i) {
-        auto got = s.acquire(1, 0ms);
+        auto got = s.acquire_many(1, 0ms);
         REQUIRE(got);
         REQUIRE(got->size() == 1);
         tokens.insert((*got)[0].fencing_token());
@@ -558,7 +558,7 @@ TEST_CASE("semaphore: async_close returns the lease at once, its next acquire qu
 
     // The leases of one acquire share a node: only the last close sends its delete.
     zkr::interprocess_semaphore_v2 three(*a, sem_path("async-close-3"), 3);
-    auto leases = three.acquire(2);
+    auto leases = three.acquire_many(2);
     const auto sent = zkr::detail::requests_sent(a->connection());
     CHECK_NOTHROW(leases[0].async_close(boost::asio::use_future).get());
     CHECK(zkr::detail::requests_sent(a->connection()) == sent);

@@ -129,12 +129,24 @@ void run(zkr::client& c, const std::function<std::optional<hold>(ms)>& acquire, 
     }
 }
 
+// The token of the hold in progress, for the state lines of the hold listener.
+std::atomic<std::int64_t> current_token{0};
+
+// Records every state change of every hold the recipe grants (the partition tests time them).
+template <typename Recipe>
+zkr::state_subscription record_states(Recipe& r) {
+    return r.add_hold_listener([](zkr::hold_state s) {
+        record(join(std::string("state"), num(mono_now()), num(current_token.load()), std::string(zkr::to_string(s))));
+    });
+}
+
 template <typename Lock>
 std::function<std::optional<hold>(ms)> lock_acquirer(Lock& lock) {
     return [&lock](ms timeout) -> std::optional<hold> {
         if (!lock.acquire(timeout)) return std::nullopt;
         hold h;
         h.token = lock.fencing_token();
+        current_token = h.token;
         h.confirm = [&lock] { lock.guarded_multi(confirm_ops()); };
         h.state = [&lock] { return std::string(zkr::to_string(lock.state())); };
         h.release = [&lock](boost::system::error_code& ec) {
@@ -176,12 +188,15 @@ int main(int argc, char** argv) {
         if (!c.block_until_connected(std::chrono::seconds(30))) return 3;
         if (recipe == "mutex") {
             zkr::interprocess_mutex m(c, path);
+            auto states = record_states(m);
             run(c, lock_acquirer(m), true, store, stop_file, hold_ms);
         } else if (recipe == "fair") {
             zkr::fair_lock f(c, path);
+            auto states = record_states(f);
             run(c, lock_acquirer(f), true, store, stop_file, hold_ms);
         } else if (recipe == "semaphore_mutex") {
             zkr::interprocess_semaphore_mutex m(c, path);
+            auto states = record_states(m);
             run(c, lock_acquirer(m), true, store, stop_file, hold_ms);
         } else if (recipe == "unlocked") {
             auto acquire = [](ms) -> std::optional<hold> {
@@ -199,7 +214,7 @@ int main(int argc, char** argv) {
             std::vector<zkr::lease> leases;
             auto acquire = [&](ms timeout) -> std::optional<hold> {
                 const int qty = std::uniform_int_distribution<int>(1, std::min(2, max))(rng);
-                auto got = sem.acquire(qty, timeout);
+                auto got = sem.acquire_many(qty, timeout);
                 if (!got) return std::nullopt;
                 leases = std::move(*got);
                 hold h;

@@ -63,9 +63,22 @@ worker_history parse_history(int worker, const std::vector<std::string>& lines) 
                 else if (outcome == "unknown") ++w.unknown_confirms;
             } else {
                 current->released_ok = outcome == "ok";
+                current->released = t;
                 in >> current->state_at_release;
                 current = nullptr;
             }
+        } else if (kind == "state") {
+            // Heard on the callback thread: it may come after the hold's release line.
+            mono_ns t = 0;
+            std::int64_t token = 0;
+            std::string state;
+            in >> t >> token >> state;
+            if (!in) bad_line(worker, line);
+            for (auto it = w.holds.rbegin(); it != w.holds.rend(); ++it)
+                if (it->token == token) {
+                    it->states.emplace_back(t, state);
+                    break;
+                }
         } else if (!kind.empty()) {
             bad_line(worker, line);
         }

@@ -10,6 +10,7 @@
 //   write    <t> <token> accepted|refused            fenced store write of the value read + 1
 //   confirm  <t_send> <t_recv> <token> ok|lost|unknown
 //   release  <t> <token> ok|error <hold state before the release>
+//   state    <t> <token> <hold state>                  a hold listener heard a change (any time)
 //
 // A confirm is a guarded multi (a check of our own node, bound to our session, committed through
 // the leader). "ok" proves the node existed when the multi committed, so it existed from its
@@ -46,6 +47,8 @@ struct hold_record {
     std::optional<bool> write_accepted;
     bool released_ok = false;
     std::string state_at_release;  ///< "held", "lost", ... ("" if not released)
+    std::optional<mono_ns> released;  ///< when the release returned
+    std::vector<std::pair<mono_ns, std::string>> states;  ///< what its hold listener heard, in order
 };
 
 struct worker_history {

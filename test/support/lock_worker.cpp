@@ -65,7 +65,7 @@ int run_semaphore(zkr::interprocess_semaphore_v2& sem, int qty, int iterations, 
     std::uniform_int_distribution<int> random_qty(1, sem.max_leases());
     for (int i = 0; i < iterations; ++i) {
         const int n = qty > 0 ? qty : random_qty(rng);
-        auto leases = sem.acquire(n);
+        auto leases = sem.acquire_many(n);
         const auto token = leases.at(0).fencing_token();
         append_line(log, log_line("ACQ", token, n));
         if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -95,11 +96,11 @@ void sweep_stale_dirs() {
 
 }  // namespace
 
-std::string send_four_letter(int port, const std::string& cmd, std::chrono::milliseconds timeout) {
+std::string send_four_letter(int port, const std::string& cmd, std::chrono::milliseconds timeout, const std::string& host) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::inet_pton(AF_INET, host.c_str(), &a.sin_addr);
     a.sin_port = htons(static_cast<std::uint16_t>(port));
     std::string out;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -213,16 +214,17 @@ void zk_cluster::write_config(server_process& s) {
         << "initLimit=20\nsyncLimit=10\n"
         << "dataDir=" << s.dir << "/data\n"
         << "clientPort=" << s.client_port << "\n"
-        << "clientPortAddress=127.0.0.1\n"
+        << "clientPortAddress=" << host(s.id - 1) << "\n"
         << "admin.enableServer=false\n"
         << "4lw.commands.whitelist=*\n"
         << "forceSync=" << (options_.force_sync ? "yes" : "no") << "\n"
         << "minSessionTimeout=" << options_.min_session_ms << "\n"
         << "maxSessionTimeout=" << options_.max_session_ms << "\n"
         << "maxClientCnxns=0\n";
+    for (const auto& line : options_.config_lines) cfg << line << "\n";
     if (size() > 1) {
         for (const auto& o : servers_)
-            cfg << "server." << o->id << "=127.0.0.1:" << o->peer_port << ":" << o->election_port << "\n";
+            cfg << "server." << o->id << "=" << host(o->id - 1) << ":" << o->peer_port << ":" << o->election_port << "\n";
         std::ofstream(s.dir + "/data/myid") << s.id << "\n";
     }
 }
@@ -236,7 +238,12 @@ std::string zk_cluster::connect_string() const {
     return out;
 }
 
-std::string zk_cluster::connect_string(int i) const { return "127.0.0.1:" + std::to_string(client_port(i)); }
+std::string zk_cluster::connect_string(int i) const { return host(i) + ":" + std::to_string(client_port(i)); }
+
+std::string zk_cluster::host(int i) const {
+    const auto n = static_cast<std::size_t>(i);
+    return n < options_.hosts.size() ? options_.hosts[n] : "127.0.0.1";
+}
 int zk_cluster::client_port(int i) const { return servers_.at(static_cast<std::size_t>(i))->client_port; }
 
 void zk_cluster::start_all() {
@@ -277,6 +284,7 @@ void zk_cluster::start(int i, bool wait) {
                                      "-Dzookeeper.extendedTypesEnabled=true", "-Dzookeeper.admin.enableServer=false",
                                      container, "-cp", classpath};
     if (options_.fast_jvm_start) args.insert(args.begin() + 1, "-XX:TieredStopAtLevel=1");
+    args.insert(args.begin() + 1, options_.jvm_properties.begin(), options_.jvm_properties.end());
     args.push_back(size() > 1 ? "org.apache.zookeeper.server.quorum.QuorumPeerMain"
                               : "org.apache.zookeeper.server.ZooKeeperServerMain");
     args.push_back(cfg);
@@ -286,6 +294,12 @@ void zk_cluster::start(int i, bool wait) {
     auto argv = c_argv(args);
     const char* log_path = log.c_str();
     const pid_t parent = ::getpid();
+    // Opened before the fork: the child only joins it (setns is a plain system call).
+    int netns_fd = -1;
+    if (static_cast<std::size_t>(i) < options_.netns_files.size()) {
+        netns_fd = ::open(options_.netns_files[static_cast<std::size_t>(i)].c_str(), O_RDONLY | O_CLOEXEC);
+        if (netns_fd < 0) throw std::runtime_error("cannot open " + options_.netns_files[static_cast<std::size_t>(i)]);
+    }
     const pid_t pid = spawn([&] {
     const pid_t child = ::fork();
     if (child == 0) {
@@ -298,11 +312,13 @@ void zk_cluster::start(int i, bool wait) {
             ::dup2(fd, 2);
         }
         ::setpgid(0, 0);
+        if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) ::_exit(126);
         ::execv(argv[0], argv.data());
         ::_exit(127);
     }
     return child;
     });
+    if (netns_fd >= 0) ::close(netns_fd);
     if (pid < 0) throw std::runtime_error("fork failed");
     s.pid = pid;
     if (wait) await_serving(i);
@@ -341,7 +357,7 @@ bool zk_cluster::running(int i) const {
 }
 
 std::string zk_cluster::four_letter(int i, const std::string& cmd) const {
-    return send_four_letter(client_port(i), cmd, std::chrono::milliseconds(1000));
+    return send_four_letter(client_port(i), cmd, std::chrono::milliseconds(1000), host(i));
 }
 
 bool zk_cluster::serving(int i) const { return four_letter(i, "srvr").find("Mode: ") != std::string::npos; }

@@ -23,6 +23,14 @@ struct cluster_options {
     bool force_sync = false;          ///< durability is not under test unless asked
     int container_check_ms = 500;     ///< znode.container.checkIntervalMs: containers go quickly
     bool fast_jvm_start = true;       ///< C1-only JIT: quicker start, slower peak (not for benchmarks)
+    /// Per server: the address it serves on and the ensemble reaches it by (default 127.0.0.1).
+    std::vector<std::string> hosts;
+    /// Per server: a network namespace file (net_lab::netns_file) to run it in (default: ours).
+    std::vector<std::string> netns_files;
+    /// Extra Java system properties of every server ("-Dreadonlymode.enabled=true").
+    std::vector<std::string> jvm_properties;
+    /// Extra zoo.cfg lines of every server ("localSessionsEnabled=true").
+    std::vector<std::string> config_lines;
 };
 
 class zk_cluster {
@@ -65,6 +73,8 @@ public:
     int server_of_session(std::int64_t session_id) const;
     /// A four-letter-word command's answer ("" if the server does not answer).
     std::string four_letter(int server, const std::string& cmd) const;
+    /// The address server i serves on.
+    std::string host(int server) const;
 
 private:
     struct server_process;
@@ -82,7 +92,8 @@ void expire_session(const std::string& connect_string, std::int64_t session_id, 
 /// not from the ephemeral range).
 int free_loopback_port();
 /// A four-letter command's reply ("srvr", "cons", ...) from the server on 127.0.0.1:port.
-std::string send_four_letter(int port, const std::string& cmd, std::chrono::milliseconds timeout);
+std::string send_four_letter(int port, const std::string& cmd, std::chrono::milliseconds timeout,
+                             const std::string& host = "127.0.0.1");
 void expire_session(const std::string& connect_string, zkr::client& c);
 
 /// Client options for tests: short timeouts, a logger writing warnings to stderr (ZKR_TEST_LOG=debug

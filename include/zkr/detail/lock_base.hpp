@@ -3,6 +3,7 @@
 
 #include <zkr/detail/lock_driver.hpp>
 #include <zkr/detail/request.hpp>
+#include <zkr/lock_hold.hpp>
 
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -20,8 +21,14 @@ public:
     lock_base(zkr::client& c, std::string path, std::string lock_name, std::shared_ptr<const lock_rule> rule);
     lock_base(const lock_base&) = delete;
     lock_base& operator=(const lock_base&) = delete;
+    /// Ends this object's acquires still waiting with errc::cancelled (their nodes are removed);
+    /// their completions refer to nothing of this object.
+    ~lock_base();
 
+    /// What the nodes of later acquires carry (default "<host>:<pid>").
     void set_node_data(std::string data);
+    /// The lock's nodes in queue order, holders first, as full paths ("/jobs/nightly/_c_...-lock-
+    /// 0000000003", without the client's namespace). Throws zkr::error on a connection problem.
     std::vector<std::string> participant_nodes() const;
     /// listener(state) runs on the client's callback thread for every change of every hold that
     /// this object takes from now on.
@@ -52,6 +59,37 @@ protected:
             },
             token);
     }
+
+    /// The async acquire of a one-holder lock: completes with (error_code, lock_hold) on the
+    /// handler's associated executor (default: the client's callback thread); an empty lock_hold
+    /// without error when the timeout passed. The hold belongs to the lock_hold, not to a thread.
+    /// The completion refers to nothing of this object (it may be destroyed meanwhile: the
+    /// acquire then ends with cancelled).
+    template <typename Token>
+    auto async_acquire_hold(std::optional<std::chrono::milliseconds> timeout, Token&& token) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, lock_hold)>(
+            [driver = driver_, attach = listener_attacher(), timeout, data = node_data()](auto handler) mutable {
+                auto ex = boost::asio::get_associated_executor(handler, callback_executor(driver->get_client().connection()));
+                auto work = boost::asio::make_work_guard(ex);
+                driver->acquire(timeout, std::move(data),
+                                [driver, attach, h = std::move(handler), work = std::move(work)](
+                                    const boost::system::error_code& ec, std::shared_ptr<hold> granted) mutable {
+                                    lock_hold out;
+                                    if (granted) {
+                                        attach(granted);
+                                        out = lock_hold(lock_hold::share(driver, std::move(granted), {}, 1));
+                                    }
+                                    boost::asio::post(work.get_executor(), [h = std::move(h), ec, out = std::move(out)]() mutable {
+                                        std::move(h)(ec, std::move(out));
+                                    });
+                                    work.reset();
+                                });
+            },
+            token);
+    }
+
+    /// unlock(): releases `h` (when given) or logs why there was nothing to release; never throws.
+    void unlock_quietly(const std::shared_ptr<hold>& h, const boost::system::error_code& ec) const noexcept;
 
     std::shared_ptr<lock_driver> driver_;
 

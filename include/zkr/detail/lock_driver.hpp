@@ -18,7 +18,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace zkr::detail {
@@ -47,7 +49,11 @@ public:
     /// (SIGSTOP, a VM or GC pause) may run again before its network thread has seen the silence,
     /// and its session may have expired meanwhile: it must not act as the holder then.
     hold_state caller_state() const noexcept;
-    bool is_valid() const noexcept { return caller_state() == hold_state::held; }
+    /// Stop is requested once the hold ends: lost (session ended, node deleted or written by
+    /// someone else, client closed) or released. Requested on the client's callback thread, so
+    /// std::stop_callback functions run there, never on the network thread. Doubt (connection
+    /// suspended) does not request it: the hold may come back.
+    std::stop_token stop_token() const noexcept;
 
     /// fn runs on the callback thread after each state change. listening, if given, is asked on the
     /// network thread first: while it says no, nothing is posted (a recipe attaches its listener
@@ -75,6 +81,7 @@ public:
 private:
     void on_connection(connection_state s);
     void try_delete();
+    void request_stop();
     void finish_release(const boost::system::error_code& ec);
 
     zkr::client& client_;
@@ -84,6 +91,11 @@ private:
     bool release_passes_on_;
     bool signal_release_;
     std::atomic<hold_state> state_{hold_state::held};
+    // Only a hold whose token was taken requests its stop (a post to the callback thread per
+    // release would wake it once per lock cycle, which W2 showed costs 8%). stop_wanted_ and
+    // state_ are seq_cst: of a token taken while the hold ends, at least one side sees the other.
+    mutable std::stop_source stop_;
+    mutable std::atomic<bool> stop_wanted_{false};
     std::uint64_t observer_ = 0;
     std::uint64_t watch_generation_ = 0;
     std::unique_ptr<boost::asio::steady_timer> own_watch_timer_;
@@ -131,7 +143,11 @@ public:
                                        boost::system::error_code& ec,
                                        std::function<void(const std::string&)> on_queued = {});
     std::shared_ptr<hold> acquire_sync(acquire_request req, boost::system::error_code& ec);
-    /// Returns once the delete has its outcome (then the lock is free for every process).
+    /// Returns once the delete has its outcome (then the lock is free for every process), or at
+    /// once with connection_loss when there is no connection (the node is deleted once it returns).
+    /// Without a connection it thus waits at most until the loss is noticed (the C client's receive
+    /// timeout, 2/3 of the session timeout, when the server stopped answering with the delete in
+    /// flight).
     boost::system::error_code release_sync(const std::shared_ptr<hold>& h);
     /// Starts the release at once; done(ec) runs on the network thread once the delete has its
     /// outcome (as release_sync's). Requests of one session reach the server in order, so an
@@ -145,6 +161,10 @@ public:
     /// Ends every acquisition of this driver still in flight with `cancelled`; their nodes are
     /// removed. Holds already granted are not touched.
     void cancel();
+
+    /// The message of an acquire that failed with ec: says to call client::start() when that is
+    /// what was missing.
+    std::string acquire_failure(const boost::system::error_code& ec, std::string_view what) const;
 
     /// Lock nodes in queue order (full paths, without namespace).
     std::vector<std::string> participants(boost::system::error_code& ec);
@@ -182,6 +202,15 @@ void release_then_complete(lock_driver& driver, std::shared_ptr<hold> h, boost::
         work.reset();
     });
 }
+
+/// Releases h (when given) and tells nobody but the log: the release of a destructor or of
+/// unlock(), which must never throw through a guard. Waits for the delete only while connected (see
+/// lock_driver::release_sync); what went wrong is logged (lock_lost, a pending delete, ...).
+void release_quietly(lock_driver& driver, const std::shared_ptr<hold>& h) noexcept;
+/// Logs the outcome ec of a release of `node` that no caller hears (a destructor, unlock()).
+void log_quiet_release(zkr::client& c, const std::string& node, const boost::system::error_code& ec) noexcept;
+/// A stop token whose stop was requested: the token of a hold that is not there.
+std::stop_token stopped_token() noexcept;
 
 /// "<host name>:<pid>", the default data of lock and lease nodes.
 std::string default_node_data();

@@ -34,6 +34,10 @@ struct request {
     watch_function watch;              ///< exists / get_data / get_children: one-shot watch
     /// Non-zero: run only on this session, never retried on another (fails with session_expired).
     std::int64_t required_session = 0;
+    /// Never wait for a connection and never retry: without a connection, or when the connection
+    /// drops with the request in flight, fail at once with connection_loss. For a release, which
+    /// must not block its caller during an outage (the hold retries on reconnection itself).
+    bool fail_fast = false;
 };
 
 struct response {

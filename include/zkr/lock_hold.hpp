@@ -1,0 +1,128 @@
+// zkr::lock_hold: one hold of a lock or semaphore, owned by whoever has the object.
+#pragma once
+
+#include <zkr/detail/lock_driver.hpp>
+#include <zkr/error.hpp>
+#include <zkr/hold_state.hpp>
+#include <zkr/multi_op.hpp>
+#include <zkr/results.hpp>
+
+#include <boost/asio/async_result.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace zkr {
+
+namespace detail {
+class lock_base;
+}
+
+/**
+ * One hold of a lock, owned by this object rather than by a thread: what the async acquires
+ * (interprocess_mutex::async_acquire, fair_lock::async_acquire) give, so that a coroutine that
+ * resumes on another thread still owns its hold, and nobody else can release it. Move-only; an
+ * empty lock_hold (default-constructed, released or moved from) owns nothing.
+ *
+ * The destructor releases (never throws, never waits for a connection: without one the node is
+ * deleted in the background once the connection returns; the outcome is logged). release() and
+ * async_release() report it. Any thread may release, once.
+ *
+ * Loss: state() is doubtful while the connection is suspended (or silent for 2/3 of the session
+ * timeout, as after a pause of this process), lost once the session is lost, the client closed or
+ * the node deleted (for a one-holder lock, also written) by someone else. stop_token() is
+ * requested once the hold ends (lost or released), on the client's callback thread; tie work to
+ * it (std::jthread, std::stop_callback, zkr::cancellation_link for Asio objects). Act on the
+ * guarded resource only while state() is held, and pass fencing_token() to it. A lock_hold must
+ * not outlive its client.
+ */
+class lock_hold {
+public:
+    lock_hold() noexcept = default;
+    lock_hold(lock_hold&& other) noexcept = default;
+    /// Releases the hold owned so far (as the destructor does), then takes other's.
+    lock_hold& operator=(lock_hold&& other) noexcept;
+    lock_hold(const lock_hold&) = delete;
+    lock_hold& operator=(const lock_hold&) = delete;
+    ~lock_hold();
+
+    /// Releases the hold and waits for the delete's outcome, except on connection loss: then it
+    /// returns at once with connection_loss and the node is deleted once the connection returns.
+    /// Errors: lock_not_held when this object owns nothing (already released, moved from, empty);
+    /// lock_lost when the hold had already ended (nothing was left to delete); connection_loss
+    /// (pending, as above); closed. The object owns nothing afterwards, whatever the outcome.
+    void release(boost::system::error_code& ec) noexcept;
+    /// As release(ec), throwing zkr::error on any of those errors.
+    void release();
+    /// Releases without waiting: the object owns nothing when this returns, and the delete is sent
+    /// before any request this thread issues next on the same client. The handler gets
+    /// release(ec)'s outcome on its associated executor (default: the client's callback thread).
+    /// Signature: void(boost::system::error_code).
+    template <typename Token>
+    auto async_release(Token&& token);
+
+    /// False once released or moved from (or when empty).
+    bool is_open() const noexcept { return static_cast<bool>(group_); }
+    explicit operator bool() const noexcept { return is_open(); }
+
+    /// The lock node's path (shared by the leases of one semaphore acquire).
+    std::string node_path() const;
+    /// The node's czxid: strictly increasing in grant order on this lock path.
+    std::int64_t fencing_token() const;
+    /// released once this object owns nothing.
+    hold_state state() const;
+    bool is_valid() const { return state() == hold_state::held; }
+    /// Requested once the hold ends (lost or released); already requested when this object owns
+    /// nothing. Not requested for doubt: watch state() or a hold listener for that.
+    std::stop_token stop_token() const noexcept;
+    /// Runs ops atomically only while the hold's node exists on our session; lock_lost if not.
+    std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
+
+    struct group;  // what the handles of one acquire share
+
+protected:
+    friend class detail::lock_base;
+    friend class interprocess_semaphore_v2;
+    explicit lock_hold(std::shared_ptr<group> g) noexcept : group_(std::move(g)) {}
+    const group& checked() const;
+    /// Hands over this handle's share of the hold: the hold itself once it was the last handle
+    /// of its acquire (to be released), else null. The object owns nothing afterwards.
+    static std::shared_ptr<detail::hold> take_last(std::shared_ptr<group> g);
+    /// What `handles` handles of one acquire share.
+    static std::shared_ptr<group> share(std::shared_ptr<detail::lock_driver> driver, std::shared_ptr<detail::hold> h,
+                                        std::string data, std::int32_t handles);
+
+    std::shared_ptr<group> group_;
+};
+
+struct lock_hold::group {
+    std::shared_ptr<detail::lock_driver> driver;
+    std::shared_ptr<detail::hold> hold;
+    std::string data;
+    std::atomic<std::int32_t> open;  // handles of this acquire not yet released
+};
+
+template <typename Token>
+auto lock_hold::async_release(Token&& token) {
+    // Taken now, not when the operation is started (use_awaitable starts it when awaited).
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        [g = std::move(group_)](auto handler) mutable {
+            if (!g) {
+                auto ex = boost::asio::get_associated_executor(handler);
+                boost::asio::post(ex, [handler = std::move(handler)]() mutable {
+                    std::move(handler)(make_error_code(errc::lock_not_held));
+                });
+                return;
+            }
+            auto driver = g->driver;
+            detail::release_then_complete(*driver, take_last(std::move(g)), {}, std::move(handler));
+        },
+        token);
+}
+
+}  // namespace zkr
