@@ -840,9 +840,18 @@ void connection::end_expired_session() {
 
 void connection::retry_or_finish(const op_ptr& op, const boost::system::error_code& ec) {
     if (closing_) return finish(op, make_error_code(errc::closed), {});
-    if (op->req.kind == op_kind::create && op->req.create.protect && ec != errc::session_expired) {
-        // The create may have been applied even though its reply was lost: look for our node first.
-        op->recover_protected = true;
+    if (op->req.kind == op_kind::create && op->req.create.protect) {
+        if (ec != errc::session_expired) {
+            // The create may have been applied even though its reply was lost: look for our node first.
+            op->recover_protected = true;
+        } else {
+            // A new session: a node the old one made lives on until the server expires it, under
+            // this prefix. Our next node gets a prefix of its own, or a later recovery on this
+            // session could find the old node first, take it for foreign, and create a third
+            // while ours stayed behind (found by the lock simulation).
+            op->protect_prefix = new_protect_prefix();
+            op->recover_protected = false;
+        }
     }
     const retry_context ctx{op->retries, std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - op->started), ec};
     const auto sleep = op->req.fail_fast ? std::optional<std::chrono::milliseconds>{} : options_.retry_policy->next_sleep(ctx);
