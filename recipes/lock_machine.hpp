@@ -1,0 +1,684 @@
+// The decisions of one acquisition and the hold it becomes, as a value: events in, actions out.
+// No I/O, no clock, no threads. An engine carries the actions out (on the real connection, or on
+// the simulated ZooKeeper of test/sim) and feeds every reply, watch event, connection change and
+// timer back in. The same machine runs in both.
+#pragma once
+
+#include <zkr/connection_state.hpp>
+#include <zkr/error.hpp>
+#include <zkr/hold_state.hpp>
+#include <zkr/lock_rule.hpp>
+#include <zkr/watch_event.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace zkr::detail {
+
+/// Names one request (or timer) the machine asked for. Its reply, or its watch's event, comes
+/// back with the same ticket; a ticket the machine no longer holds is stale, and the event is
+/// dropped in one place (resume).
+using lock_ticket = std::uint64_t;
+
+namespace lock_in {
+/// The acquire begins. connected/session: the connection as it is now.
+struct start {
+    bool connected = false;
+    std::int64_t session = 0;
+};
+/// The create of our node (ephemeral sequential, protected) answered.
+struct created {
+    lock_ticket ticket = 0;
+    boost::system::error_code ec;
+    std::string path;
+    std::int64_t czxid = 0;
+    std::int64_t owner = 0;  ///< the node's ephemeral owner
+};
+/// The listing of the lock's children answered.
+struct listed {
+    lock_ticket ticket = 0;
+    boost::system::error_code ec;
+    std::vector<std::string> children;
+};
+/// The read (getData with a watch) of a node we wait on answered.
+struct node_read {
+    lock_ticket ticket = 0;
+    boost::system::error_code ec;
+    std::int32_t version = 0;
+};
+/// The watch on a node we wait on fired.
+struct node_changed {
+    lock_ticket ticket = 0;
+    watch_event_type type = watch_event_type::not_watching;
+};
+/// The exists (with a watch) on our own node answered; owner is empty when it does not exist.
+struct own_read {
+    lock_ticket ticket = 0;
+    boost::system::error_code ec;
+    std::optional<std::int64_t> owner;
+};
+/// The watch on our own node fired.
+struct own_changed {
+    lock_ticket ticket = 0;
+    watch_event_type type = watch_event_type::not_watching;
+};
+/// The connection changed; session: the session it runs on now (when connected).
+struct connection {
+    connection_state state = connection_state::latent;
+    std::int64_t session = 0;
+};
+/// The acquire's timeout passed.
+struct deadline {};
+/// The timer of own_watch_later ran out.
+struct own_watch_due {
+    lock_ticket ticket = 0;
+};
+/// The caller gives up the acquire (the recipe went away, or cancel()).
+struct cancel {};
+/// The caller releases the hold.
+struct release {};
+/// Our release's delete (or multi) answered. connection_loss without a connection: fail-fast.
+struct deleted {
+    lock_ticket ticket = 0;
+    boost::system::error_code ec;
+};
+/// The rule's limit changed (a semaphore's shared count): decide again from what we know.
+struct reevaluate {};
+}  // namespace lock_in
+
+using lock_event = std::variant<lock_in::start, lock_in::created, lock_in::listed, lock_in::node_read,
+                                lock_in::node_changed, lock_in::own_read, lock_in::own_changed, lock_in::connection,
+                                lock_in::deadline, lock_in::own_watch_due, lock_in::cancel, lock_in::release,
+                                lock_in::deleted, lock_in::reevaluate>;
+
+namespace lock_out {
+/// Create our node: `<lock path>/<protect prefix><name><sequence>`, ephemeral sequential, parents
+/// as containers. Answer with lock_in::created.
+struct create {
+    lock_ticket ticket = 0;
+};
+/// List the lock path's children. Answer with lock_in::listed.
+struct list {
+    lock_ticket ticket = 0;
+};
+/// getData with a watch on the lock node `name`. Answer with lock_in::node_read, then the watch's
+/// lock_in::node_changed.
+struct watch_node {
+    lock_ticket ticket = 0;
+    std::string name;
+};
+/// exists with a watch on our own node. Answer with lock_in::own_read, then lock_in::own_changed.
+struct watch_own {
+    lock_ticket ticket = 0;
+    std::string path;
+};
+/// Answer with lock_in::own_watch_due after hold_delay (most holds and waits are shorter).
+struct own_watch_later {
+    lock_ticket ticket = 0;
+};
+/// setData on our node: tells the waiter behind us that we hold. Nothing to answer.
+struct touch_own {
+    std::string path;
+};
+/// A guaranteed delete (retried until done, across reconnections). Nothing to answer.
+struct remove_node {
+    std::string path;
+};
+/// The create of `ticket` failed after it may have been applied (its reply was lost and the retries
+/// gave up): find its node by the create's protect prefix and remove it, as remove_node does.
+/// Without this the node would stay, and block the queue, until the session ends.
+struct remove_created {
+    lock_ticket ticket = 0;
+};
+/// Our release: a fail-fast delete, or with signal a multi of setData and delete (the waiter
+/// behind us then holds without listing). Answer with lock_in::deleted.
+struct delete_own {
+    lock_ticket ticket = 0;
+    std::string path;
+    bool signal = false;
+};
+/// Our node is there: the caller's on_queued.
+struct queued {
+    std::string path;
+};
+/// We wait behind others: the caller's on_waiting.
+struct waiting {};
+/// The acquire ends with a hold.
+struct granted {
+    std::string path;
+    std::int64_t token = 0;  ///< the node's czxid: the fencing token
+    std::int64_t session = 0;
+};
+/// The acquire ends without a hold: ec, or clear when the timeout passed (or a try did not hold).
+struct not_granted {
+    boost::system::error_code ec;
+};
+/// The hold's state changed.
+struct hold_changed {
+    hold_state state = hold_state::held;
+};
+/// The release's caller may hear its outcome now (the delete may still be pending: then ec is
+/// retryable and the machine deletes on reconnection).
+struct release_done {
+    boost::system::error_code ec;
+};
+}  // namespace lock_out
+
+using lock_action = std::variant<lock_out::create, lock_out::list, lock_out::watch_node, lock_out::watch_own,
+                                 lock_out::own_watch_later, lock_out::touch_own, lock_out::remove_node,
+                                 lock_out::remove_created,                                 lock_out::delete_own, lock_out::queued, lock_out::waiting, lock_out::granted,
+                                 lock_out::not_granted, lock_out::hold_changed, lock_out::release_done>;
+using lock_actions = std::vector<lock_action>;
+
+/// Where the machine's protocol makes a choice that safety rests on. The shipped machine uses
+/// lock_rules; the simulation's tests plant faults by instantiating the machine with a policy
+/// that gets one of these wrong, to prove that the simulation finds it.
+struct lock_rules {
+    /// CURATOR-604: a node counts as ours only if our current session owns it.
+    static bool owns(std::int64_t node_owner, std::int64_t session) { return node_owner == session; }
+    /// A node we waited on is gone: only that node left the queue (a waiter ahead may have given
+    /// up while the holder still holds).
+    static void forget(queue_view& view, const std::string& gone) { view.remove(gone); }
+    /// A release whose delete met a lost connection stays releasing and deletes on reconnection.
+    static constexpr bool keep_pending_delete = true;
+};
+
+/// How far one machine has come.
+enum class lock_phase { idle, queuing, waiting, holding, done };
+
+/// One acquisition and, once granted, its hold (see docs/design.md for the state diagram).
+template <typename Rules = lock_rules>
+class basic_lock_machine {
+public:
+    struct config {
+        const lock_rule* rule = nullptr;  ///< must outlive the machine
+        std::string lock_name;            ///< "lock-": what sorted_participants looks for
+        bool try_only = false;            ///< try once, never queue
+    };
+
+    explicit basic_lock_machine(config c) : cfg_(std::move(c)) {}
+
+    lock_actions resume(const lock_event& e) {
+        lock_actions out;
+        out_ = &out;
+        std::visit([this](const auto& ev) { on(ev); }, e);
+        out_ = nullptr;
+        return out;
+    }
+
+    lock_phase phase() const noexcept { return phase_; }
+    /// Meaningful once granted.
+    hold_state state() const noexcept { return hold_; }
+    const std::string& node_path() const noexcept { return node_path_; }
+    std::int64_t token() const noexcept { return token_; }
+    std::int64_t hold_session() const noexcept { return hold_session_; }
+    /// True once nothing the machine asked for can still matter: the acquire ended without a hold,
+    /// or the hold ended (lost, or released with no delete pending), and no create is in flight.
+    bool finished() const noexcept {
+        // An abandoned create still in flight matters: its node must be removed when it answers.
+        for (const auto& [t, r] : requests_)
+            if (r.what == purpose::create) return false;
+        return phase_ == lock_phase::done ||
+               (phase_ == lock_phase::holding && (hold_ == hold_state::lost || hold_ == hold_state::released));
+    }
+
+private:
+    enum class purpose { create, list, watch, own, own_timer, release };
+    struct request {
+        purpose what = purpose::create;
+        bool fresh = false;        // list: we know our node exists
+        bool await_grant = false;  // watch: the waiter ahead, whose grant is our event too
+        bool abandoned = false;    // create: its node, if made, is removed
+        std::string name;          // watch: the node's name
+    };
+
+    // ---- the one place where stale events are dropped --------------------------------------
+    // A reply's ticket is live until its reply comes (a watch's, until its event); everything an
+    // attempt asked for dies when it restarts, ends or is granted.
+    request* live(lock_ticket t) {
+        const auto it = requests_.find(t);
+        return it == requests_.end() ? nullptr : &it->second;
+    }
+    lock_ticket ask(request r) {
+        const auto t = ++next_ticket_;
+        requests_.emplace(t, std::move(r));
+        return t;
+    }
+    void drop(lock_ticket t) { requests_.erase(t); }
+    /// Forget what was asked, except the creates (their nodes must go) and what `keep` names.
+    void abandon_all(std::set<purpose> keep = {}) {
+        for (auto it = requests_.begin(); it != requests_.end();) {
+            if (it->second.what == purpose::create) {
+                it->second.abandoned = true;
+                ++it;
+            } else if (keep.count(it->second.what)) {
+                ++it;
+            } else {
+                it = requests_.erase(it);
+            }
+        }
+        own_ = 0;
+        own_timer_ = 0;
+    }
+
+    template <typename A>
+    void emit(A a) {
+        out_->emplace_back(std::move(a));
+    }
+    bool acquiring() const noexcept { return phase_ == lock_phase::queuing || phase_ == lock_phase::waiting; }
+    bool holding_valid() const noexcept {
+        return phase_ == lock_phase::holding && (hold_ == hold_state::held || hold_ == hold_state::doubtful);
+    }
+
+    // ---- acquiring -------------------------------------------------------------------------
+    void on(const lock_in::start& e) {
+        if (phase_ != lock_phase::idle) return;
+        connected_ = e.connected;
+        session_ = e.session;
+        phase_ = lock_phase::queuing;
+        // A try answers at once: with no connection to try on there is nothing to wait for.
+        if (cfg_.try_only && !connected_) return fail(make_error_code(errc::not_connected));
+        create_and_list();
+    }
+
+    // One round trip: the create and the listing go back to back, and the server applies them in
+    // order, so the listing already holds our node.
+    void create_and_list() {
+        created_ = false;
+        early_listing_.reset();
+        emit(lock_out::create{ask({purpose::create})});
+        list(false);
+    }
+
+    void list(bool fresh) {
+        list_pending_ = true;
+        emit(lock_out::list{ask({purpose::list, fresh})});
+    }
+
+    void on(const lock_in::created& e) {
+        auto* r = live(e.ticket);
+        if (!r) return;
+        const bool abandoned = r->abandoned;
+        drop(e.ticket);
+        if (e.ec && is_retryable(e.ec)) emit(lock_out::remove_created{e.ticket});
+        if (abandoned || !acquiring()) {
+            if (!e.ec) emit(lock_out::remove_node{e.path});  // a node of an abandoned attempt
+            return;
+        }
+        if (e.ec) return fail(e.ec);
+        created_ = true;
+        node_path_ = e.path;
+        node_name_ = e.path.substr(e.path.rfind('/') + 1);
+        token_ = e.czxid;
+        owner_ = e.owner;
+        emit(lock_out::queued{node_path_});
+        if (early_listing_) {
+            auto listing = std::move(*early_listing_);
+            early_listing_.reset();
+            evaluate(std::move(listing), false);
+        } else if (!list_pending_) {
+            list(true);  // the pipelined listing failed before the create was retried
+        }
+    }
+
+    void on(const lock_in::listed& e) {
+        auto* r = live(e.ticket);
+        if (!r) return;
+        const bool fresh = r->fresh;
+        drop(e.ticket);
+        list_pending_ = false;
+        if (!acquiring()) return;
+        if (e.ec && e.ec != errc::no_node) return fail(e.ec);
+        if (!created_) {
+            // Replies come in order: this happens only when the create was retried. Keep the
+            // listing for when the create is done.
+            if (!e.ec) early_listing_ = e.children;
+            return;
+        }
+        if (e.ec) return list(true);
+        evaluate(e.children, fresh);
+    }
+
+    void evaluate(std::vector<std::string> children, bool fresh) {
+        if (!view_.reset(sorted_participants(children, cfg_.lock_name), node_name_)) {
+            if (!fresh) return list(true);  // listed before our (retried) create landed
+            return vanished();
+        }
+        decide();
+    }
+
+    void decide() {
+        const auto d = view_.decide(*cfg_.rule);
+        if (d.error) return fail(d.error);
+        if (d.holds) return grant();
+        if (cfg_.try_only) return finish_acquire({}, /*remove=*/true);
+        phase_ = lock_phase::waiting;
+        waited_ = true;
+        emit(lock_out::waiting{});
+        if (!own_ && !own_timer_) own_watch_later();
+        for (const auto& name : d.watch)
+            if (watching_.insert(name).second) watch(name, d.await_grant);
+    }
+
+    // Watch only the nodes the rule names. getData, not exists: no watch is left behind on a node
+    // that is already gone. A waiter ahead that we await signals its grant by touching its node
+    // (a data change, or a version above 0 when we come too late for the change).
+    void watch(const std::string& name, bool await_grant) {
+        request r{purpose::watch};
+        r.await_grant = await_grant;
+        r.name = name;
+        emit(lock_out::watch_node{ask(std::move(r)), name});
+    }
+
+    void on(const lock_in::node_read& e) {
+        auto* r = live(e.ticket);
+        if (!r) return;
+        const auto name = r->name;
+        const bool await_grant = r->await_grant;
+        if (e.ec) drop(e.ticket);  // no watch was set
+        if (phase_ != lock_phase::waiting) return;
+        if (e.ec == errc::no_node) {
+            watching_.erase(name);
+            return node_gone(name);
+        }
+        if (e.ec) return fail(e.ec);
+        if (await_grant && e.version > 0 && signalled_.insert(name).second) list(true);  // granted before we watched
+    }
+
+    void on(const lock_in::node_changed& e) {
+        auto* r = live(e.ticket);
+        if (!r) return;
+        const auto name = r->name;
+        const bool await_grant = r->await_grant;
+        drop(e.ticket);
+        if (phase_ != lock_phase::waiting) return;
+        watching_.erase(name);
+        if (e.type == watch_event_type::node_deleted) return node_gone(name);
+        if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on())
+            return released_after_holding(name);
+        if (e.type == watch_event_type::not_watching) return;  // the session went: restart comes with it
+        if (await_grant && signalled_.insert(name).second) return list(true);
+        watching_.insert(name);
+        watch(name, await_grant);
+    }
+
+    // A node ahead of ours is gone. The view is a superset of the nodes really ahead, so when it
+    // says we hold, we do. When we already watch every node the rule names, we wait on; otherwise
+    // the other nodes the view lists are most likely gone too: list once.
+    void node_gone(const std::string& name) {
+        Rules::forget(view_, name);
+        const auto d = view_.decide(*cfg_.rule);
+        if (d.error) return fail(d.error);
+        if (d.holds) return grant();
+        for (const auto& n : d.watch)
+            if (!watching_.count(n)) return list(true);
+    }
+
+    // The node ahead of ours held and released in one transaction with a data change (a
+    // one-holder lock): everything up to it is gone, and we hold with no request.
+    void released_after_holding(const std::string& name) {
+        view_.remove_through(name);
+        const auto& nodes = view_.nodes();
+        std::erase_if(watching_, [&](const std::string& n) { return std::find(nodes.begin(), nodes.end(), n) == nodes.end(); });
+        decide();
+    }
+
+    // Our node was deleted while we waited (by hand, or with an old session): queue again.
+    void vanished() {
+        if (++restarts_ > 100) return fail(make_error_code(errc::no_node));
+        restart();
+    }
+
+    void restart() {
+        abandon_all();
+        view_ = {};
+        watching_.clear();
+        signalled_.clear();
+        phase_ = lock_phase::queuing;
+        create_and_list();
+    }
+
+    void grant() {
+        if (!Rules::owns(owner_, session_)) {  // a node of an earlier session never counts as ours
+            emit(lock_out::remove_node{node_path_});
+            return restart();
+        }
+        // The predecessors' watches die; the own-node watch (or its timer) passes to the hold.
+        abandon_all({purpose::own, purpose::own_timer});
+        own_ = own_ticket_of(purpose::own);
+        own_timer_ = own_ticket_of(purpose::own_timer);
+        phase_ = lock_phase::holding;
+        hold_ = hold_state::held;
+        hold_session_ = session_;
+        // With holders still ahead of us, the waiter behind us (watching only us) becomes the
+        // first waiter and must watch them all: tell it by touching our node.
+        if (view_.ahead() > 0) emit(lock_out::touch_own{node_path_});
+        if (!own_ && !own_timer_) own_watch_later();
+        emit(lock_out::granted{node_path_, token_, hold_session_});
+        if (!connected_) set_hold(hold_state::doubtful);
+    }
+
+    lock_ticket own_ticket_of(purpose p) const {
+        for (const auto& [t, r] : requests_)
+            if (r.what == p) return t;
+        return 0;
+    }
+
+    void fail(const boost::system::error_code& ec) { finish_acquire(ec, created_); }
+
+    void finish_acquire(const boost::system::error_code& ec, bool remove) {
+        if (remove && created_) emit(lock_out::remove_node{node_path_});
+        abandon_all();
+        phase_ = lock_phase::done;
+        emit(lock_out::not_granted{ec});
+    }
+
+    void on(const lock_in::deadline&) {
+        if (!acquiring()) return;
+        // "Not acquired in time" would claim someone else holds it. Without a connection and with
+        // no node queued, we never found out: say so.
+        if (!created_ && !connected_) return fail(make_error_code(errc::not_connected));
+        finish_acquire({}, true);  // a create still in flight is abandoned: its reply removes the node
+    }
+
+    void on(const lock_in::cancel&) {
+        if (acquiring()) fail(make_error_code(errc::cancelled));
+    }
+
+    void on(const lock_in::reevaluate&) {
+        if (phase_ == lock_phase::waiting && created_ && !view_.nodes().empty()) decide();
+    }
+
+    // ---- our own node ----------------------------------------------------------------------
+    // It tells a waiter that its node was deleted, and a holder that it lost. Set only after a
+    // delay: most waits and holds of a busy lock are shorter, and it would cost a request each.
+    void own_watch_later() { own_timer_ = ask({purpose::own_timer}); emit(lock_out::own_watch_later{own_timer_}); }
+
+    void on(const lock_in::own_watch_due& e) {
+        if (!live(e.ticket)) return;
+        drop(e.ticket);
+        own_timer_ = 0;
+        if (!own_ && (phase_ == lock_phase::waiting || holding_valid())) watch_own();
+    }
+
+    // After a reconnection the same request re-validates a hold: the node must still exist and
+    // belong to our session.
+    void watch_own() {
+        if (own_) drop(own_);  // a newer watch supersedes it (the same node's event fires both)
+        own_ = ask({purpose::own});
+        emit(lock_out::watch_own{own_, node_path_});
+    }
+
+    void on(const lock_in::own_read& e) {
+        if (!live(e.ticket)) return;
+        if (e.ec) {  // no watch was set
+            drop(e.ticket);
+            if (own_ == e.ticket) own_ = 0;
+            return;
+        }
+        if (acquiring()) {
+            if (!e.owner) vanished();
+            return;
+        }
+        if (!holding_valid()) return;
+        if (!e.owner || !Rules::owns(*e.owner, hold_session_)) return set_hold(hold_state::lost);
+        if (hold_ == hold_state::doubtful && connected_ && !read_only_ && session_ == hold_session_)
+            set_hold(hold_state::held);
+    }
+
+    void on(const lock_in::own_changed& e) {
+        if (!live(e.ticket)) return;
+        drop(e.ticket);
+        own_ = 0;
+        if (acquiring()) {
+            if (e.type == watch_event_type::node_deleted) vanished();
+            else if (e.type != watch_event_type::not_watching) watch_own();
+            return;
+        }
+        if (!holding_valid()) return;
+        if (e.type == watch_event_type::node_deleted || e.type == watch_event_type::not_watching)
+            return set_hold(hold_state::lost);
+        if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on()) {
+            // Only our release writes our node: a waiter behind us takes this for our release
+            // and holds. We lost; the node is still ours, so remove it.
+            set_hold(hold_state::lost);
+            return emit(lock_out::remove_node{node_path_});
+        }
+        watch_own();
+    }
+
+    // ---- the connection --------------------------------------------------------------------
+    void on(const lock_in::connection& e) {
+        connected_ = is_connected(e.state);
+        read_only_ = e.state == connection_state::read_only;
+        if (connected_) session_ = e.session;
+        if (acquiring()) return connection_while_acquiring(e.state);
+        if (phase_ != lock_phase::holding) return;
+        switch (e.state) {
+            case connection_state::suspended:
+            case connection_state::read_only:
+                if (hold_ == hold_state::held) set_hold(hold_state::doubtful);
+                break;
+            case connection_state::connected:
+            case connection_state::reconnected:
+                if (session_ != hold_session_) {
+                    if (holding_valid()) set_hold(hold_state::lost);
+                    else if (hold_ == hold_state::releasing) finish_release({});  // the node went with it
+                } else if (hold_ == hold_state::doubtful) {
+                    watch_own();  // held again only once re-validated
+                } else if (hold_ == hold_state::releasing && !release_) {
+                    delete_own();
+                }
+                break;
+            case connection_state::lost:
+            case connection_state::closed:
+                if (holding_valid()) set_hold(hold_state::lost);
+                else if (hold_ == hold_state::releasing) finish_release(make_error_code(errc::connection_loss));
+                break;
+            default: break;
+        }
+    }
+
+    void connection_while_acquiring(connection_state s) {
+        if (s == connection_state::closed) return fail(make_error_code(errc::closed));
+        // A try does not wait through an outage (its node, if any, goes on reconnection).
+        if (cfg_.try_only && !connected_) return fail(make_error_code(errc::connection_loss));
+        // A new session: our node belonged to the old one. Remove it (it may outlive us until
+        // the server expires the old session) and queue again.
+        if (connected_ && created_ && !Rules::owns(owner_, session_)) {
+            emit(lock_out::remove_node{node_path_});
+            restart();
+        }
+    }
+
+    // ---- the hold --------------------------------------------------------------------------
+    void set_hold(hold_state s) {
+        if (hold_ == s) return;
+        hold_ = s;
+        if (s != hold_state::held && s != hold_state::doubtful) {
+            // The own watch and its timer no longer matter (a pending delete keeps its ticket).
+            abandon_all({purpose::release});
+        }
+        emit(lock_out::hold_changed{s});
+    }
+
+    void on(const lock_in::release&) {
+        if (!holding_valid()) {
+            emit(lock_out::release_done{make_error_code(phase_ == lock_phase::holding && hold_ == hold_state::lost
+                                                            ? errc::lock_lost
+                                                            : errc::lock_not_held)});
+            return;
+        }
+        caller_waits_ = true;
+        set_hold(hold_state::releasing);
+        if (connected_) delete_own();
+        else on(lock_in::deleted{ask({purpose::release}), make_error_code(errc::connection_loss)});
+    }
+
+    // Once we waited, a waiter behind us may have listed nodes ahead of ours: our release then
+    // tells it that we held, with a data change in the same transaction.
+    void delete_own() {
+        release_ = ask({purpose::release});
+        emit(lock_out::delete_own{release_, node_path_, waited_ && cfg_.rule->release_passes_on()});
+    }
+
+    void on(const lock_in::deleted& e) {
+        if (!live(e.ticket)) return;
+        drop(e.ticket);
+        if (release_ == e.ticket) release_ = 0;
+        if (hold_ != hold_state::releasing) return;
+        if (!e.ec || e.ec == errc::no_node || !is_retryable(e.ec))
+            return finish_release(e.ec == errc::no_node ? boost::system::error_code{} : e.ec);
+        // No connection: the caller hears it now, and the node goes once the connection returns.
+        tell_release(e.ec);
+        if constexpr (!Rules::keep_pending_delete) finish_release({});
+    }
+
+    void finish_release(const boost::system::error_code& ec) {
+        set_hold(hold_state::released);
+        tell_release(ec);
+    }
+
+    void tell_release(const boost::system::error_code& ec) {
+        if (!std::exchange(caller_waits_, false)) return;
+        emit(lock_out::release_done{ec});
+    }
+
+    config cfg_;
+    lock_actions* out_ = nullptr;
+    lock_phase phase_ = lock_phase::idle;
+    std::map<lock_ticket, request> requests_;
+    lock_ticket next_ticket_ = 0;
+    lock_ticket own_ = 0;        // the live own-node watch
+    lock_ticket own_timer_ = 0;  // the live own_watch_later
+    lock_ticket release_ = 0;    // the delete in flight
+    bool connected_ = false;
+    bool read_only_ = false;
+    std::int64_t session_ = 0;
+    bool created_ = false;
+    bool list_pending_ = false;
+    std::optional<std::vector<std::string>> early_listing_;
+    std::string node_path_, node_name_;
+    std::int64_t token_ = 0, owner_ = 0;
+    queue_view view_;
+    std::set<std::string> watching_;   // nodes whose watch is set
+    std::set<std::string> signalled_;  // waiters ahead whose grant we already acted on
+    int restarts_ = 0;
+    bool waited_ = false;
+    hold_state hold_ = hold_state::held;
+    std::int64_t hold_session_ = 0;
+    bool caller_waits_ = false;
+};
+
+using lock_machine = basic_lock_machine<>;
+
+}  // namespace zkr::detail

@@ -1,0 +1,164 @@
+// The lock state machine, event by event, without a server.
+#include "../../recipes/lock_machine.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+using namespace zkr;
+using namespace zkr::detail;
+
+template <typename A>
+const A* find(const lock_actions& actions) {
+    for (const auto& a : actions)
+        if (const auto* p = std::get_if<A>(&a)) return p;
+    return nullptr;
+}
+
+template <typename A>
+std::size_t count(const lock_actions& actions) {
+    std::size_t n = 0;
+    for (const auto& a : actions) n += std::holds_alternative<A>(a) ? 1 : 0;
+    return n;
+}
+
+const lowest_n_rule one{1};
+constexpr std::int64_t session = 77;
+
+std::string node(int seq) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "_c_%d-lock-%010d", seq, seq);
+    return buf;
+}
+
+// A machine whose node is `ours` in a queue of `queue` (sequence numbers), after its listing.
+struct queued {
+    lock_machine m{{&one, "lock-", false}};
+    lock_actions last;
+
+    queued(int ours, std::vector<int> queue) {
+        const auto a = m.resume(lock_in::start{true, session});
+        const auto* create = find<lock_out::create>(a);
+        const auto* list = find<lock_out::list>(a);
+        REQUIRE(create);
+        REQUIRE(list);  // the listing goes out with the create: one round trip
+        REQUIRE(m.resume(lock_in::created{create->ticket, {}, "/l/" + node(ours), 1000 + ours, session}).size() == 1);
+        std::vector<std::string> children;
+        for (int q : queue) children.push_back(node(q));
+        last = m.resume(lock_in::listed{list->ticket, {}, children});
+    }
+};
+
+}  // namespace
+
+TEST_CASE("lock machine: a free lock is granted on the first listing, with the node's czxid as token") {
+    queued q(3, {3});
+    const auto* g = find<lock_out::granted>(q.last);
+    REQUIRE(g);
+    CHECK(g->path == "/l/" + node(3));
+    CHECK(g->token == 1003);
+    CHECK(g->session == session);
+    CHECK(q.m.state() == hold_state::held);
+    CHECK(find<lock_out::own_watch_later>(q.last));  // the own-node watch waits: short holds cost nothing
+}
+
+TEST_CASE("lock machine: a waiter watches only its predecessor, and its deletion grants with no request") {
+    queued q(5, {1, 3, 5, 7});
+    const auto* w = find<lock_out::watch_node>(q.last);
+    REQUIRE(w);
+    CHECK(count<lock_out::watch_node>(q.last) == 1);
+    CHECK(w->name == node(3));
+    CHECK(find<lock_out::waiting>(q.last));
+    CHECK(q.m.resume(lock_in::node_read{w->ticket, {}, 0}).empty());
+    // 3 was a waiter that gave up: 1 still holds, so we list again rather than hold.
+    auto a = q.m.resume(lock_in::node_changed{w->ticket, watch_event_type::node_deleted});
+    CHECK_FALSE(find<lock_out::granted>(a));
+    const auto* relist = find<lock_out::list>(a);
+    REQUIRE(relist);
+    a = q.m.resume(lock_in::listed{relist->ticket, {}, {node(1), node(5), node(7)}});
+    const auto* w1 = find<lock_out::watch_node>(a);
+    REQUIRE(w1);
+    CHECK(w1->name == node(1));
+    a = q.m.resume(lock_in::node_changed{w1->ticket, watch_event_type::node_deleted});
+    CHECK(find<lock_out::granted>(a));
+    CHECK(count<lock_out::list>(a) == 0);
+}
+
+TEST_CASE("lock machine: replies of an abandoned attempt are dropped, and its late node removed") {
+    lock_machine m({&one, "lock-", false});
+    const auto a = m.resume(lock_in::start{true, session});
+    const auto create = find<lock_out::create>(a)->ticket;
+    const auto list = find<lock_out::list>(a)->ticket;
+    const auto done = m.resume(lock_in::deadline{});
+    REQUIRE(find<lock_out::not_granted>(done));
+    CHECK_FALSE(find<lock_out::not_granted>(done)->ec);  // timed out
+    CHECK_FALSE(m.finished());                           // its create is still out
+    CHECK(m.resume(lock_in::listed{list, {}, {node(1)}}).empty());
+    const auto late = m.resume(lock_in::created{create, {}, "/l/" + node(1), 1001, session});
+    const auto* rm = find<lock_out::remove_node>(late);
+    REQUIRE(rm);
+    CHECK(rm->path == "/l/" + node(1));
+    CHECK(m.finished());
+}
+
+TEST_CASE("lock machine: a create that gave up after it may have landed asks to remove its node") {
+    lock_machine m({&one, "lock-", false});
+    const auto a = m.resume(lock_in::start{true, session});
+    const auto create = find<lock_out::create>(a)->ticket;
+    const auto out = m.resume(lock_in::created{create, make_error_code(errc::connection_loss)});
+    const auto* rc = find<lock_out::remove_created>(out);
+    REQUIRE(rc);
+    CHECK(rc->ticket == create);
+    REQUIRE(find<lock_out::not_granted>(out));
+    CHECK(find<lock_out::not_granted>(out)->ec == errc::connection_loss);
+}
+
+TEST_CASE("lock machine: a release without a connection answers at once and deletes on reconnection") {
+    queued q(1, {1});
+    REQUIRE(find<lock_out::granted>(q.last));
+    q.m.resume(lock_in::connection{connection_state::suspended, session});
+    CHECK(q.m.state() == hold_state::doubtful);
+    auto a = q.m.resume(lock_in::release{});
+    REQUIRE(find<lock_out::release_done>(a));
+    CHECK(find<lock_out::release_done>(a)->ec == errc::connection_loss);
+    CHECK_FALSE(find<lock_out::delete_own>(a));
+    CHECK(q.m.state() == hold_state::releasing);
+    CHECK_FALSE(q.m.finished());
+    a = q.m.resume(lock_in::connection{connection_state::reconnected, session});
+    const auto* del = find<lock_out::delete_own>(a);
+    REQUIRE(del);
+    a = q.m.resume(lock_in::deleted{del->ticket, {}});
+    CHECK(q.m.state() == hold_state::released);
+    CHECK_FALSE(find<lock_out::release_done>(a));  // the caller heard already
+    CHECK(q.m.finished());
+}
+
+TEST_CASE("lock machine: a hold is lost when a new session comes, and a try never waits for a connection") {
+    queued q(1, {1});
+    q.m.resume(lock_in::connection{connection_state::suspended, session});
+    auto a = q.m.resume(lock_in::connection{connection_state::reconnected, session + 1});
+    REQUIRE(find<lock_out::hold_changed>(a));
+    CHECK(q.m.state() == hold_state::lost);
+    CHECK(find<lock_out::release_done>(q.m.resume(lock_in::release{}))->ec == errc::lock_lost);
+
+    lock_machine t({&one, "lock-", true});
+    a = t.resume(lock_in::start{false, 0});
+    REQUIRE(a.size() == 1);
+    CHECK(std::get<lock_out::not_granted>(a[0]).ec == errc::not_connected);
+}
+
+TEST_CASE("lock machine: a doubtful hold is held again only once its node is re-read on the same session") {
+    queued q(1, {1});
+    q.m.resume(lock_in::connection{connection_state::suspended, session});
+    auto a = q.m.resume(lock_in::connection{connection_state::reconnected, session});
+    CHECK(q.m.state() == hold_state::doubtful);
+    const auto* w = find<lock_out::watch_own>(a);
+    REQUIRE(w);
+    q.m.resume(lock_in::own_read{w->ticket, {}, session});
+    CHECK(q.m.state() == hold_state::held);
+    // The same re-read finding another owner's node (or none) ends the hold.
+    q.m.resume(lock_in::connection{connection_state::suspended, session});
+    a = q.m.resume(lock_in::connection{connection_state::reconnected, session});
+    q.m.resume(lock_in::own_read{find<lock_out::watch_own>(a)->ticket, {}, std::nullopt});
+    CHECK(q.m.state() == hold_state::lost);
+}
