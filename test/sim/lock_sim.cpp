@@ -1,0 +1,621 @@
+#include "lock_sim.hpp"
+
+#include "sim_zookeeper.hpp"
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <random>
+#include <sstream>
+
+namespace zkr::sim {
+
+using namespace zkr::detail;
+using boost::system::error_code;
+
+std::string_view to_string(recipe r) noexcept {
+    switch (r) {
+        case recipe::mutex: return "mutex";
+        case recipe::semaphore_mutex: return "semaphore_mutex";
+        case recipe::semaphore: return "semaphore";
+    }
+    return "?";
+}
+
+schedule draw_schedule(std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    schedule s;
+    s.seed = seed;
+    s.kind = static_cast<recipe>(rng() % 3);
+    s.clients = 2 + static_cast<int>(rng() % 7);  // 2..8
+    s.max_holders = s.kind == recipe::semaphore ? 2 + static_cast<int>(rng() % 2) : 1;
+    s.attempts = 2 + static_cast<int>(rng() % 3);
+    s.faults = static_cast<int>(rng() % 7);
+    return s;
+}
+
+namespace {
+
+std::string describe(const lock_event& e) {
+    static constexpr const char* names[] = {"start", "created", "listed", "node_read", "node_changed", "own_read",
+                                            "own_changed", "connection", "deadline", "own_watch_due", "cancel",
+                                            "release", "deleted", "reevaluate"};
+    std::string text = names[e.index()];
+    std::visit([&](const auto& ev) {
+        if constexpr (requires { ev.ticket; }) text += " #" + std::to_string(ev.ticket);
+        if constexpr (requires { ev.ec; }) if (ev.ec) text += " " + ev.ec.message();
+        if constexpr (requires { ev.path; }) text += " " + ev.path;
+        if constexpr (requires { ev.children; }) text += " [" + std::to_string(ev.children.size()) + " children]";
+        if constexpr (requires { ev.type; }) text += " " + std::string(zkr::to_string(ev.type));
+        if constexpr (requires { ev.state; }) text += " " + std::string(zkr::to_string(ev.state)) + " s" + std::to_string(ev.session);
+    }, e);
+    return text;
+}
+
+constexpr const char* lock_path = "/locks/x";
+constexpr std::int64_t own_watch_delay_ms = 100;
+
+error_code ec_of(rc code) {
+    switch (code) {
+        case rc::ok: return {};
+        case rc::no_node: return make_error_code(errc::no_node);
+        case rc::node_exists: return make_error_code(errc::node_exists);
+        case rc::not_empty: return make_error_code(errc::not_empty);
+        case rc::session_expired: return make_error_code(errc::session_expired);
+    }
+    return make_error_code(errc::system_error);
+}
+
+// One request as the client library sends (and resends) it.
+struct request {
+    enum kind { create, list, get_data, exists, set_data, remove, release, remove_protected } what = create;
+    std::uint64_t machine = 0;  // 0: fire and forget (touch, guaranteed remove)
+    lock_ticket ticket = 0;
+    std::string path;  // create: the parent
+    std::string name;  // create: the name after the protect prefix
+    std::string prefix;
+    bool recover = false;  // create: the first try may have been applied
+    bool signal = false;   // release: multi of setData and delete
+};
+
+// Something for a machine, in the order the client sees it.
+struct delivery {
+    std::uint64_t machine = 0;
+    lock_event event;
+};
+
+struct inbound {
+    std::optional<request> answers;  // a reply (to this request) or, if empty, a watch event
+    delivery what;
+};
+
+struct watch_target {
+    int client = 0;
+    std::int64_t session = 0;
+    std::uint64_t machine = 0;
+    lock_ticket ticket = 0;
+    bool own = false;
+};
+
+struct client {
+    int id = 0;
+    std::int64_t session = 0;
+    bool connected = true;
+    std::deque<request> outbound;   // sent, not yet applied by the server
+    std::deque<inbound> replies;    // applied; the reply or event is on its way
+    std::deque<delivery> local;     // from the client library itself (connection changes, fail-fast)
+    std::deque<request> resend;     // to send once connected
+    std::deque<inbound> stashed;    // watch events of this session to deliver on reconnection
+    // The worker: acquire, hold a while, release, `attempts` times.
+    std::uint64_t current = 0;
+    int attempts_done = 0;
+    bool holding = false;
+    int protect_counter = 0;
+};
+
+struct timer {
+    enum kind { deadline, own_watch_due, hold_end, next_attempt, expire_session } what;
+    int client = 0;
+    std::uint64_t machine = 0;
+    lock_ticket ticket = 0;
+    std::int64_t session = 0;
+};
+
+struct live_machine {
+    int client = 0;
+    std::unique_ptr<machine> m;
+};
+
+class world {
+public:
+    world(const schedule& s, const machine_factory& machines, bool traced)
+        : s_(s), machines_(machines), traced_(traced), rng_(s.seed ^ 0x9e3779b97f4a7c15ULL) {
+        if (s.kind == recipe::mutex) {
+            rule_ = std::make_shared<lowest_n_rule>(1);
+            lock_name_ = "lock-";
+            node_name_ = "lock-";
+        } else {
+            const auto max = s.max_holders;
+            const auto tag = fixed_max_tag(static_cast<std::uint32_t>(max));
+            rule_ = std::make_shared<lease_rule>([max] { return max; }, tag);
+            lock_name_ = "lease-";
+            node_name_ = lease_node_name(tag, 1);
+        }
+        faults_left_ = s.faults;
+        for (int i = 0; i < s.clients; ++i) {
+            client c;
+            c.id = i;
+            c.session = zk_.open_session();
+            clients_.push_back(std::move(c));
+        }
+        for (int i = 0; i < s.clients; ++i) at(pick(20), {timer::next_attempt, i});
+    }
+
+    outcome run() {
+        constexpr long step_limit = 200000;
+        while (out_.ok) {
+            if (++out_.steps > step_limit) {
+                violate("no quiescence after " + std::to_string(step_limit) + " steps");
+                break;
+            }
+            if (!step()) break;
+        }
+        if (out_.ok) check_quiescent();
+        out_.faults = s_.faults - faults_left_;
+        return std::move(out_);
+    }
+
+private:
+    // ---- the scheduler ---------------------------------------------------------------------
+    bool step() {
+        std::vector<std::pair<int, int>> choices;  // (what, client): 0 server applies, 1 deliver
+        for (auto& c : clients_) {
+            if (c.connected && !c.outbound.empty()) choices.push_back({0, c.id});
+            if (!c.local.empty() || !c.replies.empty()) choices.push_back({1, c.id});
+        }
+        const bool can_wait = !timers_.empty();
+        if (faults_left_ > 0 && pick(100) < 4) return fault(), true;
+        if (!choices.empty() && (!can_wait || pick(100) < 85)) {
+            const auto [what, id] = choices[pick(choices.size())];
+            if (what == 0) apply(clients_[id]);
+            else deliver(clients_[id]);
+            return true;
+        }
+        if (can_wait) return advance(), true;
+        if (faults_left_ > 0) return fault(), true;
+        return false;
+    }
+
+    void advance() {
+        const auto it = timers_.begin();
+        now_ = it->first;
+        const timer t = it->second;
+        timers_.erase(it);
+        auto& c = clients_[t.client];
+        switch (t.what) {
+            case timer::deadline: feed(c, t.machine, lock_in::deadline{}); break;
+            case timer::own_watch_due: feed(c, t.machine, lock_in::own_watch_due{t.ticket}); break;
+            case timer::hold_end:
+                if (t.machine == c.current && c.holding) {
+                    note("c" + std::to_string(c.id) + " releases");
+                    feed(c, t.machine, lock_in::release{});
+                }
+                break;
+            case timer::next_attempt: start_attempt(c); break;
+            case timer::expire_session:
+                note("server expires abandoned session " + std::to_string(t.session));
+                zk_.expire(t.session);
+                route_fired();
+                break;
+        }
+        check();
+    }
+
+    // ---- faults ------------------------------------------------------------------------------
+    void fault() {
+        --faults_left_;
+        const auto kind = pick(8);
+        if (kind == 0) {
+            note("server restart: every connection drops");
+            for (auto& c : clients_)
+                if (c.connected) disconnect(c);
+        } else if (kind == 1) {
+            note("containers reaped");
+            zk_.reap_containers();
+        } else {
+            auto& c = clients_[pick(clients_.size())];
+            // The server ends a session only after its client has seen the suspension: a session
+            // outlives the client's detection of silence (2/3 of its timeout).
+            const bool seen = !c.connected && c.local.empty() && zk_.alive(c.session);
+            if (c.connected) {
+                disconnect(c);
+            } else if (seen && kind < 4) {
+                note("server expires session of c" + std::to_string(c.id));
+                zk_.expire(c.session);
+                route_fired();
+            } else if (seen && kind < 6) {
+                // The client gives the session up (its suspend timer ran out) while the server
+                // still keeps it: the old session's nodes live on until it expires.
+                note("c" + std::to_string(c.id) + " abandons session " + std::to_string(c.session));
+                at(pick(1500), {timer::expire_session, c.id, 0, 0, c.session});
+                new_session(c);
+            } else {
+                reconnect(c);
+            }
+        }
+        if (faults_left_ == 0) heal();
+        check();
+    }
+
+    void heal() {
+        note("faults stop: every client reconnects");
+        for (auto& c : clients_)
+            if (!c.connected) reconnect(c);
+    }
+
+    void disconnect(client& c) {
+        note("c" + std::to_string(c.id) + " disconnected");
+        // The server may have applied some of what was sent; their replies are lost.
+        for (auto n = pick(c.outbound.size() + 1); n > 0; --n) apply(c);
+        std::deque<request> lost;
+        for (auto& in : c.replies) {
+            if (in.answers) lost.push_back(std::move(*in.answers));
+            else c.stashed.push_back(std::move(in));
+        }
+        c.replies.clear();
+        for (auto& r : c.outbound) lost.push_back(std::move(r));
+        c.outbound.clear();
+        c.connected = false;
+        const bool notify_first = pick(2) == 0;
+        if (notify_first) tell_machines(c, lock_in::connection{connection_state::suspended, c.session});
+        for (auto& r : lost) {
+            if (r.what == request::release) {
+                c.local.push_back({r.machine, lock_in::deleted{r.ticket, make_error_code(errc::connection_loss)}});
+            } else {
+                if (r.what == request::create) r.recover = true;
+                c.resend.push_back(std::move(r));
+            }
+        }
+        if (!notify_first) tell_machines(c, lock_in::connection{connection_state::suspended, c.session});
+    }
+
+    void reconnect(client& c) {
+        if (!zk_.alive(c.session)) {
+            note("c" + std::to_string(c.id) + " learns its session expired");
+            return new_session(c);
+        }
+        note("c" + std::to_string(c.id) + " reconnected");
+        c.connected = true;
+        tell_machines(c, lock_in::connection{connection_state::reconnected, c.session});
+        for (auto& in : c.stashed) c.replies.push_back(std::move(in));
+        c.stashed.clear();
+        send_resend(c);
+    }
+
+    void new_session(client& c) {
+        tell_machines(c, lock_in::connection{connection_state::lost, c.session});
+        // Watches of the old session end without their event.
+        for (auto& [id, w] : watches_)
+            if (w.client == c.id && w.session == c.session)
+                c.local.push_back({w.machine, w.own ? lock_event{lock_in::own_changed{w.ticket, watch_event_type::not_watching}}
+                                                    : lock_event{lock_in::node_changed{w.ticket, watch_event_type::not_watching}}});
+        std::erase_if(watches_, [&](const auto& kv) { return kv.second.client == c.id && kv.second.session == c.session; });
+        // Events that fired while we were away were never delivered: those watches end too.
+        for (auto& in : c.stashed) c.local.push_back({in.what.machine, not_watching(in.what.event)});
+        c.stashed.clear();
+        c.session = zk_.open_session();
+        c.connected = true;
+        note("c" + std::to_string(c.id) + " has new session " + std::to_string(c.session));
+        tell_machines(c, lock_in::connection{connection_state::reconnected, c.session});
+        // session_expired: nothing of ours to recover, and a create goes on under a new prefix
+        // (the old session's node, if any, keeps the old one until that session expires).
+        for (auto& r : c.resend)
+            if (r.what == request::create) {
+                r.recover = false;
+                r.prefix = renew_prefix(c, r);
+            }
+        send_resend(c);
+    }
+
+    // Retried requests go out again in order; now and then the retry policy gives one up.
+    void send_resend(client& c) {
+        for (auto& r : c.resend) {
+            if (r.machine != 0 && pick(10) == 0) {
+                reply(c, r, fail_event(r, make_error_code(errc::connection_loss)), /*local=*/true);
+                continue;
+            }
+            c.outbound.push_back(std::move(r));
+        }
+        c.resend.clear();
+    }
+
+    // ---- the server --------------------------------------------------------------------------
+    void apply(client& c) {
+        request r = std::move(c.outbound.front());
+        c.outbound.pop_front();
+        static constexpr const char* kinds[] = {"create", "list", "get_data", "exists", "set_data", "remove", "release", "remove_protected"};
+        if (traced_) note("server applies c" + std::to_string(c.id) + " m" + std::to_string(r.machine) + " " + kinds[r.what] +
+                          " #" + std::to_string(r.ticket) + " " + r.path + (r.recover ? " (recover)" : ""));
+        switch (r.what) {
+            case request::create: {
+                std::optional<zookeeper::create_result> found;
+                if (r.recover) {
+                    found = zk_.find_protected(r.path, r.prefix);
+                    // Adopted only if this session owns it; else the create goes on under a new
+                    // prefix (as zkr's connection does).
+                    if (found && found->stat.owner != c.session) {
+                        found.reset();
+                        r.prefix = renew_prefix(c, r);
+                    }
+                }
+                auto res = found ? *found : zk_.create_sequential(c.session, r.path, r.prefix + r.name, "");
+                reply(c, r, lock_in::created{r.ticket, ec_of(res.code), res.path, res.stat.czxid, res.stat.owner});
+                break;
+            }
+            case request::list: {
+                auto kids = zk_.children(r.path);
+                reply(c, r, lock_in::listed{r.ticket, kids ? error_code{} : ec_of(rc::no_node), kids.value_or(std::vector<std::string>{})});
+                break;
+            }
+            case request::get_data: {
+                const auto id = ++next_watch_;
+                const node* n = zk_.read(r.path, c.session, id, false);
+                if (n) watches_[id] = {c.id, c.session, r.machine, r.ticket, false};
+                reply(c, r, lock_in::node_read{r.ticket, n ? error_code{} : ec_of(rc::no_node), n ? n->version : 0});
+                break;
+            }
+            case request::exists: {
+                const auto id = ++next_watch_;
+                const node* n = zk_.read(r.path, c.session, id, true);
+                watches_[id] = {c.id, c.session, r.machine, r.ticket, true};
+                reply(c, r, lock_in::own_read{r.ticket, {}, n ? std::optional<std::int64_t>(n->owner) : std::nullopt});
+                break;
+            }
+            case request::set_data: zk_.set_data(r.path, ""); reply(c, r, std::nullopt); break;
+            case request::remove: zk_.remove(r.path); reply(c, r, std::nullopt); break;
+            case request::remove_protected:
+                if (const auto found = zk_.find_protected(r.path, r.prefix)) zk_.remove(found->path);
+                reply(c, r, std::nullopt);
+                break;
+            case request::release: {
+                const auto code = r.signal ? zk_.multi({{multi_step::set_data, r.path}, {multi_step::remove, r.path}})
+                                           : zk_.remove(r.path);
+                reply(c, r, lock_in::deleted{r.ticket, ec_of(code)});
+                break;
+            }
+        }
+        route_fired();
+        check();
+    }
+
+    static lock_event not_watching(const lock_event& e) {
+        if (const auto* own = std::get_if<lock_in::own_changed>(&e))
+            return lock_in::own_changed{own->ticket, watch_event_type::not_watching};
+        return lock_in::node_changed{std::get<lock_in::node_changed>(e).ticket, watch_event_type::not_watching};
+    }
+
+    static lock_event fail_event(const request& r, const error_code& ec) {
+        switch (r.what) {
+            case request::create: return lock_in::created{r.ticket, ec};
+            case request::list: return lock_in::listed{r.ticket, ec};
+            case request::get_data: return lock_in::node_read{r.ticket, ec};
+            case request::exists: return lock_in::own_read{r.ticket, ec};
+            default: return lock_in::deleted{r.ticket, ec};
+        }
+    }
+
+    void reply(client& c, const request& r, std::optional<lock_event> e, bool local = false) {
+        if (local) {
+            if (e) c.local.push_back({r.machine, std::move(*e)});
+            return;
+        }
+        c.replies.push_back({r, {e ? r.machine : 0, e ? std::move(*e) : lock_event{lock_in::cancel{}}}});
+    }
+
+    void route_fired() {
+        for (const auto& f : zk_.take_fired()) {
+            const auto it = watches_.find(f.watch_id);
+            if (it == watches_.end()) continue;
+            const auto w = it->second;
+            watches_.erase(it);
+            auto& c = clients_[w.client];
+            if (c.session != w.session) continue;  // an abandoned session's handle is closed
+            inbound in{std::nullopt, {w.machine, w.own ? lock_event{lock_in::own_changed{w.ticket, f.type}}
+                                                       : lock_event{lock_in::node_changed{w.ticket, f.type}}}};
+            if (c.connected) c.replies.push_back(std::move(in));
+            else c.stashed.push_back(std::move(in));
+        }
+    }
+
+    // ---- the client side: deliveries and the engine --------------------------------------------
+    void deliver(client& c) {
+        delivery d;
+        if (!c.local.empty()) {
+            d = std::move(c.local.front());
+            c.local.pop_front();
+        } else {
+            d = std::move(c.replies.front().what);
+            c.replies.pop_front();
+        }
+        if (d.machine) {
+            if (traced_) note("c" + std::to_string(c.id) + " m" + std::to_string(d.machine) + " <- " + describe(d.event));
+            feed(c, d.machine, d.event);
+        }
+        check();
+    }
+
+    void tell_machines(client& c, const lock_event& e) {
+        for (const auto& [id, lm] : live_)
+            if (lm.client == c.id) c.local.push_back({id, e});
+    }
+
+    void start_attempt(client& c) {
+        if (c.attempts_done >= s_.attempts || c.current) return;
+        const auto id = ++next_machine_;
+        const auto style = pick(10);
+        const bool try_only = style < 2;
+        live_[id] = {c.id, machines_({rule_.get(), lock_name_, try_only})};
+        c.current = id;
+        note("c" + std::to_string(c.id) + " acquires (m" + std::to_string(id) + (try_only ? ", try" : "") + ")");
+        if (style >= 2 && style < 6) at(50 + pick(400), {timer::deadline, c.id, id});
+        feed(c, id, lock_in::start{c.connected, c.session});
+    }
+
+    void feed(client& c, std::uint64_t id, const lock_event& e) {
+        const auto it = live_.find(id);
+        if (it == live_.end()) return;
+        auto& m = *it->second.m;
+        const auto actions = m.resume(e);
+        for (const auto& a : actions) std::visit([&](const auto& act) { carry_out(c, id, m, act); }, a);
+        if (m.finished() && id != c.current) live_.erase(id);
+    }
+
+    void send(client& c, request r) {
+        if (c.connected) c.outbound.push_back(std::move(r));
+        else c.resend.push_back(std::move(r));
+    }
+
+    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::create& a) {
+        request r{request::create, id, a.ticket, lock_path, node_name_};
+        r.prefix = renew_prefix(c, r);
+        send(c, std::move(r));
+    }
+    std::string renew_prefix(client& c, const request& r) {
+        auto prefix = "_c_" + std::to_string(c.id) + "x" + std::to_string(++c.protect_counter) + "-";
+        prefixes_[{r.machine, r.ticket}] = prefix;
+        return prefix;
+    }
+    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::remove_created& a) {
+        request r{request::remove_protected, 0, 0, lock_path};
+        r.prefix = prefixes_.at({id, a.ticket});
+        send(c, std::move(r));
+    }
+    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::list& a) {
+        send(c, {request::list, id, a.ticket, lock_path});
+    }
+    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::watch_node& a) {
+        send(c, {request::get_data, id, a.ticket, std::string(lock_path) + "/" + a.name});
+    }
+    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::watch_own& a) {
+        send(c, {request::exists, id, a.ticket, a.path});
+    }
+    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::own_watch_later& a) {
+        at(own_watch_delay_ms, {timer::own_watch_due, c.id, id, a.ticket});
+    }
+    void carry_out(client& c, std::uint64_t, machine&, const lock_out::touch_own& a) {
+        send(c, {request::set_data, 0, 0, a.path});
+    }
+    void carry_out(client& c, std::uint64_t, machine&, const lock_out::remove_node& a) {
+        send(c, {request::remove, 0, 0, a.path});
+    }
+    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::delete_own& a) {
+        request r{request::release, id, a.ticket, a.path};
+        r.signal = a.signal;
+        if (c.connected) c.outbound.push_back(std::move(r));
+        else c.local.push_back({id, lock_in::deleted{a.ticket, make_error_code(errc::connection_loss)}});  // fail-fast
+    }
+    void carry_out(client&, std::uint64_t, machine&, const lock_out::queued&) {}
+    void carry_out(client&, std::uint64_t, machine&, const lock_out::waiting&) {}
+    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::granted& a) {
+        ++out_.grants;
+        note("c" + std::to_string(c.id) + " granted " + a.path + " token " + std::to_string(a.token));
+        if (s_.max_holders == 1) {
+            if (a.token <= last_token_)
+                violate("fencing token " + std::to_string(a.token) + " after " + std::to_string(last_token_));
+            last_token_ = a.token;
+        }
+        c.holding = true;
+        at(pick(150), {timer::hold_end, c.id, id});
+    }
+    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::not_granted& a) {
+        note("c" + std::to_string(c.id) + " not granted: " + (a.ec ? a.ec.message() : "timed out"));
+        if (id == c.current) next(c);
+    }
+    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::hold_changed& a) {
+        note("c" + std::to_string(c.id) + " hold " + std::string(zkr::to_string(a.state)));
+        if (a.state == hold_state::lost && id == c.current && c.holding) next(c);
+    }
+    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::release_done& a) {
+        note("c" + std::to_string(c.id) + " release done: " + (a.ec ? a.ec.message() : "ok"));
+        if (id == c.current && c.holding) next(c);
+    }
+
+    // The worker's attempt ended: the machine lives on while a delete is pending.
+    void next(client& c) {
+        c.current = 0;  // feed() lets the machine go once it is finished
+        c.holding = false;
+        ++c.attempts_done;
+        at(pick(30), {timer::next_attempt, c.id});
+    }
+
+    // ---- the checker ---------------------------------------------------------------------------
+    void check() {
+        if (!out_.ok) return;
+        int held = 0;
+        for (const auto& [id, lm] : live_) {
+            const auto& m = *lm.m;
+            if (m.phase() != lock_phase::holding || m.state() != hold_state::held) continue;
+            ++held;
+            const node* n = zk_.find(m.node_path());
+            if (!n || n->owner != m.hold_session())
+                return violate("c" + std::to_string(lm.client) + " reads held, but its node " + m.node_path() +
+                               (n ? " belongs to session " + std::to_string(n->owner) : " is gone"));
+        }
+        if (held > s_.max_holders)
+            violate(std::to_string(held) + " holders at once (max " + std::to_string(s_.max_holders) + ")");
+    }
+
+    void check_quiescent() {
+        for (const auto& c : clients_)
+            if (c.attempts_done < s_.attempts)
+                return violate("c" + std::to_string(c.id) + " never finished: a waiter was not granted after the faults stopped");
+        for (const auto& path : zk_.descendants("/locks")) {
+            const node* n = zk_.find(path);
+            if (n && !n->container) return violate("node left at quiescence: " + path);
+        }
+    }
+
+    void violate(std::string what) {
+        if (!out_.ok) return;
+        out_.ok = false;
+        out_.violation = std::move(what);
+        note("VIOLATION: " + out_.violation);
+    }
+
+    void note(std::string line) {
+        if (!traced_) return;
+        std::ostringstream o;
+        o << "[" << out_.steps << " t=" << now_ << "ms] " << line;
+        out_.trace.push_back(o.str());
+        if (out_.trace.size() > 200) out_.trace.erase(out_.trace.begin());
+    }
+
+    std::size_t pick(std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng_() % n); }
+    void at(std::size_t delay, timer t) { timers_.emplace(now_ + static_cast<std::int64_t>(delay), t); }
+
+    const schedule& s_;
+    const machine_factory& machines_;
+    bool traced_;
+    std::mt19937_64 rng_;
+    zookeeper zk_;
+    std::shared_ptr<lock_rule> rule_;
+    std::string lock_name_, node_name_;
+    std::vector<client> clients_;
+    std::map<std::uint64_t, live_machine> live_;
+    std::map<std::uint64_t, watch_target> watches_;
+    std::map<std::pair<std::uint64_t, lock_ticket>, std::string> prefixes_;  // each create's protect prefix
+    std::multimap<std::int64_t, timer> timers_;
+    std::int64_t now_ = 0;
+    std::uint64_t next_machine_ = 0, next_watch_ = 0;
+    std::int64_t last_token_ = 0;
+    int faults_left_ = 0;
+    outcome out_;
+};
+
+}  // namespace
+
+outcome run(const schedule& s, const machine_factory& machines, bool traced) {
+    return world(s, machines, traced).run();
+}
+
+}  // namespace zkr::sim

@@ -1,0 +1,152 @@
+#include "sim_zookeeper.hpp"
+
+#include <cstdio>
+#include <utility>
+
+namespace zkr::sim {
+
+namespace {
+std::string parent_of(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+std::string child_path(const std::string& parent, const std::string& name) {
+    return parent == "/" ? "/" + name : parent + "/" + name;
+}
+bool is_child(const std::string& parent, const std::string& path) {
+    return path != parent && parent_of(path) == parent;
+}
+}  // namespace
+
+std::int64_t zookeeper::open_session() {
+    const auto s = ++next_session_;
+    sessions_.insert(s);
+    return s;
+}
+
+void zookeeper::expire(std::int64_t session) {
+    if (!sessions_.erase(session)) return;
+    std::vector<std::string> gone;
+    for (const auto& [path, n] : nodes_)
+        if (n.owner == session) gone.push_back(path);
+    for (const auto& path : gone) erase_node(path);
+    for (auto& [path, list] : watches_) std::erase_if(list, [&](const watch& w) { return w.session == session; });
+    std::erase_if(fired_, [&](const fired_watch& f) { return f.session == session; });
+}
+
+zookeeper::create_result zookeeper::create_sequential(std::int64_t session, const std::string& parent,
+                                                      const std::string& name, const std::string& data) {
+    if (!alive(session)) return {rc::session_expired};
+    // Missing parents, as containers (zkr's create_parents).
+    std::vector<std::string> missing;
+    for (auto p = parent; !nodes_.count(p); p = parent_of(p)) missing.push_back(p);
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        node c;
+        c.container = true;
+        c.czxid = ++zxid_;
+        nodes_.emplace(*it, c);
+    }
+    auto& dir = nodes_.at(parent);
+    char seq[16];
+    std::snprintf(seq, sizeof seq, "%010d", dir.next_sequence++);
+    node n;
+    n.data = data;
+    n.czxid = ++zxid_;
+    n.owner = session;
+    const auto path = child_path(parent, name + seq);
+    nodes_.emplace(path, n);
+    fire(path, watch_event_type::node_created);
+    return {rc::ok, path, n};
+}
+
+std::optional<zookeeper::create_result> zookeeper::find_protected(const std::string& parent, const std::string& prefix) const {
+    const auto from = child_path(parent, prefix);
+    for (auto it = nodes_.lower_bound(from); it != nodes_.end() && it->first.compare(0, from.size(), from) == 0; ++it)
+        if (is_child(parent, it->first)) return create_result{rc::ok, it->first, it->second};
+    return std::nullopt;
+}
+
+std::optional<std::vector<std::string>> zookeeper::children(const std::string& path) const {
+    if (!nodes_.count(path)) return std::nullopt;
+    std::vector<std::string> out;
+    const auto from = path == "/" ? std::string("/") : path + "/";
+    for (auto it = nodes_.lower_bound(from); it != nodes_.end() && it->first.compare(0, from.size(), from) == 0; ++it)
+        if (is_child(path, it->first)) out.push_back(it->first.substr(from.size()));
+    return out;
+}
+
+const node* zookeeper::read(const std::string& path, std::int64_t session, std::uint64_t watch_id, bool exists_watch) {
+    const node* n = find(path);
+    // getData sets no watch on a missing node; exists does (it fires on creation).
+    if (watch_id && (n || exists_watch)) watches_[path].push_back({session, watch_id});
+    return n;
+}
+
+rc zookeeper::set_data(const std::string& path, const std::string& data) {
+    const auto it = nodes_.find(path);
+    if (it == nodes_.end()) return rc::no_node;
+    it->second.data = data;
+    ++it->second.version;
+    ++zxid_;
+    fire(path, watch_event_type::node_data_changed);
+    return rc::ok;
+}
+
+rc zookeeper::remove(const std::string& path) {
+    if (!nodes_.count(path) || path == "/") return rc::no_node;
+    if (!descendants(path).empty()) return rc::not_empty;
+    ++zxid_;
+    erase_node(path);
+    return rc::ok;
+}
+
+rc zookeeper::multi(const std::vector<multi_step>& steps) {
+    // Check first on a copy of what matters: every step's node must exist in turn.
+    std::set<std::string> removed;
+    for (const auto& s : steps) {
+        if (!nodes_.count(s.path) || removed.count(s.path)) return rc::no_node;
+        if (s.what == multi_step::remove) {
+            if (!descendants(s.path).empty()) return rc::not_empty;
+            removed.insert(s.path);
+        }
+    }
+    for (const auto& s : steps) {
+        if (s.what == multi_step::set_data) set_data(s.path, {});
+        else if (s.what == multi_step::remove) remove(s.path);
+    }
+    return rc::ok;
+}
+
+void zookeeper::reap_containers() {
+    std::vector<std::string> empty;
+    for (const auto& [path, n] : nodes_)
+        if (n.container && descendants(path).empty()) empty.push_back(path);
+    for (const auto& path : empty) erase_node(path);
+}
+
+const node* zookeeper::find(const std::string& path) const {
+    const auto it = nodes_.find(path);
+    return it == nodes_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> zookeeper::descendants(const std::string& path) const {
+    std::vector<std::string> out;
+    const auto from = path == "/" ? std::string("/") : path + "/";
+    for (auto it = nodes_.lower_bound(from); it != nodes_.end() && it->first.compare(0, from.size(), from) == 0; ++it)
+        if (it->first != path) out.push_back(it->first);
+    return out;
+}
+
+void zookeeper::fire(const std::string& path, watch_event_type type) {
+    const auto it = watches_.find(path);
+    if (it == watches_.end()) return;
+    for (const auto& w : it->second) fired_.push_back({w.session, w.id, type});
+    watches_.erase(it);  // one-shot
+}
+
+void zookeeper::erase_node(const std::string& path) {
+    nodes_.erase(path);
+    fire(path, watch_event_type::node_deleted);
+}
+
+}  // namespace zkr::sim
