@@ -266,8 +266,8 @@ private:
                 it = requests_.erase(it);
             }
         }
-        own_ = 0;
-        own_timer_ = 0;
+        if (!keep.count(purpose::own)) own_ = 0;
+        if (!keep.count(purpose::own_timer)) own_timer_ = 0;
     }
 
     template <typename A>
@@ -454,8 +454,6 @@ private:
         }
         // The predecessors' watches die; the own-node watch (or its timer) passes to the hold.
         abandon_all({purpose::own, purpose::own_timer});
-        own_ = own_ticket_of(purpose::own);
-        own_timer_ = own_ticket_of(purpose::own_timer);
         phase_ = lock_phase::holding;
         hold_ = hold_state::held;
         hold_session_ = session_;
@@ -465,12 +463,6 @@ private:
         if (!own_ && !own_timer_) own_watch_later();
         emit(lock_out::granted{node_path_, token_, hold_session_});
         if (!connected_) set_hold(hold_state::doubtful);
-    }
-
-    lock_ticket own_ticket_of(purpose p) const {
-        for (const auto& [t, r] : requests_)
-            if (r.what == p) return t;
-        return 0;
     }
 
     void fail(const boost::system::error_code& ec) { finish_acquire(ec, created_); }
