@@ -466,7 +466,7 @@ private:
         if (it == live_.end()) return;
         auto& m = *it->second.m;
         const auto actions = m.resume(e);
-        for (const auto& a : actions) std::visit([&](const auto& act) { carry_out(c, id, m, act); }, a);
+        for (const auto& a : actions) std::visit([&](const auto& act) { carry_out(c, id, act); }, a);
         if (m.finished() && id != c.current) live_.erase(id);
     }
 
@@ -475,7 +475,7 @@ private:
         else c.resend.push_back(std::move(r));
     }
 
-    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::create& a) {
+    void carry_out(client& c, std::uint64_t id, const lock_out::create& a) {
         request r{request::create, id, a.ticket, lock_path, node_name_};
         r.prefix = renew_prefix(c, r);
         send(c, std::move(r));
@@ -485,38 +485,38 @@ private:
         prefixes_[{r.machine, r.ticket}] = prefix;
         return prefix;
     }
-    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::remove_created& a) {
+    void carry_out(client& c, std::uint64_t id, const lock_out::remove_created& a) {
         request r{request::remove_protected, 0, 0, lock_path};
         r.prefix = prefixes_.at({id, a.ticket});
         send(c, std::move(r));
     }
-    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::list& a) {
+    void carry_out(client& c, std::uint64_t id, const lock_out::list& a) {
         send(c, {request::list, id, a.ticket, lock_path});
     }
-    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::watch_node& a) {
+    void carry_out(client& c, std::uint64_t id, const lock_out::watch_node& a) {
         send(c, {request::get_data, id, a.ticket, std::string(lock_path) + "/" + a.name});
     }
-    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::watch_own& a) {
+    void carry_out(client& c, std::uint64_t id, const lock_out::watch_own& a) {
         send(c, {request::exists, id, a.ticket, a.path});
     }
-    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::own_watch_later& a) {
+    void carry_out(client& c, std::uint64_t id, const lock_out::own_watch_later& a) {
         at(own_watch_delay_ms, {timer::own_watch_due, c.id, id, a.ticket});
     }
-    void carry_out(client& c, std::uint64_t, machine&, const lock_out::touch_own& a) {
+    void carry_out(client& c, std::uint64_t, const lock_out::touch_own& a) {
         send(c, {request::set_data, 0, 0, a.path});
     }
-    void carry_out(client& c, std::uint64_t, machine&, const lock_out::remove_node& a) {
+    void carry_out(client& c, std::uint64_t, const lock_out::remove_node& a) {
         send(c, {request::remove, 0, 0, a.path});
     }
-    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::delete_own& a) {
+    void carry_out(client& c, std::uint64_t id, const lock_out::delete_own& a) {
         request r{request::release, id, a.ticket, a.path};
         r.signal = a.signal;
         if (c.connected) c.outbound.push_back(std::move(r));
         else c.local.push_back({id, lock_in::deleted{a.ticket, make_error_code(errc::connection_loss)}});  // fail-fast
     }
-    void carry_out(client&, std::uint64_t, machine&, const lock_out::queued&) {}
-    void carry_out(client&, std::uint64_t, machine&, const lock_out::waiting&) {}
-    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::granted& a) {
+    void carry_out(client&, std::uint64_t, const lock_out::queued&) {}
+    void carry_out(client&, std::uint64_t, const lock_out::waiting&) {}
+    void carry_out(client& c, std::uint64_t id, const lock_out::granted& a) {
         ++out_.grants;
         note("c" + std::to_string(c.id) + " granted " + a.path + " token " + std::to_string(a.token));
         if (s_.max_holders == 1) {
@@ -527,15 +527,15 @@ private:
         c.holding = true;
         at(pick(150), {timer::hold_end, c.id, id});
     }
-    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::not_granted& a) {
+    void carry_out(client& c, std::uint64_t id, const lock_out::not_granted& a) {
         note("c" + std::to_string(c.id) + " not granted: " + (a.ec ? a.ec.message() : "timed out"));
         if (id == c.current) next(c);
     }
-    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::hold_changed& a) {
+    void carry_out(client& c, std::uint64_t id, const lock_out::hold_changed& a) {
         note("c" + std::to_string(c.id) + " hold " + std::string(zkr::to_string(a.state)));
         if (a.state == hold_state::lost && id == c.current && c.holding) next(c);
     }
-    void carry_out(client& c, std::uint64_t id, machine&, const lock_out::release_done& a) {
+    void carry_out(client& c, std::uint64_t id, const lock_out::release_done& a) {
         note("c" + std::to_string(c.id) + " release done: " + (a.ec ? a.ec.message() : "ok"));
         if (id == c.current && c.holding) next(c);
     }
