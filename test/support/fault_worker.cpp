@@ -210,6 +210,7 @@ int main(int argc, char** argv) {
             run(c, acquire, true, store, stop_file, hold_ms);
         } else if (int max = 0; std::sscanf(recipe.c_str(), "semaphore:%d", &max) == 1) {
             zkr::interprocess_semaphore_v2 sem(c, path, max);
+            auto states = record_states(sem);
             std::mt19937 rng(static_cast<unsigned>(::getpid()));
             std::vector<zkr::lease> leases;
             auto acquire = [&](ms timeout) -> std::optional<hold> {
@@ -219,6 +220,7 @@ int main(int argc, char** argv) {
                 leases = std::move(*got);
                 hold h;
                 h.token = leases.front().fencing_token();
+                current_token = h.token;
                 h.qty = qty;
                 h.confirm = [&] { leases.front().guarded_multi(confirm_ops()); };
                 h.state = [&] { return std::string(zkr::to_string(leases.front().state())); };
