@@ -9,7 +9,6 @@
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -25,24 +24,21 @@
 
 namespace zkr::detail {
 
-/// One hold: our node, its fencing token, our session, and the hold's state. The state changes
-/// on the network thread; listeners run on the client's callback thread.
+class lock_engine;  // carries out the lock machine's actions; recipes/lock_engine.hpp
+
+/// One hold as its recipe sees it: our node, its fencing token, our session, and the hold's
+/// state. The lock engine behind it decides on the network thread (recipes/lock_machine.hpp) and
+/// publishes each state here; listeners run on the client's callback thread.
 class hold : public std::enable_shared_from_this<hold> {
 public:
-    /// release_passes_on (lock_rule::release_passes_on): a data change on our node by anyone else
-    /// ends the hold as lost, since a waiter behind us takes it for our release.
-    /// signal_release: release with a data change and the delete in one transaction, so that the
-    /// waiter behind us holds without listing. Only worth it when that waiter may have seen nodes
-    /// ahead of ours (we waited ourselves); after a grant without waiting a plain delete is
-    /// cheaper (W1) and the waiter behind, whose view ends at our node, holds on it just as well.
     hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, std::int64_t session_id,
-         bool release_passes_on = false, bool signal_release = false);
+         std::shared_ptr<lock_engine> engine);
     ~hold();
 
     const std::string& node_path() const noexcept { return node_path_; }
     std::int64_t fencing_token() const noexcept { return token_; }
     std::int64_t session_id() const noexcept { return session_; }
-    /// The state the driver acts on (it changes on the network thread).
+    /// The state the engine acts on (it changes on the network thread).
     hold_state state() const noexcept { return state_.load(); }
     /// The state a caller may act on: as state(), except that held reads doubtful while the
     /// connection has been silent past the C client's receive timeout. A process that was paused
@@ -65,41 +61,31 @@ public:
     /// A multi that commits only while this hold's node exists on this hold's session.
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
 
-    // Network thread only.
-    /// Starts loss detection: the state observer, and a watch on our own node unless the waiter
-    /// already set one (own_watch_set), which then reports to this hold. A hold whose waiter had
-    /// not (granted without waiting, or within own_watch_delay) sets that watch only after
-    /// own_watch_delay: a short hold then costs no request.
-    void arm(bool own_watch_set);
+    /// A hold sets the watch on its own node (which tells it of a deletion by someone else) only
+    /// once it has lasted this long, unless its waiter had set one: most holds of a busy lock are
+    /// shorter, and the request would cost one in five of a contended cycle.
     static constexpr std::chrono::milliseconds own_watch_delay{100};
-    void on_own_node_event(watch_event_type type);
-    void set_state(hold_state s);
-    void begin_release(unique_function<void(const boost::system::error_code&)> done);
-
-    void watch_own_node();
 
 private:
-    void on_connection(connection_state s);
-    void try_delete();
+    friend class lock_engine;
+    friend class lock_driver;  // hands a release to the engine
+    // Network thread only: the engine publishes the machine's decision.
+    void set_state(hold_state s);
     void request_stop();
-    void finish_release(const boost::system::error_code& ec);
 
     zkr::client& client_;
     std::string node_path_;
     std::int64_t token_;
     std::int64_t session_;
-    bool release_passes_on_;
-    bool signal_release_;
+    // Keeps the engine (and with it the machine) alive while the recipe keeps this hold; the
+    // engine holds only a weak pointer back.
+    std::shared_ptr<lock_engine> engine_;
     std::atomic<hold_state> state_{hold_state::held};
     // Only a hold whose token was taken requests its stop (a post to the callback thread per
     // release would wake it once per lock cycle, which W2 showed costs 8%). stop_wanted_ and
     // state_ are seq_cst: of a token taken while the hold ends, at least one side sees the other.
     mutable std::stop_source stop_;
     mutable std::atomic<bool> stop_wanted_{false};
-    std::uint64_t observer_ = 0;
-    std::uint64_t watch_generation_ = 0;
-    std::unique_ptr<boost::asio::steady_timer> own_watch_timer_;
-    unique_function<void(const boost::system::error_code&)> release_done_;
     std::mutex listeners_mutex_;
     struct listener {
         std::function<void(hold_state)> fn;
@@ -110,8 +96,6 @@ private:
 };
 
 using acquire_handler = unique_function<void(const boost::system::error_code&, std::shared_ptr<hold>)>;
-
-struct acquisition;  // one attempt to hold; defined in recipes/lock_driver.cpp
 
 struct acquire_request {
     /// nullopt waits for ever; zero tries once and never queues (the node is removed at once when
@@ -175,9 +159,10 @@ public:
     const lock_rule& rule() const noexcept { return *rule_; }
 
 private:
-    friend struct acquisition;
+    /// The engines of acquires still in flight, for cancel() and reevaluate().
+    std::vector<std::shared_ptr<lock_engine>> live_engines();
     std::mutex pending_mutex_;
-    std::vector<std::weak_ptr<acquisition>> pending_;
+    std::vector<std::weak_ptr<lock_engine>> pending_;
     zkr::client& client_;
     std::string path_;
     std::string lock_name_;

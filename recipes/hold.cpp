@@ -1,0 +1,104 @@
+// One hold as its recipe sees it: the state the lock engine publishes, its listeners, its stop
+// token, and the guarded multi.
+#include <zkr/detail/lock_driver.hpp>
+
+#include <spdlog/spdlog.h>
+
+namespace zkr {
+
+std::string_view to_string(hold_state s) noexcept {
+    switch (s) {
+        case hold_state::held: return "held";
+        case hold_state::doubtful: return "doubtful";
+        case hold_state::lost: return "lost";
+        case hold_state::releasing: return "releasing";
+        case hold_state::released: return "released";
+    }
+    return "unknown";
+}
+
+namespace detail {
+
+using boost::system::error_code;
+
+hold::hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, std::int64_t session_id,
+           std::shared_ptr<lock_engine> engine)
+    : client_(c), node_path_(std::move(node_path)), token_(fencing_token), session_(session_id), engine_(std::move(engine)) {}
+
+hold::~hold() = default;
+
+std::uint64_t hold::add_listener(std::function<void(hold_state)> fn, std::function<bool()> listening) {
+    std::lock_guard lock(listeners_mutex_);
+    const auto id = next_listener_++;
+    listeners_.emplace(id, listener{std::move(fn), std::move(listening)});
+    return id;
+}
+
+void hold::remove_listener(std::uint64_t id) {
+    std::lock_guard lock(listeners_mutex_);
+    listeners_.erase(id);
+}
+
+void hold::set_state(hold_state s) {
+    const hold_state old = state_.exchange(s);
+    if (old == s) return;
+    client_.logger()->info("hold on {} (token {}): {} -> {}", node_path_, token_, to_string(old), to_string(s));
+    if (s == hold_state::lost || s == hold_state::released || s == hold_state::releasing) request_stop();
+    std::vector<std::function<void(hold_state)>> targets;
+    {
+        std::lock_guard lock(listeners_mutex_);
+        for (auto& [id, l] : listeners_)
+            if (!l.listening || l.listening()) targets.push_back(l.fn);
+    }
+    if (targets.empty()) return;
+    boost::asio::post(callback_executor(client_.connection()), [targets = std::move(targets), s] {
+        for (const auto& fn : targets) fn(s);
+    });
+}
+
+std::stop_token hold::stop_token() const noexcept {
+    stop_wanted_.store(true);
+    const auto s = state_.load();
+    // Ended before anyone wanted the token: the network thread did not request the stop, so do it
+    // here (this is the caller's thread, and the token has no callbacks yet).
+    if (s == hold_state::lost || s == hold_state::released || s == hold_state::releasing) stop_.request_stop();
+    return stop_.get_token();
+}
+
+// The work tied to this hold must stop. Asked on the callback thread: std::stop_callback runs the
+// user's function in the thread that requests the stop, and that must never be the network thread.
+void hold::request_stop() {
+    if (!stop_wanted_.load() || stop_.stop_requested()) return;
+    boost::asio::post(callback_executor(client_.connection()), [self = shared_from_this()] { self->stop_.request_stop(); });
+}
+
+hold_state hold::caller_state() const noexcept {
+    const auto s = state();
+    if (s != hold_state::held) return s;
+    // The connection's state changes first and the holds follow on the network thread: a caller
+    // reading in between must not see held on a connection already suspended or lost (a paused
+    // holder of the fault suite read held so, under TSan's slower timing).
+    if (!is_connected(client_.state()) || silent_past_receive_timeout(client_.connection())) return hold_state::doubtful;
+    return s;
+}
+
+std::vector<multi_result> hold::guarded_multi(std::vector<multi_op> ops, error_code& ec) {
+    const auto s = caller_state();
+    if (s != hold_state::held) {
+        ec = make_error_code(s == hold_state::lost ? errc::lock_lost : errc::lock_not_held);
+        return {};
+    }
+    ops.insert(ops.begin(), multi_op::check(node_path_));
+    request r;
+    r.kind = op_kind::multi;
+    r.ops = std::move(ops);
+    r.required_session = session_;
+    response out;
+    ec = run_sync(client_.connection(), std::move(r), out).ec;
+    if (!out.results.empty()) out.results.erase(out.results.begin());
+    if (ec == errc::no_node || ec == errc::session_expired) ec = make_error_code(errc::lock_lost);
+    return std::move(out.results);
+}
+
+}  // namespace detail
+}  // namespace zkr

@@ -1,0 +1,220 @@
+#include "lock_engine.hpp"
+
+#include <zkr/path.hpp>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+namespace zkr::detail {
+
+using boost::system::error_code;
+
+namespace {
+
+lock_machine::config machine_config(const lock_driver& d, const acquire_request& req) {
+    return {.rule = &d.rule(), .lock_name = d.lock_name(), .try_only = req.timeout && req.timeout->count() <= 0};
+}
+
+}  // namespace
+
+lock_engine::lock_engine(std::shared_ptr<lock_driver> driver, acquire_request req, acquire_handler done)
+    : driver_(std::move(driver)),
+      client_(driver_->get_client()),
+      net_(network_executor(client_.connection())),
+      machine_(machine_config(*driver_, req)),
+      data_(std::move(req.data)),
+      create_path_(join_path(driver_->path(), req.node_name.empty() ? driver_->lock_name() : req.node_name)),
+      done_(std::move(done)),
+      on_queued_(std::move(req.on_queued)),
+      on_waiting_(std::move(req.on_waiting)) {
+    if (req.timeout && req.timeout->count() > 0) deadline_ = std::chrono::steady_clock::now() + *req.timeout;
+}
+
+lock_engine::~lock_engine() {
+    if (auto d = std::exchange(done_, {})) d(make_error_code(errc::closed), nullptr);
+    for (auto* slot : {&incoming_release_, &pending_release_})
+        if (auto d = std::exchange(*slot, {})) d(make_error_code(errc::closed));
+}
+
+void lock_engine::start() {
+    if (deadline_) {
+        deadline_timer_ = std::make_unique<boost::asio::steady_timer>(net_, *deadline_);
+        deadline_timer_->async_wait([self = shared_from_this()](error_code ec) {
+            if (!ec) self->feed(lock_in::deadline{});
+        });
+    }
+    std::weak_ptr<lock_engine> weak = weak_from_this();
+    observer_ = add_state_observer(client_.connection(), [weak](connection_state s) {
+        if (auto self = weak.lock()) self->feed(lock_in::connection{s, self->client_.session_id()});
+    });
+    feed(lock_in::start{is_connected(client_.state()), client_.session_id()});
+}
+
+// Events that arrive while actions are carried out (an action's handler may answer at once) wait
+// their turn: the machine sees one event at a time, and every action of one before the next.
+void lock_engine::feed(lock_event e) {
+    inbox_.push_back(std::move(e));
+    if (feeding_) return;
+    const auto self = shared_from_this();  // a completion below may drop the last other reference
+    feeding_ = true;
+    while (!inbox_.empty()) {
+        const auto next = std::move(inbox_.front());
+        inbox_.pop_front();
+        for (const auto& a : machine_.resume(next)) carry_out(a);
+    }
+    feeding_ = false;
+    if (machine_.finished()) wind_down();
+}
+
+void lock_engine::release(release_handler done) {
+    if (feeding_) {  // a completion of ours releases at once: after the actions of this event
+        boost::asio::post(net_, [self = shared_from_this(), done = std::move(done)]() mutable { self->release(std::move(done)); });
+        return;
+    }
+    // The machine may answer at once (nothing held, or no connection); otherwise later.
+    incoming_release_ = std::move(done);
+    feed(lock_in::release{});
+    if (incoming_release_) pending_release_ = std::exchange(incoming_release_, {});
+}
+
+void lock_engine::carry_out(const lock_action& a) {
+    std::visit([this](const auto& action) { carry_out(action); }, a);
+}
+
+// One round trip: the create and the listing are sent back to back (the machine asks for both);
+// the server applies them in order, so the listing already contains our node.
+void lock_engine::carry_out(const lock_out::create& a) {
+    client_.async_create(create_path_, data_, {.mode = create_mode::ephemeral_sequential, .create_parents = true, .protect = true},
+                         boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](error_code ec, create_result r) {
+                             self->feed(lock_in::created{t, ec, std::move(r.path), r.stat.czxid, r.stat.ephemeral_owner});
+                         }));
+}
+
+void lock_engine::carry_out(const lock_out::list& a) {
+    client_.async_get_children(driver_->path(), boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](
+                                                                                      error_code ec, children_result r) {
+                                   self->feed(lock_in::listed{t, ec, std::move(r.children)});
+                               }));
+}
+
+// getData, not exists: no watch is left behind on a node that is already gone.
+void lock_engine::carry_out(const lock_out::watch_node& a) {
+    client_.async_get_data(
+        join_path(driver_->path(), a.name),
+        boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](watch_event e) {
+            self->feed(lock_in::node_changed{t, e.type});
+        }),
+        boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](error_code ec, data_result r) {
+            self->feed(lock_in::node_read{t, ec, r.stat.version});
+        }));
+}
+
+void lock_engine::carry_out(const lock_out::watch_own& a) {
+    client_.async_exists(
+        a.path,
+        boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](watch_event e) {
+            self->feed(lock_in::own_changed{t, e.type});
+        }),
+        boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](error_code ec, std::optional<zkr::stat> st) {
+            self->feed(lock_in::own_read{t, ec, st ? std::optional<std::int64_t>(st->ephemeral_owner) : std::nullopt});
+        }));
+}
+
+// Most waits and holds of a busy lock are shorter than the delay: they never pay for the watch.
+void lock_engine::carry_out(const lock_out::own_watch_later& a) {
+    own_timer_ = std::make_unique<boost::asio::steady_timer>(net_, hold::own_watch_delay);
+    own_timer_->async_wait([self = shared_from_this(), t = a.ticket](error_code ec) {
+        if (!ec) self->feed(lock_in::own_watch_due{t});
+    });
+}
+
+void lock_engine::carry_out(const lock_out::touch_own& a) {
+    client_.async_set_data(a.path, data_, -1, boost::asio::bind_executor(net_, [logger = client_.logger(), p = a.path](error_code ec, zkr::stat) {
+                               if (ec) logger->debug("signalling the grant of {}: {}", p, ec.message());
+                           }));
+}
+
+// Guaranteed: a connection problem does not leave the node behind.
+void lock_engine::carry_out(const lock_out::remove_node& a) {
+    client_.async_remove(a.path, {.guaranteed = true}, boost::asio::bind_executor(net_, [logger = client_.logger(), p = a.path](error_code ec) {
+                             if (ec && ec != errc::no_node) logger->warn("removing lock node {}: {}", p, ec.message());
+                         }));
+}
+
+// The connection layer's protected create already recovers a node whose reply was lost while it
+// retries; once its retries are spent the node, if the server made it, stays until the session
+// ends (a waiter behind it then waits for that).
+void lock_engine::carry_out(const lock_out::remove_created&) {
+    client_.logger()->warn("a create under {} failed after it may have reached the server: its node, if any, goes "
+                           "with the session",
+                           driver_->path());
+}
+
+// The release fails fast: without a connection the caller hears connection_loss at once instead
+// of waiting for one (a guard's destructor must not block through an outage), and the machine
+// deletes on reconnection.
+void lock_engine::carry_out(const lock_out::delete_own& a) {
+    request r;
+    if (a.signal) {
+        // One transaction: the data change tells the waiter behind us that we held (see
+        // lock_rule::release_passes_on). The data stays empty: the node is gone with it.
+        r.kind = op_kind::multi;
+        r.ops = {multi_op::set_data(a.path, {}), multi_op::remove(a.path)};
+    } else {
+        r.kind = op_kind::remove;
+        r.path = a.path;
+    }
+    r.fail_fast = true;
+    submit(client_.connection(), std::move(r), [self = shared_from_this(), t = a.ticket, p = a.path](const error_code& ec, response&&) {
+        if (ec && ec != errc::no_node) {
+            if (is_retryable(ec))
+                self->client_.logger()->warn("release of {} pending: {}; the node is deleted once the connection returns", p, ec.message());
+            else
+                self->client_.logger()->error("release of {} failed: {}", p, ec.message());
+        }
+        self->feed(lock_in::deleted{t, ec});
+    });
+}
+
+void lock_engine::carry_out(const lock_out::queued& a) {
+    if (on_queued_) on_queued_(a.path);
+}
+
+void lock_engine::carry_out(const lock_out::waiting&) {
+    if (on_waiting_) on_waiting_();
+}
+
+void lock_engine::carry_out(const lock_out::granted& a) {
+    auto h = std::make_shared<hold>(client_, a.path, a.token, a.session, shared_from_this());
+    hold_ = h;
+    complete({}, std::move(h));
+}
+
+void lock_engine::carry_out(const lock_out::not_granted& a) { complete(a.ec, nullptr); }
+
+void lock_engine::carry_out(const lock_out::hold_changed& a) {
+    auto h = hold_.lock();
+    if (a.state == hold_state::releasing) releasing_ = h;
+    if (h) h->set_state(a.state);
+}
+
+void lock_engine::carry_out(const lock_out::release_done& a) {
+    auto& slot = incoming_release_ ? incoming_release_ : pending_release_;
+    if (auto d = std::exchange(slot, {})) d(a.ec);
+}
+
+void lock_engine::complete(const error_code& ec, std::shared_ptr<hold> h) {
+    if (deadline_timer_) deadline_timer_->cancel();
+    if (auto d = std::exchange(done_, {})) d(ec, std::move(h));
+}
+
+// Nothing the machine asked for can matter any more.
+void lock_engine::wind_down() {
+    if (deadline_timer_) deadline_timer_->cancel();
+    if (own_timer_) own_timer_->cancel();
+    if (observer_) remove_state_observer(client_.connection(), std::exchange(observer_, 0));
+    releasing_.reset();
+}
+
+}  // namespace zkr::detail

@@ -1,0 +1,82 @@
+// The lock engine: carries out one lock machine's actions on the connection and feeds every
+// reply, watch event, connection change and timer back in. The machine decides
+// (recipes/lock_machine.hpp); the engine only translates, so a new recipe joins by giving the
+// driver a lock_rule, not by writing network code.
+#pragma once
+
+#include "lock_machine.hpp"
+
+#include <zkr/detail/lock_driver.hpp>
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+
+namespace zkr::detail {
+
+using release_handler = unique_function<void(const boost::system::error_code&)>;
+
+/// One acquisition and, once granted, its hold. Everything but the constructor runs on the
+/// network thread. Kept alive by the requests, watches and timers it has out (each completion
+/// holds it), and by its hold while the recipe keeps that or a release is under way.
+class lock_engine : public std::enable_shared_from_this<lock_engine> {
+public:
+    lock_engine(std::shared_ptr<lock_driver> driver, acquire_request req, acquire_handler done);
+    /// Whatever let go of the last reference (a closed client drops its watches, and with them the
+    /// engine they kept alive), the callers are answered: nobody waits for ever.
+    ~lock_engine();
+
+    void start();
+    /// One event into the machine; its actions are carried out before the next event goes in.
+    void feed(lock_event e);
+    /// The caller releases the hold; done hears the delete's outcome (or why nothing was sent).
+    void release(release_handler done);
+
+private:
+    void carry_out(const lock_action& a);
+    void carry_out(const lock_out::create& a);
+    void carry_out(const lock_out::list& a);
+    void carry_out(const lock_out::watch_node& a);
+    void carry_out(const lock_out::watch_own& a);
+    void carry_out(const lock_out::own_watch_later& a);
+    void carry_out(const lock_out::touch_own& a);
+    void carry_out(const lock_out::remove_node& a);
+    void carry_out(const lock_out::remove_created& a);
+    void carry_out(const lock_out::delete_own& a);
+    void carry_out(const lock_out::queued& a);
+    void carry_out(const lock_out::waiting& a);
+    void carry_out(const lock_out::granted& a);
+    void carry_out(const lock_out::not_granted& a);
+    void carry_out(const lock_out::hold_changed& a);
+    void carry_out(const lock_out::release_done& a);
+    void complete(const boost::system::error_code& ec, std::shared_ptr<hold> h);
+    void wind_down();
+
+    std::shared_ptr<lock_driver> driver_;  // before machine_: the machine points at its rule
+    zkr::client& client_;
+    boost::asio::any_io_executor net_;
+    lock_machine machine_;
+    std::optional<std::chrono::steady_clock::time_point> deadline_;
+    std::string data_;
+    std::string create_path_;  // the node's path before the protect prefix and the sequence
+    acquire_handler done_;
+    std::function<void(const std::string&)> on_queued_;
+    std::function<void()> on_waiting_;
+
+    std::deque<lock_event> inbox_;  // events that came while the machine's actions were carried out
+    bool feeding_ = false;
+    std::unique_ptr<boost::asio::steady_timer> deadline_timer_;
+    std::unique_ptr<boost::asio::steady_timer> own_timer_;
+    std::uint64_t observer_ = 0;
+    std::weak_ptr<hold> hold_;
+    // Set while a release is under way: the recipe may let go of the hold with the delete still
+    // pending, and its listeners must still hear `released`. The hold keeps this engine alive.
+    std::shared_ptr<hold> releasing_;
+    // The release being fed now (its answer may come at once), and the one answered later.
+    release_handler incoming_release_, pending_release_;
+};
+
+}  // namespace zkr::detail
