@@ -142,14 +142,9 @@ void lock_engine::carry_out(const lock_out::remove_node& a) {
                          }));
 }
 
-// The connection layer's protected create already recovers a node whose reply was lost while it
-// retries; once its retries are spent the node, if the server made it, stays until the session
-// ends (a waiter behind it then waits for that).
-void lock_engine::carry_out(const lock_out::remove_created&) {
-    client_.logger()->warn("a create under {} failed after it may have reached the server: its node, if any, goes "
-                           "with the session",
-                           driver_->path());
-}
+// Nothing to send: the connection layer looks for the node of every protected create that gave up
+// after it may have reached the server, by its prefix, and deletes it (connection::forget_protected).
+void lock_engine::carry_out(const lock_out::remove_created&) {}
 
 // The release fails fast: without a connection the caller hears connection_loss at once instead
 // of waiting for one (a guard's destructor must not block through an outage), and the machine

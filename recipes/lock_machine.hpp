@@ -135,7 +135,9 @@ struct remove_node {
 };
 /// The create of `ticket` failed after it may have been applied (its reply was lost and the retries
 /// gave up): find its node by the create's protect prefix and remove it, as remove_node does.
-/// Without this the node would stay, and block the queue, until the session ends.
+/// Without this the node would stay, and block the queue, until the session ends. zkr's connection
+/// layer does this for every protected create (the engine sends nothing); the simulation's model
+/// of that layer does it here.
 struct remove_created {
     lock_ticket ticket = 0;
 };
@@ -175,7 +177,7 @@ struct release_done {
 
 using lock_action = std::variant<lock_out::create, lock_out::list, lock_out::watch_node, lock_out::watch_own,
                                  lock_out::own_watch_later, lock_out::touch_own, lock_out::remove_node,
-                                 lock_out::remove_created,                                 lock_out::delete_own, lock_out::queued, lock_out::waiting, lock_out::granted,
+                                 lock_out::remove_created, lock_out::delete_own, lock_out::queued, lock_out::waiting, lock_out::granted,
                                  lock_out::not_granted, lock_out::hold_changed, lock_out::release_done>;
 using lock_actions = std::vector<lock_action>;
 

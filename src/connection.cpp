@@ -112,13 +112,13 @@ struct connection::operation {
 struct connection::inflight {
     connection* conn = nullptr;
     op_ptr op;  // null for fire-and-forget requests (parent creates, guaranteed deletes)
-    enum class step { main, protected_list, protected_exists } what = step::main;
+    enum class step { main, protected_list, protected_exists, orphan_list } what = step::main;
     bool abandoned = false;
     watch_ctx* watch = nullptr;
     acl_storage acl;
     multi_storage multi;
-    std::string child;  // protected_exists: the found child's full path
-    std::string path;   // guaranteed delete: the path
+    std::string child;  // protected_exists: the found child's full path; orphan_list: the prefix
+    std::string path;   // guaranteed delete: the path; orphan_list: the parent
     std::weak_ptr<operation> parent_of;  // parent create: the create it makes way for
 };
 
@@ -530,6 +530,7 @@ void connection::apply(const session_machine::actions& a) {
             start_op(op);
         }
         run_guaranteed_deletes();
+        look_for_orphans();
         schedule_pump();
     }
 }
@@ -856,6 +857,7 @@ void connection::retry_or_finish(const op_ptr& op, const boost::system::error_co
     const retry_context ctx{op->retries, std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - op->started), ec};
     const auto sleep = op->req.fail_fast ? std::optional<std::chrono::milliseconds>{} : options_.retry_policy->next_sleep(ctx);
     if (!sleep) {
+        if (op->req.kind == op_kind::create && op->req.create.protect && op->recover_protected) forget_protected(op);
         if (op->req.kind == op_kind::remove && op->req.guaranteed) {
             options_.logger->warn("delete of {} failed ({}); retrying in the background", op->path, ec.message());
             guaranteed_.emplace_back(op->path, op->req.version);
@@ -884,12 +886,52 @@ void connection::finish(const op_ptr& op, const boost::system::error_code& ec, r
 }
 
 void connection::run_guaranteed_deletes() {
+    for (const auto& [path, version] : guaranteed_) delete_guaranteed(path, version);
+}
+
+void connection::delete_guaranteed(const std::string& path, std::int32_t version) {
     const c_client_lock c_lock(c_client_mutex());
-    for (const auto& [path, version] : guaranteed_) {
+    auto f = std::make_unique<inflight>();
+    f->path = path;
+    auto* t = track(std::move(f));
+    if (zoo_adelete(zh_, path.c_str(), version, &on_guaranteed_delete, t) != ZOK) take(t);
+}
+
+// A protected create gave up (its retries spent) with its reply lost: the server may have made the
+// node. Nobody would ever delete it (an ephemeral one would stay until the session ends: a lock's
+// phantom holder, ahead of every waiter), so look for it by the prefix and delete it, as Curator's
+// protection mode does in the background.
+void connection::forget_protected(const op_ptr& op) {
+    orphans_.push_back({std::string(parent_path(op->path)), op->protect_prefix, session_id_.load(), is_ephemeral(op->req.create.mode)});
+    if (is_connected(machine_.state()) && zh_) look_for_orphans();
+}
+
+void connection::look_for_orphans() {
+    // An ephemeral node of an ended session is gone, or the server removes it.
+    const auto session = session_id_.load();
+    std::erase_if(orphans_, [&](const orphan& o) { return o.ephemeral && o.session != session; });
+    const c_client_lock c_lock(c_client_mutex());
+    for (const auto& o : orphans_) {
         auto f = std::make_unique<inflight>();
-        f->path = path;
+        f->what = inflight::step::orphan_list;
+        f->path = o.parent;
+        f->child = o.prefix;
         auto* t = track(std::move(f));
-        if (zoo_adelete(zh_, path.c_str(), version, &on_guaranteed_delete, t) != ZOK) take(t);
+        if (zoo_aget_children2(zh_, o.parent.c_str(), 0, &on_children, t) != ZOK) take(t);
+    }
+}
+
+void connection::on_orphans_listed(const inflight& f, int rc, const struct String_vector* strings) {
+    if (is_retryable(to_error_code(rc))) return;  // the next reconnection looks again
+    std::erase_if(orphans_, [&](const orphan& o) { return o.parent == f.path && o.prefix == f.child; });
+    if (rc != ZOK || !strings) return;  // the parent is gone, and the node with it
+    for (int i = 0; i < strings->count; ++i) {
+        const std::string_view child(strings->data[i]);
+        if (child.substr(0, f.child.size()) != f.child) continue;
+        const auto path = join_path(f.path, child);
+        options_.logger->warn("a create that gave up had made {}: deleting it", path);
+        guaranteed_.emplace_back(path, -1);
+        delete_guaranteed(path, -1);
     }
 }
 
@@ -980,6 +1022,7 @@ void connection::on_children(int rc, const struct String_vector* strings, const 
     if (!f) return;
     if (f->watch) self->settle_watch(f->watch, rc == ZOK);
     if (f->abandoned) return;
+    if (f->what == inflight::step::orphan_list) return self->on_orphans_listed(*f, rc, strings);
     if (f->what == inflight::step::protected_list) {
         const auto& op = f->op;
         if (rc == ZOK && strings) {

@@ -125,6 +125,10 @@ private:
     void retry_or_finish(const op_ptr& op, const boost::system::error_code& ec);
     void finish(const op_ptr& op, const boost::system::error_code& ec, response&& r);
     void run_guaranteed_deletes();
+    void delete_guaranteed(const std::string& path, std::int32_t version);
+    void forget_protected(const op_ptr& op);
+    void look_for_orphans();
+    void on_orphans_listed(const inflight& f, int rc, const struct String_vector* strings);
     void start_submitted();
 
     inflight* track(std::unique_ptr<inflight> f);
@@ -180,6 +184,15 @@ private:
     std::deque<op_ptr> waiting_;
     std::unordered_set<op_ptr> sleeping_;
     std::vector<std::pair<std::string, std::int32_t>> guaranteed_;  // full path, version
+    // Protected creates that gave up after the server may have made their node: looked for by
+    // their prefix, now and on every reconnection, and deleted (see forget_protected).
+    struct orphan {
+        std::string parent;  // full path
+        std::string prefix;
+        std::int64_t session = 0;
+        bool ephemeral = false;
+    };
+    std::vector<orphan> orphans_;
     std::map<std::uint64_t, std::function<void(connection_state)>> observers_;
 
     // Shared state.

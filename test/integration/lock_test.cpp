@@ -594,6 +594,32 @@ TEST_CASE("a holder that never waited releases with a plain delete, one that wai
     CHECK(nodes_under(*observer, path) == 0);
 }
 
+TEST_CASE("an acquire whose create the server applied but whose reply is lost for good leaves no phantom holder") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("phantom");
+    auto o = zkr::test::test_options(zk.connect_string());
+    o.retry_policy = std::make_shared<zkr::retry_n_times>(0, 10ms);  // the first loss is final
+    zkr::client a(o);
+    a.start();
+    REQUIRE(a.block_until_connected(10s));
+    auto b = connect(zk.connect_string());
+    zkr::interprocess_mutex ma(a, path), mb(*b, path);
+    zkr::detail::lose_next_replies(a.connection(), 1);  // the create's reply: the node exists, unnamed
+    try {
+        (void)ma.acquire(5s);
+        FAIL_CHECK("the acquire succeeded without its create's reply");
+    } catch (const zkr::error& e) {
+        CHECK(e.code() == zkr::errc::connection_loss);
+    }
+    // Its node would sit at the head of the queue while a's session lives: nobody could hold.
+    CHECK(zkr::test::eventually([&] {
+        if (!mb.try_lock()) return false;
+        mb.unlock();
+        return true;
+    }, 10s));
+    CHECK(zkr::test::eventually([&] { return nodes_under(*b, path) == 0; }, 10s));
+}
+
 TEST_CASE("a release whose delete fails is not forgotten: the node goes when the server returns") {
     zkr::test::zk_cluster zk;
     const std::string path = "/release-failure/lock";

@@ -128,3 +128,32 @@ TEST_CASE("protected create: the reply is lost after the server applied it, the 
         CHECK(c.get_children("/queue").children.size() == 2);
     }
 }
+
+TEST_CASE("protected create: given up after the server applied it, its node is found by its prefix and deleted") {
+    auto& zk = zkr::test::shared_server();
+    auto o = zkr::test::test_options(zk.connect_string());
+    o.name_space = zkr::test::unique_namespace("protected-orphan");
+    o.retry_policy = std::make_shared<zkr::retry_n_times>(0, 10ms);  // the first loss is final
+    zkr::client c(o);
+    c.start();
+    REQUIRE(c.block_until_connected(10s));
+    c.create("/queue");
+    boost::system::error_code ec;
+    SECTION("protected: nothing is left") {
+        zkr::detail::lose_next_replies(c.connection(), 1);
+        c.create("/queue/item-", "x", {.mode = zkr::create_mode::ephemeral_sequential, .protect = true}, ec);
+        CHECK(ec == zkr::errc::connection_loss);
+        CHECK(zkr::test::eventually([&] { return c.get_children("/queue").children.empty(); }, 10s));
+        // A later create is not touched by the clean-up of the first.
+        auto r = c.create("/queue/item-", "y", {.mode = zkr::create_mode::ephemeral_sequential, .protect = true});
+        std::this_thread::sleep_for(200ms);
+        CHECK(c.exists(r.path));
+    }
+    SECTION("unprotected, the same loss leaves the node for the session's life: what the clean-up is for") {
+        zkr::detail::lose_next_replies(c.connection(), 1);
+        c.create("/queue/item-", "x", {.mode = zkr::create_mode::ephemeral_sequential}, ec);
+        CHECK(ec == zkr::errc::connection_loss);
+        std::this_thread::sleep_for(300ms);
+        CHECK(c.get_children("/queue").children.size() == 1);
+    }
+}
