@@ -289,10 +289,10 @@ std::optional<mono_ns> first_state(const zkr::test::hold_record& h, mono_ns afte
 
 // The leader and the holder's group of workers on one side, the two followers and the other
 // group on the other: the minority leader loses its quorum and closes its clients' connections.
-void cut_leader_with_its_clients(fault_run& r, std::vector<cut_hold>& cuts) {
-    const int w = r.holder();
+// Returns when the cut was made (nullopt: no holder, or no leader, now).
+std::optional<mono_ns> cut_leader_with(fault_run& r, int w) {
     const int leader = r.zk().leader();
-    if (w < 0 || leader < 0) return;
+    if (w < 0 || leader < 0) return std::nullopt;
     auto& lab = r.lab();
     const auto minority = fault_run::worker_ns(w), majority = fault_run::worker_ns(w + 1);
     const auto l = fault_run::server_ns(leader);
@@ -302,14 +302,42 @@ void cut_leader_with_its_clients(fault_run& r, std::vector<cut_hold>& cuts) {
         lab.cut(minority, fault_run::server_ns(f));
     }
     lab.cut(majority, l);
-    const mono_ns at = mono_now();
     r.fault("leader " + l + " cut off with " + minority + " (worker " + std::to_string(w) + " holding)");
+    return mono_now();
+}
+
+void cut_leader_with_its_clients(fault_run& r, std::vector<cut_hold>& cuts) {
+    const int w = r.holder();
+    const auto at = cut_leader_with(r, w);
+    if (!at) return;
     // Long enough for the majority to notice the leader is gone (syncLimit: 2 s here), elect a new
     // one, and then expire the holder's session: a new leader starts every session's timeout anew.
     // (A shorter cut lets the holder reconnect with its session alive, and rightly hold again.)
     std::this_thread::sleep_for(r.session() + std::chrono::milliseconds(r.random(4500, 5500)));
-    lab.heal_all();
-    cuts.push_back({w, at, mono_now()});
+    r.lab().heal_all();
+    cuts.push_back({w, *at, mono_now()});
+}
+
+// The time of a history line ("grant <requested> <granted> ..." or "read <t> ..."), if it is one.
+std::optional<mono_ns> line_time(const std::string& line, const char* kind) {
+    std::istringstream in(line);
+    std::string k;
+    mono_ns a = 0, b = 0;
+    in >> k >> a;
+    if (k != kind || !in) return std::nullopt;
+    if (k == "grant" && !(in >> b)) return std::nullopt;
+    return k == "grant" ? b : a;
+}
+
+// A worker whose hold began (its fenced read) less than 300 ms ago: waits up to `within`.
+int fresh_holder(fault_run& r, std::chrono::seconds within) {
+    int found = -1;
+    zkr::test::eventually([&] {
+        for (int w = 0; w < r.workers(); ++w)
+            if (const auto t = line_time(r.last_line(w), "read"); t && mono_now() - *t < 300'000'000) found = w;
+        return found >= 0;
+    }, within);
+    return found;
 }
 
 // The state a hold's listener last heard before t ("held" if nothing yet).
@@ -439,14 +467,45 @@ std::chrono::seconds long_partition() {
 }  // namespace
 
 TEST_CASE("partition 1: the leader cut off with its clients, the holder on the minority side") {
-    fault_run r(partition_run(recipe_for(0)));
-    std::vector<cut_hold> cuts;
-    for (int i = 0; i < 2; ++i) {
-        cut_leader_with_its_clients(r, cuts);
-        std::this_thread::sleep_for(1s);
-    }
+    // Holds of 12 s: the cut lands at the start of one, and outlasts the majority's grant (the
+    // session's expiry under a new leader, about 7 s on), so the minority holder, which goes on
+    // unaware (it does not look at its state), writes with its stale token after the new holder
+    // has used the store: the store must refuse it.
+    auto o = partition_run(recipe_for(0));
+    o.hold_ms = 12000;
+    o.min_proven_holds = 1;
+    fault_run r(o);
+    const int w = fresh_holder(r, 30s);
+    REQUIRE(w >= 0);
+    const auto at = cut_leader_with(r, w);
+    REQUIRE(at);
+    // The cut holds until a majority worker has begun a hold (its fenced read), at most 30 s.
+    const int other = (w + 1) % r.workers();
+    const bool majority_held = zkr::test::eventually([&] {
+        const auto t = line_time(r.last_line(other), "read");
+        return t && *t > *at;
+    }, 30s);
+    r.lab().heal_all();
+    const std::vector<cut_hold> cuts{{w, *at, mono_now()}};
     const auto f = r.finish("partition: leader cut off with its clients");
-    CHECK(check_minority_holders(f, cuts, r.session()) >= 1);
+    REQUIRE(majority_held);
+    CHECK(check_minority_holders(f, cuts, r.session()) == 1);
+    // The minority holder's write came after the majority's hold began, and was refused.
+    const auto* h = hold_at(f, w, *at);
+    REQUIRE(h);
+    REQUIRE(h->written);
+    std::optional<mono_ns> majority_read;
+    for (const auto& other_hold : f.histories.at(static_cast<std::size_t>(other)).holds)
+        if (other_hold.granted > *at && other_hold.token > h->token && !majority_read) majority_read = other_hold.granted;
+    REQUIRE(majority_read);
+    INFO("the majority was granted " << (*majority_read - *at) / 1'000'000 << " ms after the cut; the minority wrote "
+                                    << (*h->written - *at) / 1'000'000 << " ms after it");
+    REQUIRE(*h->written > *majority_read);
+    CHECK(h->write_accepted == false);
+    CHECK(f.check.writes_refused >= 1);
+    std::cout << "partition leader cut: majority granted " << (*majority_read - *at) / 1'000'000
+              << " ms after the cut, the stale holder's write " << (*h->written - *at) / 1'000'000 << " ms after it: "
+              << (h->write_accepted == false ? "refused" : "ACCEPTED") << std::endl;
 }
 
 TEST_CASE("partition 2: the follower a holder is connected to, cut off") {

@@ -58,6 +58,7 @@ worker_history parse_history(int worker, const std::vector<std::string>& lines) 
                 current->read_ok = outcome == "ok";
             } else if (kind == "write") {
                 current->write_accepted = outcome == "accepted";
+                current->written = t;
             } else if (kind == "confirm") {
                 if (outcome == "ok") current->proven_until = t;
                 else if (outcome == "unknown") ++w.unknown_confirms;

@@ -45,6 +45,7 @@ struct hold_record {
     std::optional<mono_ns> proven_until;  ///< t_send of the last ok confirm
     std::optional<bool> read_ok;          ///< the fenced read (absent: none made)
     std::optional<bool> write_accepted;
+    std::optional<mono_ns> written;  ///< when the write's answer came
     bool released_ok = false;
     std::string state_at_release;  ///< "held", "lost", ... ("" if not released)
     std::optional<mono_ns> released;  ///< when the release returned
