@@ -444,10 +444,10 @@ int status_command(const std::vector<std::string>& argv) {
     }
     if (ec) throw exit_error(exit_zookeeper, "listing " + path + ": " + ec.message());
     // A lock's nodes end in "lock-<seq>", a semaphore's in "lease-<seq>".
-    auto nodes = zkr::sorted_participants(children, "lock-");
+    auto nodes = zkr::sorted_participants(children, zkr::mutex_lock_name);
     bool is_semaphore = false;
     if (nodes.empty()) {
-        nodes = zkr::sorted_participants(children, "lease-");
+        nodes = zkr::sorted_participants(children, zkr::semaphore_lock_name);
         is_semaphore = !nodes.empty();
     }
     if (nodes.empty()) {

@@ -9,7 +9,7 @@
 namespace zkr {
 
 fair_lock::fair_lock(client& c, std::string path)
-    : lock_base(c, std::move(path), "lock-", std::make_shared<lowest_n_rule>(1)) {}
+    : lock_base(c, std::move(path), std::string(mutex_lock_name), std::make_shared<lowest_n_rule>(1)) {}
 
 fair_lock::~fair_lock() {
     std::shared_ptr<detail::hold> h;
@@ -76,14 +76,7 @@ void fair_lock::unlock(boost::system::error_code& ec) {
 }
 
 void fair_lock::unlock() noexcept {
-    boost::system::error_code ec;
-    std::shared_ptr<detail::hold> h;
-    try {
-        h = take_for_unlock(ec);
-    } catch (const std::exception&) {
-        ec = make_error_code(errc::system_error);
-    }
-    unlock_quietly(h, ec);
+    unlock_quietly([this](boost::system::error_code& ec) { return take_for_unlock(ec); });
 }
 
 std::optional<std::size_t> fair_lock::queue_position() const {

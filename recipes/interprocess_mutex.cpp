@@ -5,7 +5,7 @@
 namespace zkr {
 
 interprocess_mutex::interprocess_mutex(client& c, std::string path)
-    : lock_base(c, std::move(path), "lock-", std::make_shared<lowest_n_rule>(1)) {}
+    : lock_base(c, std::move(path), std::string(mutex_lock_name), std::make_shared<lowest_n_rule>(1)) {}
 
 interprocess_mutex::~interprocess_mutex() {
     std::map<std::thread::id, entry> holds;
@@ -65,14 +65,7 @@ void interprocess_mutex::release(boost::system::error_code& ec) {
 }
 
 void interprocess_mutex::unlock() noexcept {
-    boost::system::error_code ec;
-    std::shared_ptr<detail::hold> h;
-    try {
-        h = take_for_release(std::this_thread::get_id(), ec);
-    } catch (const std::exception&) {
-        ec = make_error_code(errc::system_error);
-    }
-    unlock_quietly(h, ec);
+    unlock_quietly([this](boost::system::error_code& ec) { return take_for_release(std::this_thread::get_id(), ec); });
 }
 
 void interprocess_mutex::release() {

@@ -28,7 +28,7 @@ lock_base::lock_base(zkr::client& c, std::string path, std::string lock_name, st
 
 lock_base::~lock_base() { driver_->cancel(); }
 
-void lock_base::unlock_quietly(const std::shared_ptr<hold>& h, const boost::system::error_code& ec) const noexcept {
+void lock_base::release_or_log(const std::shared_ptr<hold>& h, const boost::system::error_code& ec) const noexcept {
     if (ec) return log_quiet_release(driver_->get_client(), driver_->path(), ec);
     release_quietly(*driver_, h);
 }

@@ -24,22 +24,6 @@ std::string default_node_data() {
     return std::string(host) + ":" + std::to_string(::getpid());
 }
 
-// The path as it can be shown in a message: a NUL would cut what() short, so bytes below 0x20 and
-// 0x7f are written as \xNN.
-std::string printable(const std::string& path) {
-    std::string out;
-    for (const unsigned char ch : path) {
-        if (ch >= 0x20 && ch != 0x7f) {
-            out += static_cast<char>(ch);
-            continue;
-        }
-        out += "\\x";
-        out += "0123456789abcdef"[ch >> 4];
-        out += "0123456789abcdef"[ch & 15];
-    }
-    return out;
-}
-
 std::stop_token stopped_token() noexcept {
     static const std::stop_source stopped = [] {
         std::stop_source s;
@@ -76,7 +60,7 @@ void release_quietly(lock_driver& driver, const std::shared_ptr<hold>& h) noexce
 
 void check_lock_path(const std::string& path) {
     if (auto e = path_error(path))
-        throw zkr::error(make_error_code(errc::invalid_path), path, "invalid lock path \"" + printable(path) + "\": " + *e);
+        throw zkr::error(make_error_code(errc::invalid_path), path, "invalid lock path \"" + printable_path(path) + "\": " + *e);
     if (path == "/") throw zkr::error(make_error_code(errc::invalid_path), path, "the root \"/\" cannot be a lock path");
 }
 

@@ -9,7 +9,6 @@
 namespace zkr {
 
 namespace {
-constexpr std::string_view lease_lock_name = "lease-";
 constexpr std::size_t sequence_digits = 10;
 
 std::optional<std::uint32_t> parse_u32(std::string_view s) {
@@ -25,9 +24,9 @@ lock_decision lowest_n_rule::decide(const std::vector<std::string>& sorted, std:
 }
 
 std::optional<lease_node_info> parse_lease_node(std::string_view name) {
-    if (!lock_sequence(name, lease_lock_name)) return std::nullopt;
+    if (!lock_sequence(name, semaphore_lock_name)) return std::nullopt;
     // What precedes "lease-<seq>": "...-m<max>-w<weight>-" or anything else.
-    std::string_view head = name.substr(0, name.size() - sequence_digits - lease_lock_name.size());
+    std::string_view head = name.substr(0, name.size() - sequence_digits - semaphore_lock_name.size());
     lease_node_info info;
     if (head.size() < 2 || head.back() != '-') return info;
     head.remove_suffix(1);
@@ -47,7 +46,7 @@ std::optional<lease_node_info> parse_lease_node(std::string_view name) {
 }
 
 std::string lease_node_name(std::string_view max_tag, std::uint32_t weight) {
-    return std::string(max_tag) + "-w" + std::to_string(weight) + "-" + std::string(lease_lock_name);
+    return std::string(max_tag) + "-w" + std::to_string(weight) + "-" + std::string(semaphore_lock_name);
 }
 
 std::string fixed_max_tag(std::uint32_t max) {

@@ -83,24 +83,8 @@ client_options checked(client_options o) {
 
 detail::failure fail(errc e, std::string message) { return {make_error_code(e), std::move(message)}; }
 
-// The path as it can be shown in a message: control characters and NUL escaped.
-std::string printable(std::string_view s) {
-    std::string out;
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c < 0x20 || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
-        } else {
-            out += ch;
-        }
-    }
-    return out;
-}
-
 detail::failure check_path(const std::string& path) {
-    if (auto e = path_error(path)) return fail(errc::invalid_path, "invalid path \"" + printable(path) + "\": " + *e);
+    if (auto e = path_error(path)) return fail(errc::invalid_path, "invalid path \"" + printable_path(path) + "\": " + *e);
     return {};
 }
 
@@ -304,7 +288,7 @@ detail::response run(detail::connection& c, detail::request req, boost::system::
 }
 
 detail::response run_or_throw(detail::connection& c, detail::request req) {
-    const std::string path = req.kind == detail::op_kind::multi ? std::string() : printable(req.path);
+    const std::string path = req.kind == detail::op_kind::multi ? std::string() : printable_path(req.path);
     detail::response out;
     auto f = detail::run_sync(c, std::move(req), out);
     detail::throw_if(f.ec, path, f.message);

@@ -42,7 +42,6 @@ public:
             case errc::reconfig_disabled: return "reconfiguration disabled";
             case errc::session_closed_require_sasl_auth: return "session closed: server requires SASL";
             case errc::throttled_op: return "operation throttled by the server";
-            case errc::timeout: return "timed out";
             case errc::not_connected: return "not connected to ZooKeeper";
             case errc::invalid_path: return "invalid znode path";
             case errc::invalid_argument: return "invalid argument";

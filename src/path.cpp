@@ -52,4 +52,18 @@ std::string_view node_name(std::string_view path) {
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+std::string printable_path(std::string_view path) {
+    std::string out;
+    for (const unsigned char ch : path) {
+        if (ch >= 0x20 && ch != 0x7f) {
+            out += static_cast<char>(ch);
+            continue;
+        }
+        out += "\\x";
+        out += "0123456789abcdef"[ch >> 4];
+        out += "0123456789abcdef"[ch & 15];
+    }
+    return out;
+}
+
 }  // namespace zkr

@@ -218,30 +218,20 @@ private:
 
     template <typename Watcher>
     detail::watch_function wrap_watch(Watcher&& watcher) {
-        auto ex = boost::asio::get_associated_executor(watcher, detail::callback_executor(*impl_));
-        return [w = std::forward<Watcher>(watcher), work = boost::asio::make_work_guard(ex)](
-                   watch_event e) mutable {
-            boost::asio::dispatch(work.get_executor(), [w = std::move(w), e = std::move(e)]() mutable { w(std::move(e)); });
-            work.reset();
-        };
+        return detail::completion_on<false>(std::forward<Watcher>(watcher), detail::callback_executor(*impl_));
     }
 
     template <typename Result, typename Token, typename Extract>
     auto launch(detail::request req, Token&& token, Extract extract, bool result_on_error = false) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, Result)>(
             [this, extract, result_on_error](auto handler, detail::request r) {
-                auto ex = boost::asio::get_associated_executor(handler, detail::callback_executor(*impl_));
-                detail::submit(
-                    *impl_, std::move(r),
-                    [h = std::move(handler), work = boost::asio::make_work_guard(ex), extract,
-                     result_on_error](const boost::system::error_code& ec, detail::response&& resp) mutable {
-                        Result result{};
-                        if (!ec || result_on_error) result = extract(std::move(resp));
-                        boost::asio::dispatch(work.get_executor(), [h = std::move(h), ec, result = std::move(result)]() mutable {
-                            std::move(h)(ec, std::move(result));
-                        });
-                        work.reset();
-                    });
+                detail::submit(*impl_, std::move(r),
+                               [complete = detail::completion_on<false>(std::move(handler), detail::callback_executor(*impl_)),
+                                extract, result_on_error](const boost::system::error_code& ec, detail::response&& resp) mutable {
+                                   Result result{};
+                                   if (!ec || result_on_error) result = extract(std::move(resp));
+                                   complete(ec, std::move(result));
+                               });
             },
             token, std::move(req));
     }
@@ -250,14 +240,9 @@ private:
     auto launch_void(detail::request req, Token&& token) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
             [this](auto handler, detail::request r) {
-                auto ex = boost::asio::get_associated_executor(handler, detail::callback_executor(*impl_));
                 detail::submit(*impl_, std::move(r),
-                               [h = std::move(handler), work = boost::asio::make_work_guard(ex)](
-                                   const boost::system::error_code& ec, detail::response&&) mutable {
-                                   boost::asio::dispatch(work.get_executor(),
-                                                         [h = std::move(h), ec]() mutable { std::move(h)(ec); });
-                                   work.reset();
-                               });
+                               [complete = detail::completion_on<false>(std::move(handler), detail::callback_executor(*impl_))](
+                                   const boost::system::error_code& ec, detail::response&&) mutable { complete(ec); });
             },
             token, std::move(req));
     }

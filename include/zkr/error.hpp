@@ -47,9 +47,8 @@ enum class errc : int {
     session_closed_require_sasl_auth = -124,
     throttled_op = -127,
 
-    // zkr's own codes.
-    timeout = 1000,        ///< Reserved: zkr reports a passed deadline as false or an empty result.
-    not_connected,         ///< No connection to ZooKeeper within the connection timeout, none to try on
+    // zkr's own codes. (A passed deadline is no error: acquires return false or an empty result.)
+    not_connected = 1001,  ///< No connection to ZooKeeper within the connection timeout, none to try on
                            ///< (try_lock), or the client was never start()ed (the message says so).
     invalid_path,          ///< A znode path was rejected before anything was sent.
     invalid_argument,      ///< Another argument was rejected before anything was sent.

@@ -95,21 +95,17 @@ auto interprocess_semaphore_v2::async_initiate_acquire(std::int32_t qty, std::op
     // The completion holds no pointer to this object: it may be destroyed before it runs.
     return boost::asio::async_initiate<Token, void(boost::system::error_code, std::vector<lease>)>(
         [driver = driver_, attach = listener_attacher(), qty, req = std::move(req)](auto handler) mutable {
-            auto ex = boost::asio::get_associated_executor(handler, detail::callback_executor(driver->get_client().connection()));
-            auto work = boost::asio::make_work_guard(ex);
+            // Posted: a closed or unstarted client answers inside this call.
+            auto complete = detail::completion_on<true>(std::move(handler), detail::callback_executor(driver->get_client().connection()));
             std::string data = req.data;
-            driver->acquire(std::move(req), [driver, attach, qty, data = std::move(data), h = std::move(handler),
-                                             work = std::move(work)](const boost::system::error_code& ec,
-                                                                     std::shared_ptr<detail::hold> hold) mutable {
+            driver->acquire(std::move(req), [driver, attach, qty, data = std::move(data), complete = std::move(complete)](
+                                                const boost::system::error_code& ec, std::shared_ptr<detail::hold> hold) mutable {
                 std::vector<lease> leases;
                 if (hold) {
                     attach(hold);
                     leases = make_leases(driver, std::move(hold), qty, std::move(data));
                 }
-                boost::asio::post(work.get_executor(), [h = std::move(h), ec, leases = std::move(leases)]() mutable {
-                    std::move(h)(ec, std::move(leases));
-                });
-                work.reset();
+                complete(ec, std::move(leases));
             });
         },
         token);

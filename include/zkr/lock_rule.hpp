@@ -14,6 +14,11 @@
 
 namespace zkr {
 
+/// The node names of Curator's lock protocols, which zkr shares for interop: InterProcessMutex's
+/// "lock-" (zkr's mutex and fair lock), InterProcessSemaphoreV2's "lease-".
+inline constexpr std::string_view mutex_lock_name = "lock-";
+inline constexpr std::string_view semaphore_lock_name = "lease-";
+
 struct lock_decision {
     bool holds = false;
     /// When !holds: the nodes to watch. Empty: no deletion can help; only a change of the rule's

@@ -21,4 +21,8 @@ std::string_view parent_path(std::string_view path);
 /// The last segment of a valid path.
 std::string_view node_name(std::string_view path);
 
+/// The path as it can be shown in a message: bytes below 0x20 and 0x7f are written as \xNN (a
+/// NUL would cut an exception's what() short).
+std::string printable_path(std::string_view path);
+
 }  // namespace zkr

@@ -69,31 +69,41 @@ protected:
     auto async_acquire_hold(std::optional<std::chrono::milliseconds> timeout, Token&& token) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, lock_hold)>(
             [driver = driver_, attach = listener_attacher(), timeout, data = node_data()](auto handler) mutable {
-                auto ex = boost::asio::get_associated_executor(handler, callback_executor(driver->get_client().connection()));
-                auto work = boost::asio::make_work_guard(ex);
+                // Posted: a closed or unstarted client answers inside this call.
+                auto complete = completion_on<true>(std::move(handler), callback_executor(driver->get_client().connection()));
                 driver->acquire(timeout, std::move(data),
-                                [driver, attach, h = std::move(handler), work = std::move(work)](
+                                [driver, attach, complete = std::move(complete)](
                                     const boost::system::error_code& ec, std::shared_ptr<hold> granted) mutable {
                                     lock_hold out;
                                     if (granted) {
                                         attach(granted);
                                         out = lock_hold(lock_hold::share(driver, std::move(granted), {}, 1));
                                     }
-                                    boost::asio::post(work.get_executor(), [h = std::move(h), ec, out = std::move(out)]() mutable {
-                                        std::move(h)(ec, std::move(out));
-                                    });
-                                    work.reset();
+                                    complete(ec, std::move(out));
                                 });
             },
             token);
     }
 
-    /// unlock(): releases `h` (when given) or logs why there was nothing to release; never throws.
-    void unlock_quietly(const std::shared_ptr<hold>& h, const boost::system::error_code& ec) const noexcept;
+    /// unlock(): takes the hold to release with take(ec) (which may throw: out of memory), then
+    /// releases it, or logs why there was nothing to release. Never throws.
+    template <typename Take>
+    void unlock_quietly(Take&& take) const noexcept {
+        boost::system::error_code ec;
+        std::shared_ptr<hold> h;
+        try {
+            h = take(ec);
+        } catch (const std::exception&) {
+            ec = make_error_code(errc::system_error);
+        }
+        release_or_log(h, ec);
+    }
 
     std::shared_ptr<lock_driver> driver_;
 
 private:
+    void release_or_log(const std::shared_ptr<hold>& h, const boost::system::error_code& ec) const noexcept;
+
     mutable std::mutex base_mutex_;
     std::string data_ = default_node_data();
     struct listeners;

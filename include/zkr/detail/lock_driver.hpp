@@ -175,17 +175,10 @@ private:
 /// a nested level, or why there was nothing), posted there.
 template <typename Handler>
 void release_then_complete(lock_driver& driver, std::shared_ptr<hold> h, boost::system::error_code ec, Handler handler) {
-    auto ex = boost::asio::get_associated_executor(handler, callback_executor(driver.get_client().connection()));
-    if (!h) {
-        boost::asio::post(ex, [handler = std::move(handler), ec]() mutable { std::move(handler)(ec); });
-        return;
-    }
-    // Keeps the handler's executor busy while the delete is outstanding (a post does that itself).
-    auto work = boost::asio::make_work_guard(ex);
-    driver.release(h, [handler = std::move(handler), work = std::move(work)](const boost::system::error_code& e) mutable {
-        boost::asio::post(work.get_executor(), [handler = std::move(handler), e]() mutable { std::move(handler)(e); });
-        work.reset();
-    });
+    // Posted: without a hold, or with a closed client, the outcome is known inside this call.
+    auto complete = completion_on<true>(std::move(handler), callback_executor(driver.get_client().connection()));
+    if (!h) return complete(ec);
+    driver.release(h, [complete = std::move(complete)](const boost::system::error_code& e) mutable { complete(e); });
 }
 
 /// Releases h (when given) and tells nobody but the log: the release of a destructor or of
