@@ -126,6 +126,9 @@ private:
     void finish(const op_ptr& op, const boost::system::error_code& ec, response&& r);
     void run_guaranteed_deletes();
     void delete_guaranteed(const std::string& path, std::int32_t version);
+    void prepare_protected_retry(const op_ptr& op, const boost::system::error_code& ec);
+    void on_protected_listed(const inflight& f, int rc, const struct String_vector* strings);
+    void on_protected_found(const inflight& f, int rc, const struct Stat* stat);
     void forget_protected(const op_ptr& op);
     void look_for_orphans();
     void on_orphans_listed(const inflight& f, int rc, const struct String_vector* strings);

@@ -1,0 +1,69 @@
+// What the connection's files share: the records of an operation, of a request in flight and of
+// a watch, and the C client's process-wide lock and log. Private to src/.
+#pragma once
+
+#include "connection.hpp"
+#include "zk_convert.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace zkr::detail {
+
+using clock = std::chrono::steady_clock;
+using c_client_lock = std::lock_guard<std::recursive_mutex>;
+
+/// The logger of the client whose network thread this is (the C client's log goes there).
+extern thread_local spdlog::logger* network_thread_logger;
+/// zoo_set_debug_level is process-wide: keeps the most verbose level any client's logger wants.
+void raise_c_client_log_level(const spdlog::logger& log);
+/// "_c_<uuid>-": the prefix that names a protected create's node.
+std::string new_protect_prefix();
+
+// An operation and its retry state; lives until its completion ran.
+struct connection::operation {
+    request req;
+    completion done;
+    int retries = 0;
+    clock::time_point started = clock::now();
+    std::string path;            // full path (namespace applied)
+    std::string protect_prefix;  // "_c_<uuid>-" for protected creates
+    bool recover_protected = false;
+    int parent_attempts = 0;
+    int parent_error = 0;  // the first definite failure creating a parent (e.g. its parent is ephemeral)
+    std::shared_ptr<watch_holder> watch;
+    std::unique_ptr<boost::asio::steady_timer> timer;
+};
+
+// One request sent through the C client; owned by inflight_ until its C callback runs or the
+// handle is closed. "abandoned": its outcome was already decided (connection lost).
+struct connection::inflight {
+    connection* conn = nullptr;
+    op_ptr op;  // null for fire-and-forget requests (parent creates, guaranteed deletes)
+    enum class step { main, protected_list, protected_exists, orphan_list } what = step::main;
+    bool abandoned = false;
+    watch_ctx* watch = nullptr;
+    acl_storage acl;
+    multi_storage multi;
+    std::string child;  // protected_exists: the found child's full path; orphan_list: the prefix
+    std::string path;   // guaranteed delete: the path; orphan_list: the parent
+    std::weak_ptr<operation> parent_of;  // parent create: the create it makes way for
+};
+
+struct connection::watch_holder {
+    watch_function fn;
+    std::string user_path;
+    bool fired = false;
+};
+
+struct connection::watch_ctx {
+    connection* conn = nullptr;
+    std::shared_ptr<watch_holder> holder;
+    bool registered = false;  // the C client holds the watcher; freed only by event or handle close
+};
+
+}  // namespace zkr::detail

@@ -1,0 +1,424 @@
+// Operations: the submission queue, issuing each request through the C client, retries per the
+// retry policy, guaranteed deletes, and the C client's completions and watches.
+#include "connection_internal.hpp"
+
+#include <zkr/error.hpp>
+#include <zkr/path.hpp>
+
+#include <algorithm>
+
+namespace zkr::detail {
+
+void connection::submit(request req, completion done) {
+    auto op = std::make_shared<operation>();
+    op->req = std::move(req);
+    op->done = std::move(done);
+    {
+        std::lock_guard lock(mutex_);
+        if (!accepting_ || !started_) {
+            const auto ec = make_error_code(accepting_ ? errc::not_connected : errc::closed);
+            if (accepting_) options_.logger->warn("operation before start(): call client::start() first");
+            boost::asio::post(callbacks_, [op, ec] { op->done(ec, {}); });
+            return;
+        }
+        // One queue in submission order, rather than a post per request: a post made on the
+        // network thread waits in that thread's private queue until the running handler returns,
+        // so a request another thread submits after it (woken by that handler) would be sent
+        // first. A recipe's "remove, then answer the caller" must reach the wire in that order.
+        submitted_.push_back(std::move(op));
+        if (start_submitted_scheduled_) return;
+        start_submitted_scheduled_ = true;
+    }
+    boost::asio::post(io_, [this] { start_submitted(); });
+}
+
+void connection::start_submitted() {
+    std::deque<op_ptr> ops;
+    {
+        std::lock_guard lock(mutex_);
+        ops.swap(submitted_);
+        start_submitted_scheduled_ = false;
+    }
+    for (const auto& op : ops) {
+        if (auto f = check_request(op->req)) {
+            options_.logger->warn("rejected: {}", f.message);
+            finish(op, f.ec, {});
+            continue;
+        }
+        op->path = full_path(op->req.path);
+        if (op->req.kind == op_kind::create && op->req.create.protect) op->protect_prefix = new_protect_prefix();
+        if (op->req.watch) {
+            op->watch = std::make_shared<watch_holder>();
+            op->watch->fn = std::move(op->req.watch);
+            op->watch->user_path = op->req.path;
+        }
+        start_op(op);
+    }
+}
+
+void connection::start_op(const op_ptr& op) {
+    if (closing_) return finish(op, make_error_code(errc::closed), {});
+    if (op->req.required_session != 0 && op->req.required_session != session_id_.load())
+        return finish(op, make_error_code(errc::session_expired), {});
+    if (!zh_ || !is_connected(machine_.state())) {
+        if (op->req.fail_fast) return finish(op, make_error_code(errc::connection_loss), {});
+        return wait_for_connection(op);
+    }
+    issue(op);
+    schedule_pump();
+}
+
+void connection::wait_for_connection(const op_ptr& op) {
+    waiting_.push_back(op);
+    op->timer = std::make_unique<boost::asio::steady_timer>(io_, options_.connection_timeout);
+    op->timer->async_wait([this, op](boost::system::error_code ec) {
+        if (ec) return;
+        auto it = std::find(waiting_.begin(), waiting_.end(), op);
+        if (it == waiting_.end()) return;
+        waiting_.erase(it);
+        retry_or_finish(op, make_error_code(errc::not_connected));
+    });
+}
+
+connection::inflight* connection::track(std::unique_ptr<inflight> f) {
+    requests_sent_.fetch_add(1, std::memory_order_relaxed);
+    f->conn = this;
+    auto* raw = f.get();
+    inflight_.emplace(raw, std::move(f));
+    return raw;
+}
+
+std::unique_ptr<connection::inflight> connection::take(const void* data) {
+    auto it = inflight_.find(data);
+    if (it == inflight_.end()) return nullptr;
+    auto f = std::move(it->second);
+    inflight_.erase(it);
+    return f;
+}
+
+connection::watch_ctx* connection::register_watch(const op_ptr& op) {
+    if (!op->watch) return nullptr;
+    auto w = std::make_unique<watch_ctx>();
+    w->conn = this;
+    w->holder = op->watch;
+    auto* raw = w.get();
+    watches_.emplace(raw, std::move(w));
+    return raw;
+}
+
+// After the request that set the watch completed: the C client keeps the watcher only on success
+// (exists: also on no_node). Otherwise it will never call it: free it now.
+void connection::settle_watch(watch_ctx* w, bool registered) {
+    if (!w) return;
+    if (registered) {
+        w->registered = true;
+        return;
+    }
+    watches_.erase(w);
+}
+
+void connection::issue(const op_ptr& op) {
+    const c_client_lock c_lock(c_client_mutex());
+    options_.logger->trace("sending {} {}", static_cast<int>(op->req.kind), op->path);
+    if (op->req.kind == op_kind::create) {
+        if (op->recover_protected) return issue_protected_lookup(op);
+        return issue_create(op);
+    }
+    if (op->req.kind == op_kind::multi) return issue_multi(op);
+
+    auto f = std::make_unique<inflight>();
+    f->op = op;
+    const char* path = op->path.c_str();
+    int rc = ZOK;
+    switch (op->req.kind) {
+        case op_kind::remove: {
+            auto* t = track(std::move(f));
+            rc = zoo_adelete(zh_, path, op->req.version, &on_void, t);
+            if (rc != ZOK) take(t);
+            break;
+        }
+        case op_kind::set_data: {
+            auto* t = track(std::move(f));
+            rc = zoo_aset(zh_, path, op->req.data.data(), static_cast<int>(op->req.data.size()), op->req.version,
+                          &on_stat, t);
+            if (rc != ZOK) take(t);
+            break;
+        }
+        case op_kind::exists:
+        case op_kind::get_data:
+        case op_kind::get_children: {
+            auto* t = track(std::move(f));
+            t->watch = register_watch(op);
+            watcher_fn wfn = t->watch ? &on_watch : nullptr;
+            if (op->req.kind == op_kind::exists) rc = zoo_awexists(zh_, path, wfn, t->watch, &on_stat, t);
+            else if (op->req.kind == op_kind::get_data) rc = zoo_awget(zh_, path, wfn, t->watch, &on_data, t);
+            else rc = zoo_awget_children2(zh_, path, wfn, t->watch, &on_children, t);
+            if (rc != ZOK) {
+                settle_watch(t->watch, false);
+                take(t);
+            }
+            break;
+        }
+        default: break;
+    }
+    if (rc != ZOK) on_result(op, rc, {});
+}
+
+void connection::issue_create(const op_ptr& op) {
+    const c_client_lock c_lock(c_client_mutex());
+    const auto& c = op->req.create;
+    std::string path = op->path;
+    if (c.protect) path = join_path(parent_path(op->path), op->protect_prefix + std::string(node_name(op->path)));
+    auto f = std::make_unique<inflight>();
+    f->op = op;
+    f->acl.assign(c.acl && !c.acl->empty() ? *c.acl : options_.default_acl);
+    auto* t = track(std::move(f));
+    const int mode = to_zk_mode(c.mode);
+    int rc;
+    if (has_ttl(c.mode))
+        rc = zoo_acreate2_ttl(zh_, path.c_str(), op->req.data.data(), static_cast<int>(op->req.data.size()),
+                              t->acl.get(), mode, c.ttl.count(), &on_string_stat, t);
+    else
+        rc = zoo_acreate2(zh_, path.c_str(), op->req.data.data(), static_cast<int>(op->req.data.size()),
+                          t->acl.get(), mode, &on_string_stat, t);
+    if (rc != ZOK) {
+        take(t);
+        on_result(op, rc, {});
+    }
+}
+
+// Creates every missing ancestor as a container, pipelined ahead of the create itself: requests of
+// one session are applied in order, so the create sees them. One round trip in all.
+void connection::issue_parents(const op_ptr& op) {
+    const c_client_lock c_lock(c_client_mutex());
+    std::vector<std::string> ancestors;
+    const bool all = op->req.create.create_parents;
+    for (std::string_view p = parent_path(op->path); p != "/"; p = parent_path(p)) ancestors.emplace_back(p);
+    std::reverse(ancestors.begin(), ancestors.end());
+    if (!all) ancestors.resize(std::min<std::size_t>(ancestors.size(), 1));  // only the namespace root
+    for (const auto& a : ancestors) {
+        auto f = std::make_unique<inflight>();
+        f->acl.assign(options_.default_acl);
+        f->parent_of = op;
+        auto* t = track(std::move(f));
+        if (zoo_acreate2(zh_, a.c_str(), nullptr, -1, t->acl.get(), ZOO_CONTAINER, &on_parent_created, t) != ZOK)
+            take(t);
+    }
+    issue(op);
+}
+
+void connection::issue_multi(const op_ptr& op) {
+    const c_client_lock c_lock(c_client_mutex());
+    auto f = std::make_unique<inflight>();
+    f->op = op;
+    std::vector<multi_op> ops = op->req.ops;
+    for (auto& o : ops) o.path = full_path(o.path);
+    f->multi.build(ops, options_.default_acl);
+    auto* t = track(std::move(f));
+    const int rc = zoo_amulti(zh_, static_cast<int>(t->multi.ops.size()), t->multi.ops.data(),
+                              t->multi.results.data(), &on_multi, t);
+    if (rc != ZOK) {
+        take(t);
+        on_result(op, rc, {});
+    }
+}
+
+void connection::on_result(const op_ptr& op, int rc, response&& r) {
+    if (in_handle_close_) rc = closing_ ? static_cast<int>(errc::closed) : ZSESSIONEXPIRED;
+    if (rc == ZOK && replies_to_lose_.load(std::memory_order_relaxed) > 0) {
+        --replies_to_lose_;
+        rc = reply_fault_.load(std::memory_order_relaxed);
+        options_.logger->warn("fault injection: the reply to a request on {} becomes {}", op->path, zerror(rc));
+        r = {};
+    }
+    if (rc == ZSESSIONEXPIRED && !in_handle_close_) end_expired_session();
+    const auto ec = to_error_code(rc);
+    if (!ec) return finish(op, ec, std::move(r));
+    if (ec == errc::closed) return finish(op, ec, {});
+    // The parents (sent ahead of the create, so their replies came first) could not be made (an
+    // ephemeral parent, no permission): that is the reason, not the create's own "no node".
+    if (op->req.kind == op_kind::create && rc == ZNONODE && op->parent_error)
+        return finish(op, to_error_code(op->parent_error), {});
+    // A create under a missing parent: create the parents (or, without create_parents, just the
+    // lazily created namespace root) and try again.
+    if (op->req.kind == op_kind::create && rc == ZNONODE && (op->req.create.create_parents || !ns_.empty()) &&
+        op->parent_attempts < (op->req.create.create_parents ? 3 : 1)) {
+        ++op->parent_attempts;
+        return issue_parents(op);
+    }
+    if (is_retryable(ec)) return retry_or_finish(op, ec);
+    finish(op, ec, std::move(r));
+}
+
+void connection::retry_or_finish(const op_ptr& op, const boost::system::error_code& ec) {
+    if (closing_) return finish(op, make_error_code(errc::closed), {});
+    if (op->req.kind == op_kind::create && op->req.create.protect) prepare_protected_retry(op, ec);
+    const retry_context ctx{op->retries, std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - op->started), ec};
+    const auto sleep = op->req.fail_fast ? std::optional<std::chrono::milliseconds>{} : options_.retry_policy->next_sleep(ctx);
+    if (!sleep) {
+        if (op->req.kind == op_kind::create && op->req.create.protect && op->recover_protected) forget_protected(op);
+        if (op->req.kind == op_kind::remove && op->req.guaranteed) {
+            options_.logger->warn("delete of {} failed ({}); retrying in the background", op->path, ec.message());
+            guaranteed_.emplace_back(op->path, op->req.version);
+        }
+        return finish(op, ec, {});
+    }
+    ++op->retries;
+    options_.logger->debug("retry {} of {} in {} ms after {}", op->retries, op->path, sleep->count(), ec.message());
+    sleeping_.insert(op);
+    op->timer = std::make_unique<boost::asio::steady_timer>(io_, *sleep);
+    op->timer->async_wait([this, op](boost::system::error_code e) {
+        if (e || !sleeping_.erase(op)) return;
+        start_op(op);
+    });
+}
+
+void connection::finish(const op_ptr& op, const boost::system::error_code& ec, response&& r) {
+    if (!op->done) return;
+    op->timer.reset();
+    if (!r.path.empty()) r.path = user_path(r.path);
+    for (auto& m : r.results)
+        if (!m.path.empty()) m.path = user_path(m.path);
+    auto done = std::move(op->done);
+    op->done = nullptr;
+    done(ec, std::move(r));
+}
+
+void connection::run_guaranteed_deletes() {
+    for (const auto& [path, version] : guaranteed_) delete_guaranteed(path, version);
+}
+
+void connection::delete_guaranteed(const std::string& path, std::int32_t version) {
+    const c_client_lock c_lock(c_client_mutex());
+    auto f = std::make_unique<inflight>();
+    f->path = path;
+    auto* t = track(std::move(f));
+    if (zoo_adelete(zh_, path.c_str(), version, &on_guaranteed_delete, t) != ZOK) take(t);
+}
+
+void connection::on_string_stat(int rc, const char* value, const struct Stat* stat, const void* data) {
+    auto* self = static_cast<const inflight*>(data)->conn;
+    auto f = self->take(data);
+    if (!f || f->abandoned) return;
+    response r;
+    if (rc == ZOK) {
+        if (value) r.path = value;
+        if (stat) r.stat = from_zk(*stat);
+    }
+    self->on_result(f->op, rc, std::move(r));
+}
+
+void connection::on_void(int rc, const void* data) {
+    auto* self = static_cast<const inflight*>(data)->conn;
+    auto f = self->take(data);
+    if (!f || f->abandoned) return;
+    self->on_result(f->op, rc, {});
+}
+
+void connection::on_stat(int rc, const struct Stat* stat, const void* data) {
+    auto* self = static_cast<const inflight*>(data)->conn;
+    auto f = self->take(data);
+    if (!f) return;
+    if (f->watch) self->settle_watch(f->watch, rc == ZOK || (rc == ZNONODE && f->op->req.kind == op_kind::exists));
+    if (f->abandoned) return;
+    if (f->what == inflight::step::protected_exists) return self->on_protected_found(*f, rc, stat);
+    response r;
+    if (f->op->req.kind == op_kind::exists && rc == ZNONODE) return self->on_result(f->op, ZOK, std::move(r));
+    if (rc == ZOK && stat) {
+        r.stat = from_zk(*stat);
+        r.exists = true;
+    }
+    self->on_result(f->op, rc, std::move(r));
+}
+
+void connection::on_data(int rc, const char* value, int len, const struct Stat* stat, const void* data) {
+    auto* self = static_cast<const inflight*>(data)->conn;
+    auto f = self->take(data);
+    if (!f) return;
+    if (f->watch) self->settle_watch(f->watch, rc == ZOK);
+    if (f->abandoned) return;
+    response r;
+    if (rc == ZOK) {
+        if (value && len > 0) r.data.assign(value, static_cast<std::size_t>(len));
+        if (stat) r.stat = from_zk(*stat);
+    }
+    self->on_result(f->op, rc, std::move(r));
+}
+
+void connection::on_children(int rc, const struct String_vector* strings, const struct Stat* stat, const void* data) {
+    auto* self = static_cast<const inflight*>(data)->conn;
+    auto f = self->take(data);
+    if (!f) return;
+    if (f->watch) self->settle_watch(f->watch, rc == ZOK);
+    if (f->abandoned) return;
+    if (f->what == inflight::step::orphan_list) return self->on_orphans_listed(*f, rc, strings);
+    if (f->what == inflight::step::protected_list) return self->on_protected_listed(*f, rc, strings);
+    response r;
+    if (rc == ZOK) {
+        if (strings) {
+            r.children.reserve(static_cast<std::size_t>(strings->count));
+            for (int i = 0; i < strings->count; ++i) r.children.emplace_back(strings->data[i]);
+        }
+        if (stat) r.stat = from_zk(*stat);
+    }
+    self->on_result(f->op, rc, std::move(r));
+}
+
+void connection::on_multi(int rc, const void* data) {
+    auto* self = static_cast<const inflight*>(data)->conn;
+    auto f = self->take(data);
+    if (!f || f->abandoned) return;
+    response r;
+    r.results = f->multi.collect(rc);
+    if (rc != ZOK && !is_retryable(to_error_code(rc)) && rc != ZCLOSING) {
+        // The error of a failed multi is its failing operation's.
+        self->finish(f->op, to_error_code(rc), std::move(r));
+        return;
+    }
+    self->on_result(f->op, rc, std::move(r));
+}
+
+void connection::on_watch(zhandle_t*, int type, int, const char*, void* ctx) {
+    if (type == ZOO_SESSION_EVENT) return;  // session changes are tracked with zoo_state
+    auto* w = static_cast<watch_ctx*>(ctx);
+    auto* self = w->conn;
+    watch_event_type t = watch_event_type::not_watching;
+    if (type == ZOO_CREATED_EVENT) t = watch_event_type::node_created;
+    else if (type == ZOO_DELETED_EVENT) t = watch_event_type::node_deleted;
+    else if (type == ZOO_CHANGED_EVENT) t = watch_event_type::node_data_changed;
+    else if (type == ZOO_CHILD_EVENT) t = watch_event_type::node_children_changed;
+    self->fire_watch(w, t);
+}
+
+void connection::fire_watch(watch_ctx* w, watch_event_type type) {
+    auto it = watches_.find(w);
+    if (it == watches_.end()) return;
+    auto owned = std::move(it->second);
+    watches_.erase(it);
+    if (owned->holder->fired) return;
+    owned->holder->fired = true;
+    owned->holder->fn(watch_event{type, owned->holder->user_path});
+}
+
+void connection::on_parent_created(int rc, const char*, const struct Stat*, const void* data) {
+    auto* self = static_cast<const inflight*>(data)->conn;
+    auto f = self->take(data);
+    if (rc == ZOK || rc == ZNODEEXISTS) return;
+    self->options_.logger->debug("creating a parent failed: {}", zerror(rc));
+    // Not a retryable failure: the create's own "no node" would hide the reason, so keep this one.
+    if (auto op = f ? f->parent_of.lock() : nullptr; op && !op->parent_error && !is_retryable(to_error_code(rc)))
+        op->parent_error = rc;
+}
+
+void connection::on_guaranteed_delete(int rc, const void* data) {
+    auto* self = static_cast<const inflight*>(data)->conn;
+    auto f = self->take(data);
+    if (!f || f->abandoned) return;
+    if (is_retryable(to_error_code(rc))) return;  // next reconnection tries again
+    auto& g = self->guaranteed_;
+    g.erase(std::remove_if(g.begin(), g.end(), [&](const auto& e) { return e.first == f->path; }), g.end());
+    if (rc == ZOK || rc == ZNONODE) self->options_.logger->info("guaranteed delete of {} done", f->path);
+    else self->options_.logger->error("guaranteed delete of {} gave up: {}", f->path, zerror(rc));
+}
+
+}  // namespace zkr::detail

@@ -1,0 +1,134 @@
+// Protected create (Curator's protection mode): a create whose reply is lost may still have made
+// its node. Each node is named with a prefix of its own, so recovery finds it by listing the parent,
+// adopts it when our session owns it, and, when the create gives up, deletes it.
+#include "connection_internal.hpp"
+
+#include <zkr/path.hpp>
+
+#include <random>
+
+namespace zkr::detail {
+
+std::string new_protect_prefix() {
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    const std::uint64_t a = rng(), b = rng();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "_c_%08x-%04x-%04x-%04x-%012llx-", static_cast<unsigned>(a >> 32),
+                  static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
+                  static_cast<unsigned>(b >> 48), static_cast<unsigned long long>(b & 0xffffffffffffULL));
+    return buf;
+}
+
+void connection::issue_protected_lookup(const op_ptr& op) {
+    const c_client_lock c_lock(c_client_mutex());
+    auto f = std::make_unique<inflight>();
+    f->op = op;
+    f->what = inflight::step::protected_list;
+    auto* t = track(std::move(f));
+    const std::string parent(parent_path(op->path));
+    if (const int rc = zoo_aget_children2(zh_, parent.c_str(), 0, &on_children, t); rc != ZOK) {
+        take(t);
+        on_result(op, rc, {});
+    }
+}
+
+// A protected create gave up (its retries spent) with its reply lost: the server may have made the
+// node. Nobody would ever delete it (an ephemeral one would stay until the session ends: a lock's
+// phantom holder, ahead of every waiter), so look for it by the prefix and delete it, as Curator's
+// protection mode does in the background.
+void connection::forget_protected(const op_ptr& op) {
+    orphans_.push_back({std::string(parent_path(op->path)), op->protect_prefix, session_id_.load(), is_ephemeral(op->req.create.mode)});
+    if (is_connected(machine_.state()) && zh_) look_for_orphans();
+}
+
+void connection::look_for_orphans() {
+    // An ephemeral node of an ended session is gone, or the server removes it.
+    const auto session = session_id_.load();
+    std::erase_if(orphans_, [&](const orphan& o) { return o.ephemeral && o.session != session; });
+    const c_client_lock c_lock(c_client_mutex());
+    for (const auto& o : orphans_) {
+        auto f = std::make_unique<inflight>();
+        f->what = inflight::step::orphan_list;
+        f->path = o.parent;
+        f->child = o.prefix;
+        auto* t = track(std::move(f));
+        if (zoo_aget_children2(zh_, o.parent.c_str(), 0, &on_children, t) != ZOK) take(t);
+    }
+}
+
+void connection::on_orphans_listed(const inflight& f, int rc, const struct String_vector* strings) {
+    if (is_retryable(to_error_code(rc))) return;  // the next reconnection looks again
+    std::erase_if(orphans_, [&](const orphan& o) { return o.parent == f.path && o.prefix == f.child; });
+    if (rc != ZOK || !strings) return;  // the parent is gone, and the node with it
+    for (int i = 0; i < strings->count; ++i) {
+        const std::string_view child(strings->data[i]);
+        if (child.substr(0, f.child.size()) != f.child) continue;
+        const auto path = join_path(f.path, child);
+        options_.logger->warn("a create that gave up had made {}: deleting it", path);
+        guaranteed_.emplace_back(path, -1);
+        delete_guaranteed(path, -1);
+    }
+}
+
+// A protected create failed in a way that may have left its node (ec: why). Before it is sent
+// again, recovery looks for that node by its prefix.
+void connection::prepare_protected_retry(const op_ptr& op, const boost::system::error_code& ec) {
+    if (ec != errc::session_expired) {
+        // The create may have been applied even though its reply was lost: look for our node first.
+        op->recover_protected = true;
+    } else {
+        // A new session: a node the old one made lives on until the server expires it, under
+        // this prefix. Our next node gets a prefix of its own, or a later recovery on this
+        // session could find the old node first, take it for foreign, and create a third
+        // while ours stayed behind (found by the lock simulation).
+        op->protect_prefix = new_protect_prefix();
+        op->recover_protected = false;
+    }
+}
+
+// The listing of the parent: a child with our prefix may be our node; check its owner.
+void connection::on_protected_listed(const inflight& f, int rc, const struct String_vector* strings) {
+    const auto& op = f.op;
+    if (rc == ZOK && strings) {
+        for (int i = 0; i < strings->count; ++i) {
+            std::string_view child(strings->data[i]);
+            if (child.substr(0, op->protect_prefix.size()) != op->protect_prefix) continue;
+            auto g = std::make_unique<inflight>();
+            g->op = op;
+            g->what = inflight::step::protected_exists;
+            g->child = join_path(parent_path(op->path), child);
+            auto* t = track(std::move(g));
+            if (const int rc2 = zoo_aexists(zh_, t->child.c_str(), 0, &on_stat, t); rc2 != ZOK) {
+                take(t);
+                on_result(op, rc2, {});
+            }
+            return;
+        }
+    }
+    if (rc == ZOK || rc == ZNONODE) {
+        op->recover_protected = false;
+        issue(op);
+        return;
+    }
+    on_result(op, rc, {});
+}
+
+// Adopt the node found only if this session owns it.
+void connection::on_protected_found(const inflight& f, int rc, const struct Stat* stat) {
+    const bool ephemeral = is_ephemeral(f.op->req.create.mode);
+    if (rc == ZOK && stat && (!ephemeral || stat->ephemeralOwner == session_id_.load())) {
+        response r;
+        r.path = f.child;
+        r.stat = from_zk(*stat);
+        return on_result(f.op, ZOK, std::move(r));
+    }
+    if (rc == ZOK || rc == ZNONODE) {
+        if (rc == ZOK) f.op->protect_prefix = new_protect_prefix();  // a stale node of an old session
+        f.op->recover_protected = false;
+        issue(f.op);
+        return;
+    }
+    on_result(f.op, rc, {});
+}
+
+}  // namespace zkr::detail
