@@ -105,7 +105,7 @@ std::vector<std::unique_ptr<zkr::client>> open_sessions(const settings& s, int n
 
 std::uint64_t requests_of(const std::vector<std::unique_ptr<zkr::client>>& sessions) {
     std::uint64_t n = 0;
-    for (const auto& c : sessions) n += zkr::detail::requests_sent(c->connection());
+    for (const auto& c : sessions) n += zkr::detail::requests_sent(zkr::detail::connection_of(*c));
     return n;
 }
 

@@ -51,7 +51,7 @@ void hold::set_state(hold_state s) {
             if (!l.listening || l.listening()) targets.push_back(l.fn);
     }
     if (targets.empty()) return;
-    boost::asio::post(callback_executor(client_.connection()), [targets = std::move(targets), s] {
+    boost::asio::post(callback_executor(detail::connection_of(client_)), [targets = std::move(targets), s] {
         for (const auto& fn : targets) fn(s);
     });
 }
@@ -69,7 +69,7 @@ std::stop_token hold::stop_token() const noexcept {
 // user's function in the thread that requests the stop, and that must never be the network thread.
 void hold::request_stop() {
     if (!stop_wanted_.load() || stop_.stop_requested()) return;
-    boost::asio::post(callback_executor(client_.connection()), [self = shared_from_this()] { self->stop_.request_stop(); });
+    boost::asio::post(callback_executor(detail::connection_of(client_)), [self = shared_from_this()] { self->stop_.request_stop(); });
 }
 
 hold_state hold::caller_state() const noexcept {
@@ -78,7 +78,7 @@ hold_state hold::caller_state() const noexcept {
     // The connection's state changes first and the holds follow on the network thread: a caller
     // reading in between must not see held on a connection already suspended or lost (a paused
     // holder of the fault suite read held so, under TSan's slower timing).
-    if (!is_connected(client_.state()) || silent_past_receive_timeout(client_.connection())) return hold_state::doubtful;
+    if (!is_connected(client_.state()) || silent_past_receive_timeout(detail::connection_of(client_))) return hold_state::doubtful;
     return s;
 }
 
@@ -94,7 +94,7 @@ std::vector<multi_result> hold::guarded_multi(std::vector<multi_op> ops, error_c
     r.ops = std::move(ops);
     r.required_session = session_;
     response out;
-    ec = run_sync(client_.connection(), std::move(r), out).ec;
+    ec = run_sync(detail::connection_of(client_), std::move(r), out).ec;
     if (!out.results.empty()) out.results.erase(out.results.begin());
     if (ec == errc::no_node || ec == errc::session_expired) ec = make_error_code(errc::lock_lost);
     return std::move(out.results);

@@ -78,7 +78,7 @@ void lock_driver::acquire(std::optional<std::chrono::milliseconds> timeout, std:
 }
 
 void lock_driver::acquire(acquire_request req, acquire_handler done) {
-    if (client_.state() == connection_state::closed || !is_started(client_.connection())) {
+    if (client_.state() == connection_state::closed || !is_started(detail::connection_of(client_))) {
         // The network thread is gone, or has not run yet (start() was never called; its timers
         // would never fire): complete here, on the caller's thread, as a plain operation would.
         done(make_error_code(client_.state() == connection_state::closed ? errc::closed : errc::not_connected), nullptr);
@@ -90,7 +90,7 @@ void lock_driver::acquire(acquire_request req, acquire_handler done) {
         std::erase_if(pending_, [](const auto& w) { return w.expired(); });
         pending_.push_back(e);
     }
-    boost::asio::dispatch(network_executor(client_.connection()), [e] { e->start(); });
+    boost::asio::dispatch(network_executor(detail::connection_of(client_)), [e] { e->start(); });
 }
 
 std::shared_ptr<hold> lock_driver::acquire_sync(std::optional<std::chrono::milliseconds> timeout, std::string data,
@@ -122,7 +122,7 @@ std::vector<std::shared_ptr<lock_engine>> lock_driver::live_engines() {
 void lock_driver::reevaluate() {
     auto live = live_engines();
     if (live.empty() || client_.state() == connection_state::closed) return;
-    boost::asio::dispatch(network_executor(client_.connection()), [live = std::move(live)] {
+    boost::asio::dispatch(network_executor(detail::connection_of(client_)), [live = std::move(live)] {
         for (const auto& e : live) e->feed(lock_in::reevaluate{});
     });
 }
@@ -142,7 +142,7 @@ void lock_driver::release(const std::shared_ptr<hold>& h, unique_function<void(c
         done(make_error_code(h->state() == hold_state::lost ? errc::lock_lost : errc::closed));
         return;
     }
-    boost::asio::dispatch(network_executor(client_.connection()),
+    boost::asio::dispatch(network_executor(detail::connection_of(client_)),
                           [e = h->engine_, done = std::move(done)]() mutable { e->release(std::move(done)); });
 }
 
@@ -153,13 +153,13 @@ void lock_driver::cancel() {
         pending_.clear();
     }
     if (live.empty() || client_.state() == connection_state::closed) return;
-    boost::asio::dispatch(network_executor(client_.connection()), [live = std::move(live)] {
+    boost::asio::dispatch(network_executor(detail::connection_of(client_)), [live = std::move(live)] {
         for (const auto& e : live) e->feed(lock_in::cancel{});
     });
 }
 
 std::string lock_driver::acquire_failure(const error_code& ec, std::string_view what) const {
-    if (ec == errc::not_connected && !is_started(client_.connection()))
+    if (ec == errc::not_connected && !is_started(detail::connection_of(client_)))
         return "the client was never started: call client::start() before acquiring";
     return ec.message() + " while acquiring " + std::string(what);
 }

@@ -21,7 +21,7 @@ lock_machine::config machine_config(const lock_driver& d, const acquire_request&
 lock_engine::lock_engine(std::shared_ptr<lock_driver> driver, acquire_request req, acquire_handler done)
     : driver_(std::move(driver)),
       client_(driver_->get_client()),
-      net_(network_executor(client_.connection())),
+      net_(network_executor(detail::connection_of(client_))),
       machine_(machine_config(*driver_, req)),
       data_(std::move(req.data)),
       create_path_(join_path(driver_->path(), req.node_name.empty() ? driver_->lock_name() : req.node_name)),
@@ -45,7 +45,7 @@ void lock_engine::start() {
         });
     }
     std::weak_ptr<lock_engine> weak = weak_from_this();
-    observer_ = add_state_observer(client_.connection(), [weak](connection_state s) {
+    observer_ = add_state_observer(detail::connection_of(client_), [weak](connection_state s) {
         if (auto self = weak.lock()) self->feed(lock_in::connection{s, self->client_.session_id()});
     });
     feed(lock_in::start{is_connected(client_.state()), client_.session_id()});
@@ -161,7 +161,7 @@ void lock_engine::carry_out(const lock_out::delete_own& a) {
         r.path = a.path;
     }
     r.fail_fast = true;
-    submit(client_.connection(), std::move(r), [self = shared_from_this(), t = a.ticket, p = a.path](const error_code& ec, response&&) {
+    submit(detail::connection_of(client_), std::move(r), [self = shared_from_this(), t = a.ticket, p = a.path](const error_code& ec, response&&) {
         if (ec && ec != errc::no_node) {
             if (is_retryable(ec))
                 self->client_.logger()->warn("release of {} pending: {}; the node is deleted once the connection returns", p, ec.message());
@@ -208,7 +208,7 @@ void lock_engine::complete(const error_code& ec, std::shared_ptr<hold> h) {
 void lock_engine::wind_down() {
     if (deadline_timer_) deadline_timer_->cancel();
     if (own_timer_) own_timer_->cancel();
-    if (observer_) remove_state_observer(client_.connection(), std::exchange(observer_, 0));
+    if (observer_) remove_state_observer(detail::connection_of(client_), std::exchange(observer_, 0));
     releasing_.reset();
 }
 

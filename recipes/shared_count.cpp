@@ -39,7 +39,7 @@ struct shared_count::state : std::enable_shared_from_this<state> {
     // Network thread. Reads the value and sets a watch; every event or reconnection reads again.
     // first, if given, hears the reply once it is applied (the constructor's first read).
     void read(std::function<void(const error_code&, const std::string&)> first = {}) {
-        auto net = detail::network_executor(c.connection());
+        auto net = detail::network_executor(detail::connection_of(c));
         std::weak_ptr<state> weak = weak_from_this();
         c.async_get_data(path, boost::asio::bind_executor(net, [weak](watch_event e) {
                              auto self = weak.lock();
@@ -65,7 +65,7 @@ struct shared_count::state : std::enable_shared_from_this<state> {
 
     void await_creation() {
         c.logger()->warn("shared count {}: the node is gone; keeping the last value until it returns", path);
-        auto net = detail::network_executor(c.connection());
+        auto net = detail::network_executor(detail::connection_of(c));
         std::weak_ptr<state> weak = weak_from_this();
         c.async_exists(path, boost::asio::bind_executor(net, [weak](watch_event e) {
                            auto self = weak.lock();
@@ -92,7 +92,7 @@ struct shared_count::state : std::enable_shared_from_this<state> {
             for (auto& [id, fn] : listeners) targets.push_back(fn);
         }
         if (targets.empty()) return;
-        boost::asio::post(detail::callback_executor(c.connection()), [targets = std::move(targets), v = *parsed] {
+        boost::asio::post(detail::callback_executor(detail::connection_of(c)), [targets = std::move(targets), v = *parsed] {
             for (const auto& fn : targets) fn(v);
         });
     }
@@ -107,7 +107,7 @@ shared_count::shared_count(client& c, std::string path, std::int32_t seed)
     if (ec && ec != errc::node_exists) detail::throw_if(ec, path_, ec.message() + " while creating the shared count");
     // The first value: one read that also sets the watch, waited for here.
     std::promise<std::pair<error_code, std::string>> first;
-    auto& conn = client_.connection();
+    auto& conn = detail::connection_of(client_);
     boost::asio::dispatch(detail::network_executor(conn), [s = state_, &first] {
         s->read([&first](const error_code& e, const std::string& data) { first.set_value({e, data}); });
     });
@@ -124,7 +124,7 @@ shared_count::shared_count(client& c, std::string path, std::int32_t seed)
 }
 
 shared_count::~shared_count() {
-    if (state_->observer) detail::remove_state_observer(client_.connection(), state_->observer);
+    if (state_->observer) detail::remove_state_observer(detail::connection_of(client_), state_->observer);
 }
 
 std::int32_t shared_count::count() const {

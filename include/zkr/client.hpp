@@ -22,6 +22,12 @@
 
 namespace zkr {
 
+class client;
+namespace detail {
+/// For zkr's recipes and tests (never for user code): the connection behind a client.
+connection& connection_of(client& c) noexcept;
+}  // namespace detail
+
 /// Options of remove().
 struct remove_options {
     std::int32_t version = -1;  ///< -1: any version.
@@ -199,10 +205,9 @@ public:
     std::vector<multi_result> multi(std::vector<multi_op> ops, boost::system::error_code& ec);
     std::vector<multi_result> multi(std::vector<multi_op> ops);
 
-    /// For zkr's recipes (never for user code): the connection behind this client.
-    detail::connection& connection() noexcept { return *impl_; }
-
 private:
+    friend detail::connection& detail::connection_of(client& c) noexcept;
+
     static detail::request make_create(std::string path, std::string data, create_options opts);
     static detail::request make_read(detail::op_kind kind, std::string path, detail::watch_function w);
     static detail::request make_set(std::string path, std::string data, std::int32_t version);
@@ -249,5 +254,7 @@ private:
 
     std::shared_ptr<detail::connection> impl_;
 };
+
+inline detail::connection& detail::connection_of(client& c) noexcept { return *c.impl_; }
 
 }  // namespace zkr

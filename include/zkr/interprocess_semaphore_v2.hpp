@@ -96,7 +96,7 @@ auto interprocess_semaphore_v2::async_initiate_acquire(std::int32_t qty, std::op
     return boost::asio::async_initiate<Token, void(boost::system::error_code, std::vector<lease>)>(
         [driver = driver_, attach = listener_attacher(), qty, req = std::move(req)](auto handler) mutable {
             // Posted: a closed or unstarted client answers inside this call.
-            auto complete = detail::completion_on<true>(std::move(handler), detail::callback_executor(driver->get_client().connection()));
+            auto complete = detail::completion_on<true>(std::move(handler), detail::callback_executor(detail::connection_of(driver->get_client())));
             std::string data = req.data;
             driver->acquire(std::move(req), [driver, attach, qty, data = std::move(data), complete = std::move(complete)](
                                                 const boost::system::error_code& ec, std::shared_ptr<detail::hold> hold) mutable {

@@ -238,7 +238,7 @@ TEST_CASE("a request answered session expired on a live connection ends that ses
     const auto old_session = c->session_id();
     zkr::test::state_recorder states(*c);
 
-    zkr::detail::expire_next_replies(c->connection(), 1);
+    zkr::detail::expire_next_replies(zkr::detail::connection_of(*c), 1);
     boost::system::error_code ec;
     c->exists("/", ec);  // answered "session expired": retried, and answered, on the new session
     CHECK_FALSE(ec);
@@ -274,7 +274,7 @@ TEST_CASE("a hold never reads held once its connection is suspended, even before
     zkr::fair_lock m(*c, zkr::test::recipe_path("gap"));
     std::promise<zkr::hold_state> seen;
     bool recorded = false;  // network thread only
-    const auto id = zkr::detail::add_state_observer(c->connection(), [&](zkr::connection_state s) {
+    const auto id = zkr::detail::add_state_observer(zkr::detail::connection_of(*c), [&](zkr::connection_state s) {
         if (s == zkr::connection_state::suspended && !recorded) {
             recorded = true;
             seen.set_value(m.state());
@@ -285,7 +285,7 @@ TEST_CASE("a hold never reads held once its connection is suspended, even before
     auto state_in_gap = seen.get_future();
     REQUIRE(state_in_gap.wait_for(15s) == std::future_status::ready);
     CHECK(state_in_gap.get() == zkr::hold_state::doubtful);
-    zkr::detail::remove_state_observer(c->connection(), id);
+    zkr::detail::remove_state_observer(zkr::detail::connection_of(*c), id);
     CHECK(zkr::test::eventually([&] { return m.state() == zkr::hold_state::held; }, 15s));  // same session
     m.unlock();
 }

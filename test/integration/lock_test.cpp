@@ -129,13 +129,13 @@ TEST_CASE("re-entrant three deep, errors for non-owners, and destruction release
     {
         zkr::interprocess_mutex m(*a, path);
         m.acquire();
-        const auto requests = zkr::detail::requests_sent(a->connection());
+        const auto requests = zkr::detail::requests_sent(zkr::detail::connection_of(*a));
         const auto token = m.fencing_token();
         CHECK(m.acquire(0ms));
         {
             std::scoped_lock nested(m);  // Lockable
             CHECK(m.fencing_token() == token);
-            CHECK(zkr::detail::requests_sent(a->connection()) == requests);  // nested acquires do no I/O
+            CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*a)) == requests);  // nested acquires do no I/O
             CHECK(nodes_under(*observer, path) == 1);
         }
         std::thread other([&] {
@@ -487,9 +487,9 @@ void check_async_release(const std::string& name) {
     // Re-entrant: the inner level is released with no request, the outer one still holds.
     m.lock();
     m.lock();
-    const auto sent = zkr::detail::requests_sent(a->connection());
+    const auto sent = zkr::detail::requests_sent(zkr::detail::connection_of(*a));
     CHECK_NOTHROW(release_async(m, boost::asio::use_future).get());
-    CHECK(zkr::detail::requests_sent(a->connection()) == sent);
+    CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*a)) == sent);
     CHECK(holds_here(m));
     CHECK_FALSE(other.acquire(0ms));
     std::promise<boost::system::error_code> last;
@@ -521,31 +521,31 @@ TEST_CASE("round trips: one to acquire uncontended, none to wake up") {
     ma.release();
     // Uncontended: create + getChildren pipelined (one round trip); a short hold sends nothing
     // more, and its release is one delete.
-    auto before = zkr::detail::requests_sent(a->connection());
+    auto before = zkr::detail::requests_sent(zkr::detail::connection_of(*a));
     ma.acquire();
-    CHECK(zkr::detail::requests_sent(a->connection()) - before == 2);
+    CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*a)) - before == 2);
     ma.release();
-    CHECK(zkr::detail::requests_sent(a->connection()) - before == 3);
+    CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*a)) - before == 3);
     // A hold that lasts sets the watch on its own node (to hear of its deletion) after a delay.
-    before = zkr::detail::requests_sent(a->connection());
+    before = zkr::detail::requests_sent(zkr::detail::connection_of(*a));
     ma.acquire();
     std::this_thread::sleep_for(zkr::detail::hold::own_watch_delay + 150ms);
-    CHECK(zkr::detail::requests_sent(a->connection()) - before == 3);
+    CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*a)) - before == 3);
     // Contended: b queues with create, list and a watch on a's node; the watch on its own node
     // follows only once it has waited as long as a hold waits for its own.
-    before = zkr::detail::requests_sent(b->connection());
+    before = zkr::detail::requests_sent(zkr::detail::connection_of(*b));
     const auto queue_start = clk::now();
     std::promise<std::uint64_t> acquired;
     auto waiter = std::async(std::launch::async, [&] {
         mb.acquire();
-        acquired.set_value(zkr::detail::requests_sent(b->connection()));
+        acquired.set_value(zkr::detail::requests_sent(zkr::detail::connection_of(*b)));
         mb.release();
     });
-    REQUIRE(zkr::test::eventually([&] { return zkr::detail::requests_sent(b->connection()) - before >= 3; }));
-    REQUIRE(zkr::test::eventually([&] { return zkr::detail::requests_sent(b->connection()) - before == 4; }, 5s));
+    REQUIRE(zkr::test::eventually([&] { return zkr::detail::requests_sent(zkr::detail::connection_of(*b)) - before >= 3; }));
+    REQUIRE(zkr::test::eventually([&] { return zkr::detail::requests_sent(zkr::detail::connection_of(*b)) - before == 4; }, 5s));
     CHECK(clk::now() - queue_start >= zkr::detail::hold::own_watch_delay);
     std::this_thread::sleep_for(100ms);
-    const auto queued = zkr::detail::requests_sent(b->connection());
+    const auto queued = zkr::detail::requests_sent(zkr::detail::connection_of(*b));
     CHECK(queued - before == 4);
     ma.release();
     auto after = acquired.get_future();
@@ -604,7 +604,7 @@ TEST_CASE("an acquire whose create the server applied but whose reply is lost fo
     REQUIRE(a.block_until_connected(10s));
     auto b = connect(zk.connect_string());
     zkr::interprocess_mutex ma(a, path), mb(*b, path);
-    zkr::detail::lose_next_replies(a.connection(), 1);  // the create's reply: the node exists, unnamed
+    zkr::detail::lose_next_replies(zkr::detail::connection_of(a), 1);  // the create's reply: the node exists, unnamed
     try {
         (void)ma.acquire(5s);
         FAIL_CHECK("the acquire succeeded without its create's reply");
@@ -702,13 +702,13 @@ TEST_CASE("a waiter deep in the queue is granted with no request: its predecesso
     for (int i = 1; i <= waiters; ++i) {
         threads.emplace_back([&, i] {
             locks[i]->acquire();
-            if (i == waiters) last_granted.set_value(zkr::detail::requests_sent(clients[i]->connection()));
+            if (i == waiters) last_granted.set_value(zkr::detail::requests_sent(zkr::detail::connection_of(*clients[i])));
             locks[i]->release();
         });
         REQUIRE(zkr::test::eventually([&] { return locks[0]->participant_nodes().size() == static_cast<std::size_t>(i + 1); }));
     }
     std::this_thread::sleep_for(200ms);  // the last waiter's watches are set
-    const auto queued = zkr::detail::requests_sent(clients[waiters]->connection());
+    const auto queued = zkr::detail::requests_sent(zkr::detail::connection_of(*clients[waiters]));
     locks[0]->release();  // the others hand over one by one
     auto granted = last_granted.get_future();
     REQUIRE(granted.wait_for(10s) == std::future_status::ready);
@@ -731,12 +731,12 @@ TEST_CASE("a predecessor that gives up deletes plainly: the waiter behind it lis
     std::promise<std::uint64_t> granted;
     std::thread wait([&] {
         last.acquire();
-        granted.set_value(zkr::detail::requests_sent(c->connection()));
+        granted.set_value(zkr::detail::requests_sent(zkr::detail::connection_of(*c)));
         last.release();
     });
     REQUIRE(zkr::test::eventually([&] { return holder.participant_nodes().size() == 3; }));
     std::this_thread::sleep_for(200ms);
-    const auto queued = zkr::detail::requests_sent(c->connection());
+    const auto queued = zkr::detail::requests_sent(zkr::detail::connection_of(*c));
     quit.join();  // the quitter timed out and deleted its node: the last waiter must not hold yet
     CHECK_FALSE(quitter_acquired);
     std::this_thread::sleep_for(300ms);

@@ -207,7 +207,7 @@ TEST_CASE("the namespace is created lazily as a container and paths stay relativ
 TEST_CASE("requests reach the server in submission order, also when one is sent from the network thread") {
     started_client s(ns_options("order"));
     auto& c = s.c;
-    const auto net = zkr::detail::network_executor(c.connection());
+    const auto net = zkr::detail::network_executor(zkr::detail::connection_of(c));
     int seen_after_remove = 0;
     for (int i = 0; i < 100; ++i) {
         const std::string path = "/n" + std::to_string(i);

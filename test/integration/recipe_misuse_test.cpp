@@ -45,12 +45,12 @@ TEST_CASE("misuse: bad lock paths are refused before anything is sent, for every
         {"/a/../b", ".."},      {"/", "root"}};
     for (const auto& [p, why] : bad) {
         INFO("path '" << p << "'");
-        const auto before = zkr::detail::requests_sent(f.c->connection());
+        const auto before = zkr::detail::requests_sent(zkr::detail::connection_of(*f.c));
         expect_error([&] { zkr::interprocess_mutex m(*f.c, p); }, errc::invalid_path, why);
         expect_error([&] { zkr::fair_lock m(*f.c, p); }, errc::invalid_path, why);
         expect_error([&] { zkr::interprocess_semaphore_v2 s(*f.c, p, 2); }, errc::invalid_path, why);
         expect_error([&] { zkr::interprocess_semaphore_mutex s(*f.c, p); }, errc::invalid_path, why);
-        CHECK(zkr::detail::requests_sent(f.c->connection()) == before);
+        CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*f.c)) == before);
     }
 }
 

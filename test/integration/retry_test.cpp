@@ -111,11 +111,11 @@ TEST_CASE("protected create: the reply is lost after the server applied it, the 
     REQUIRE(c.block_until_connected(10s));
     c.create("/queue");
     SECTION("ephemeral sequential") {
-        const auto before = zkr::detail::requests_sent(c.connection());
-        zkr::detail::lose_next_replies(c.connection(), 1);
+        const auto before = zkr::detail::requests_sent(zkr::detail::connection_of(c));
+        zkr::detail::lose_next_replies(zkr::detail::connection_of(c), 1);
         auto r = c.create("/queue/item-", "x", {.mode = zkr::create_mode::ephemeral_sequential, .protect = true});
         // Recovery looked the node up (list + exists) instead of creating a second one.
-        CHECK(zkr::detail::requests_sent(c.connection()) - before == 3);
+        CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(c)) - before == 3);
         const auto kids = c.get_children("/queue").children;
         REQUIRE(kids.size() == 1);
         CHECK("/queue/" + kids[0] == r.path);
@@ -123,7 +123,7 @@ TEST_CASE("protected create: the reply is lost after the server applied it, the 
         CHECK(c.get_data(r.path).data == "x");
     }
     SECTION("without protection the same loss leaves a duplicate: the reason protect exists") {
-        zkr::detail::lose_next_replies(c.connection(), 1);
+        zkr::detail::lose_next_replies(zkr::detail::connection_of(c), 1);
         c.create("/queue/item-", "x", {.mode = zkr::create_mode::ephemeral_sequential});
         CHECK(c.get_children("/queue").children.size() == 2);
     }
@@ -140,7 +140,7 @@ TEST_CASE("protected create: given up after the server applied it, its node is f
     c.create("/queue");
     boost::system::error_code ec;
     SECTION("protected: nothing is left") {
-        zkr::detail::lose_next_replies(c.connection(), 1);
+        zkr::detail::lose_next_replies(zkr::detail::connection_of(c), 1);
         c.create("/queue/item-", "x", {.mode = zkr::create_mode::ephemeral_sequential, .protect = true}, ec);
         CHECK(ec == zkr::errc::connection_loss);
         CHECK(zkr::test::eventually([&] { return c.get_children("/queue").children.empty(); }, 10s));
@@ -150,7 +150,7 @@ TEST_CASE("protected create: given up after the server applied it, its node is f
         CHECK(c.exists(r.path));
     }
     SECTION("unprotected, the same loss leaves the node for the session's life: what the clean-up is for") {
-        zkr::detail::lose_next_replies(c.connection(), 1);
+        zkr::detail::lose_next_replies(zkr::detail::connection_of(c), 1);
         c.create("/queue/item-", "x", {.mode = zkr::create_mode::ephemeral_sequential}, ec);
         CHECK(ec == zkr::errc::connection_loss);
         std::this_thread::sleep_for(300ms);

@@ -186,14 +186,14 @@ TEST_CASE("semaphore: a release wakes only the first waiter, never a herd") {
     }
     std::this_thread::sleep_for(300ms);  // every waiter has set its watches
     std::vector<std::uint64_t> before;
-    for (auto& c : clients) before.push_back(zkr::detail::requests_sent(c->connection()));
+    for (auto& c : clients) before.push_back(zkr::detail::requests_sent(zkr::detail::connection_of(*c)));
     l1.close();
     REQUIRE(pending[0].wait_for(10s) == std::future_status::ready);
     std::this_thread::sleep_for(300ms);  // let any herd show itself
     // Waiters 3.. did not hear of the release: they sent nothing.
-    for (int i = 2; i < waiters; ++i) CHECK(zkr::detail::requests_sent(clients[i]->connection()) == before[i]);
+    for (int i = 2; i < waiters; ++i) CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*clients[i])) == before[i]);
     // The first waiter held without asking: its predecessor's deletion proved it.
-    CHECK(zkr::detail::requests_sent(clients[0]->connection()) - before[0] <= 2);  // touch (grant signal) + own watch
+    CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*clients[0])) - before[0] <= 2);  // touch (grant signal) + own watch
     auto w0 = pending[0].get();
     // Everyone gets through in turn.
     l2.close();
@@ -232,7 +232,7 @@ TEST_CASE("semaphore of one lease: leases closed inside their completion handler
     std::this_thread::sleep_for(300ms);  // every waiter has set its watches
     auto sent = [&] {
         std::uint64_t n = 0;
-        for (auto& c : clients) n += zkr::detail::requests_sent(c->connection());
+        for (auto& c : clients) n += zkr::detail::requests_sent(zkr::detail::connection_of(*c));
         return n;
     };
     const auto before = sent();
@@ -278,11 +278,11 @@ TEST_CASE("semaphore: one round trip to acquire uncontended, one to return") {
     auto a = connect(zk.connect_string());
     zkr::interprocess_semaphore_v2 s(*a, path, 3);
     s.acquire().close();  // the parent exists from now on
-    const auto before = zkr::detail::requests_sent(a->connection());
+    const auto before = zkr::detail::requests_sent(zkr::detail::connection_of(*a));
     auto l = s.acquire();
-    const auto acquire_requests = zkr::detail::requests_sent(a->connection()) - before;
+    const auto acquire_requests = zkr::detail::requests_sent(zkr::detail::connection_of(*a)) - before;
     l.close();
-    const auto total = zkr::detail::requests_sent(a->connection()) - before;
+    const auto total = zkr::detail::requests_sent(zkr::detail::connection_of(*a)) - before;
     // create + getChildren, pipelined (one round trip), then the delete: Curator needs 5 + 1.
     CHECK(acquire_requests == 2);
     CHECK(total == 3);
@@ -456,7 +456,7 @@ TEST_CASE("semaphore: bad maximum, qty and timeout are rejected at once") {
     auto& zk = zkr::test::shared_server();
     const auto path = sem_path("bad-input");
     auto a = connect(zk.connect_string());
-    const auto sent = zkr::detail::requests_sent(a->connection());
+    const auto sent = zkr::detail::requests_sent(zkr::detail::connection_of(*a));
     auto code_of = [](auto&& fn) {
         try {
             fn();
@@ -477,7 +477,7 @@ TEST_CASE("semaphore: bad maximum, qty and timeout are rejected at once") {
     CHECK(code_of([&] { (void)s.acquire_many(1, -1ms); }) == zkr::errc::invalid_argument);
     CHECK(code_of([&] { s.async_acquire(3, [](boost::system::error_code, std::vector<zkr::lease>) {}); }) ==
           zkr::errc::invalid_argument);
-    CHECK(zkr::detail::requests_sent(a->connection()) == sent);  // nothing was sent
+    CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*a)) == sent);  // nothing was sent
     try {
         (void)s.acquire_many(3);
     } catch (const zkr::error& e) {
@@ -559,9 +559,9 @@ TEST_CASE("semaphore: async_close returns the lease at once, its next acquire qu
     // The leases of one acquire share a node: only the last close sends its delete.
     zkr::interprocess_semaphore_v2 three(*a, sem_path("async-close-3"), 3);
     auto leases = three.acquire_many(2);
-    const auto sent = zkr::detail::requests_sent(a->connection());
+    const auto sent = zkr::detail::requests_sent(zkr::detail::connection_of(*a));
     CHECK_NOTHROW(leases[0].async_close(boost::asio::use_future).get());
-    CHECK(zkr::detail::requests_sent(a->connection()) == sent);
+    CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*a)) == sent);
     CHECK(three.participant_nodes().size() == 1);
     std::promise<boost::system::error_code> last;
     leases[1].async_close([&](boost::system::error_code ec) { last.set_value(ec); });
@@ -570,10 +570,10 @@ TEST_CASE("semaphore: async_close returns the lease at once, its next acquire qu
 
     // Misuse: closing a closed lease is heard as lock_not_held through the handler; nothing is sent.
     std::promise<boost::system::error_code> misuse;
-    const auto before_misuse = zkr::detail::requests_sent(a->connection());
+    const auto before_misuse = zkr::detail::requests_sent(zkr::detail::connection_of(*a));
     leases[1].async_close([&](boost::system::error_code ec) { misuse.set_value(ec); });
     CHECK(misuse.get_future().get() == zkr::errc::lock_not_held);
-    CHECK(zkr::detail::requests_sent(a->connection()) == before_misuse);
+    CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*a)) == before_misuse);
     CHECK(nodes_under(*b, path) == 0);
 }
 

@@ -63,7 +63,7 @@ void note_session(zkr::client& c) {
     static std::mutex m;
     static std::int64_t last = 0;
     std::lock_guard lock(m);
-    const auto [id, password] = zkr::detail::session_credentials(c.connection());
+    const auto [id, password] = zkr::detail::session_credentials(zkr::detail::connection_of(c));
     if (id == 0 || id == last) return;
     last = id;
     record(join(std::string("session"), num(mono_now()), num(id), hex(password)));

@@ -62,7 +62,7 @@ struct context {
 template <typename Hold>
 void inside_scope(context& ctx, Hold& hold) {
     const auto acquired = clk::now();
-    const auto [session, password] = zkr::detail::session_credentials(ctx.client.connection());
+    const auto [session, password] = zkr::detail::session_credentials(zkr::detail::connection_of(ctx.client));
     char session_hex[32];
     std::snprintf(session_hex, sizeof session_hex, "%llx", static_cast<unsigned long long>(session));
     ctx.node = hold.node_path();

@@ -422,7 +422,7 @@ void expire_session(const std::string& connect_string, zkr::client& c) {
     // The client reconnects within milliseconds and may take its session back before the second
     // handle's close arrives (the server then refuses that close: session moved). Repeat until the
     // session is really gone.
-    auto [id, password] = zkr::detail::session_credentials(c.connection());
+    auto [id, password] = zkr::detail::session_credentials(zkr::detail::connection_of(c));
     for (int attempt = 0; attempt < 20; ++attempt) {
         expire_session(connect_string, id, password);
         if (eventually([&, old = id] { return c.session_id() != old || c.state() == connection_state::lost; },

@@ -70,7 +70,7 @@ protected:
         return boost::asio::async_initiate<Token, void(boost::system::error_code, lock_hold)>(
             [driver = driver_, attach = listener_attacher(), timeout, data = node_data()](auto handler) mutable {
                 // Posted: a closed or unstarted client answers inside this call.
-                auto complete = completion_on<true>(std::move(handler), callback_executor(driver->get_client().connection()));
+                auto complete = completion_on<true>(std::move(handler), callback_executor(detail::connection_of(driver->get_client())));
                 driver->acquire(timeout, std::move(data),
                                 [driver, attach, complete = std::move(complete)](
                                     const boost::system::error_code& ec, std::shared_ptr<hold> granted) mutable {

@@ -176,7 +176,7 @@ private:
 template <typename Handler>
 void release_then_complete(lock_driver& driver, std::shared_ptr<hold> h, boost::system::error_code ec, Handler handler) {
     // Posted: without a hold, or with a closed client, the outcome is known inside this call.
-    auto complete = completion_on<true>(std::move(handler), callback_executor(driver.get_client().connection()));
+    auto complete = completion_on<true>(std::move(handler), callback_executor(detail::connection_of(driver.get_client())));
     if (!h) return complete(ec);
     driver.release(h, [complete = std::move(complete)](const boost::system::error_code& e) mutable { complete(e); });
 }
