@@ -30,7 +30,8 @@ void zookeeper::expire(std::int64_t session) {
     for (const auto& [path, n] : nodes_)
         if (n.owner == session) gone.push_back(path);
     for (const auto& path : gone) erase_node(path);
-    for (auto& [path, list] : watches_) std::erase_if(list, [&](const watch& w) { return w.session == session; });
+    for (auto* table : {&watches_, &child_watches_})
+        for (auto& [path, list] : *table) std::erase_if(list, [&](const watch& w) { return w.session == session; });
     std::erase_if(fired_, [&](const fired_watch& f) { return f.session == session; });
 }
 
@@ -44,7 +45,7 @@ zookeeper::create_result zookeeper::create_sequential(std::int64_t session, cons
         node c;
         c.container = true;
         c.czxid = ++zxid_;
-        nodes_.emplace(*it, c);
+        add_node(*it, c);
     }
     auto& dir = nodes_.at(parent);
     char seq[16];
@@ -54,8 +55,7 @@ zookeeper::create_result zookeeper::create_sequential(std::int64_t session, cons
     n.czxid = ++zxid_;
     n.owner = session;
     const auto path = child_path(parent, name + seq);
-    nodes_.emplace(path, n);
-    fire(path, watch_event_type::node_created);
+    add_node(path, n);
     return {rc::ok, path, n};
 }
 
@@ -72,6 +72,13 @@ std::optional<std::vector<std::string>> zookeeper::children(const std::string& p
     const auto from = path == "/" ? std::string("/") : path + "/";
     for (auto it = nodes_.lower_bound(from); it != nodes_.end() && it->first.compare(0, from.size(), from) == 0; ++it)
         if (is_child(path, it->first)) out.push_back(it->first.substr(from.size()));
+    return out;
+}
+
+std::optional<std::vector<std::string>> zookeeper::watch_children(const std::string& path, std::int64_t session,
+                                                                  std::uint64_t watch_id) {
+    auto out = children(path);
+    if (out) child_watches_[path].push_back({session, watch_id});
     return out;
 }
 
@@ -144,9 +151,24 @@ void zookeeper::fire(const std::string& path, watch_event_type type) {
     watches_.erase(it);  // one-shot
 }
 
+void zookeeper::fire_children(const std::string& path, watch_event_type type) {
+    const auto it = child_watches_.find(path);
+    if (it == child_watches_.end()) return;
+    for (const auto& w : it->second) fired_.push_back({w.session, w.id, type});
+    child_watches_.erase(it);  // one-shot
+}
+
+void zookeeper::add_node(const std::string& path, node n) {
+    nodes_.emplace(path, std::move(n));
+    fire(path, watch_event_type::node_created);
+    fire_children(parent_of(path), watch_event_type::node_children_changed);
+}
+
 void zookeeper::erase_node(const std::string& path) {
     nodes_.erase(path);
     fire(path, watch_event_type::node_deleted);
+    fire_children(path, watch_event_type::node_deleted);
+    fire_children(parent_of(path), watch_event_type::node_children_changed);
 }
 
 }  // namespace zkr::sim

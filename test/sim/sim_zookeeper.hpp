@@ -1,7 +1,7 @@
 // An in-memory ZooKeeper for the lock simulation: one server's data tree and sessions, applied
 // one request at a time. What the lock protocol relies on, and nothing more: sequential and
-// ephemeral nodes owned by sessions, containers, setData, multi with check, one-shot data/exists
-// watches, and session expiry. Connections, ordering and faults belong to sim_world.
+// ephemeral nodes owned by sessions, containers, setData, multi with check, one-shot data, exists
+// and child watches, and session expiry. Connections, ordering and faults belong to sim_world.
 #pragma once
 
 #include <zkr/watch_event.hpp>
@@ -59,6 +59,9 @@ public:
     /// A protected create's recovery: a child of parent whose name starts with prefix.
     std::optional<create_result> find_protected(const std::string& parent, const std::string& prefix) const;
     std::optional<std::vector<std::string>> children(const std::string& path) const;
+    /// getChildren with a watch: set only when the node exists; it fires node_children_changed when
+    /// a child is created or deleted, node_deleted when the node itself goes.
+    std::optional<std::vector<std::string>> watch_children(const std::string& path, std::int64_t session, std::uint64_t watch_id);
     /// getData or exists; with a watch_id, the watch is set (exists sets it on a missing node too).
     const node* read(const std::string& path, std::int64_t session, std::uint64_t watch_id, bool exists_watch);
     rc set_data(const std::string& path, const std::string& data);
@@ -76,6 +79,8 @@ public:
 
 private:
     void fire(const std::string& path, watch_event_type type);
+    void fire_children(const std::string& path, watch_event_type type);
+    void add_node(const std::string& path, node n);
     void erase_node(const std::string& path);
 
     std::map<std::string, node> nodes_{{"/", node{}}};
@@ -86,7 +91,8 @@ private:
         std::int64_t session;
         std::uint64_t id;
     };
-    std::map<std::string, std::vector<watch>> watches_;  // data and exists watches, by path
+    std::map<std::string, std::vector<watch>> watches_;        // data and exists watches, by path
+    std::map<std::string, std::vector<watch>> child_watches_;  // by the watched parent's path
     std::vector<fired_watch> fired_;
 };
 
