@@ -8,6 +8,7 @@
 #include <zkr/results.hpp>
 
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/system_executor.hpp>
 #include <boost/system/error_code.hpp>
 
 #include <atomic>
@@ -112,11 +113,8 @@ auto lock_hold::async_release(Token&& token) {
     // Taken now, not when the operation is started (use_awaitable starts it when awaited).
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
         [g = std::move(group_)](auto handler) mutable {
-            if (!g) {
-                auto ex = boost::asio::get_associated_executor(handler);
-                boost::asio::post(ex, [handler = std::move(handler)]() mutable {
-                    std::move(handler)(make_error_code(errc::lock_not_held));
-                });
+            if (!g) {  // no client to fall back on: the handler's executor, or the system executor
+                detail::completion_on<true>(std::move(handler), boost::asio::system_executor())(make_error_code(errc::lock_not_held));
                 return;
             }
             auto driver = g->driver;

@@ -4,6 +4,8 @@
 
 #include <zkr/zkr.hpp>
 
+#include <boost/asio/use_future.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <future>
@@ -118,6 +120,21 @@ TEST_CASE("misuse: release without acquire, and a double release, for every reci
     auto lease = s.acquire();
     lease.close();
     expect_error([&] { lease.close(); }, errc::lock_not_held, "not held");
+    // The async release of a hold already given back: lock_not_held, on the handler's executor or,
+    // without one, the system executor (no client to fall back on).
+    auto again = lease.async_release(boost::asio::use_future);
+    REQUIRE(again.wait_for(5s) == std::future_status::ready);
+    try {
+        again.get();
+        FAIL_CHECK("an async release of a closed lease succeeded");
+    } catch (const boost::system::system_error& e) {
+        CHECK(e.code() == errc::lock_not_held);
+    }
+    std::promise<boost::system::error_code> heard;
+    lease.async_release([&](boost::system::error_code e) { heard.set_value(e); });
+    auto heard_future = heard.get_future();
+    REQUIRE(heard_future.wait_for(5s) == std::future_status::ready);
+    CHECK(heard_future.get() == errc::lock_not_held);
     f.check_clean();
     CHECK(zkr::test::nodes_under(*f.c, f.path + "-sm") == 0);
     CHECK(zkr::test::nodes_under(*f.c, f.path + "-sem") == 0);
