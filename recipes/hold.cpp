@@ -21,6 +21,11 @@ namespace detail {
 
 using boost::system::error_code;
 
+namespace {
+// The hold is over for whoever acts on it: its stop is requested from here on.
+bool ended(hold_state s) { return s == hold_state::lost || s == hold_state::released || s == hold_state::releasing; }
+}  // namespace
+
 hold::hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, std::int64_t session_id,
            std::shared_ptr<lock_engine> engine)
     : client_(c), node_path_(std::move(node_path)), token_(fencing_token), session_(session_id), engine_(std::move(engine)) {}
@@ -43,7 +48,7 @@ void hold::set_state(hold_state s) {
     const hold_state old = state_.exchange(s);
     if (old == s) return;
     client_.logger()->info("hold on {} (token {}): {} -> {}", node_path_, token_, to_string(old), to_string(s));
-    if (s == hold_state::lost || s == hold_state::released || s == hold_state::releasing) request_stop();
+    if (ended(s)) request_stop();
     std::vector<std::function<void(hold_state)>> targets;
     {
         std::lock_guard lock(listeners_mutex_);
@@ -61,7 +66,7 @@ std::stop_token hold::stop_token() const noexcept {
     const auto s = state_.load();
     // Ended before anyone wanted the token: the network thread did not request the stop, so do it
     // here (this is the caller's thread, and the token has no callbacks yet).
-    if (s == hold_state::lost || s == hold_state::released || s == hold_state::releasing) stop_.request_stop();
+    if (ended(s)) stop_.request_stop();
     return stop_.get_token();
 }
 

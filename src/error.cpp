@@ -59,6 +59,8 @@ public:
 std::string compose(const boost::system::error_code& ec, const std::string& path, const std::string& what) {
     std::string s = what.empty() ? ec.message() : what;
     if (!path.empty() && s.find(path) == std::string::npos) s += " [path: " + path + "]";
+    // The code's own message once: most messages say it already, the others get it appended.
+    if (const auto m = ec.message(); s.find(m) == std::string::npos) s += ": " + m;
     return s;
 }
 
@@ -76,6 +78,8 @@ bool is_retryable(const boost::system::error_code& ec) noexcept {
 
 error::error(boost::system::error_code ec, std::string path, const std::string& what)
     : boost::system::system_error(ec, compose(ec, path, what)), path_(std::move(path)) {}
+
+const char* error::what() const noexcept { return std::runtime_error::what(); }
 
 void detail::throw_if(const boost::system::error_code& ec, std::string_view path, std::string_view what) {
     if (ec) throw zkr::error(ec, std::string(path), std::string(what));

@@ -77,6 +77,8 @@ class error : public boost::system::system_error {
 public:
     error(boost::system::error_code ec, std::string path, const std::string& what = {});
     const std::string& path() const noexcept { return path_; }
+    /// What went wrong, the path, and the code's message, each once.
+    const char* what() const noexcept override;
 
 private:
     std::string path_;

@@ -32,3 +32,28 @@ TEST_CASE("the exception carries code, path and reason") {
     }
     CHECK_NOTHROW(zkr::detail::throw_if({}, "/a"));
 }
+
+TEST_CASE("the exception says the code's message once, whether its reason says it or not") {
+    const std::string lost = boost::system::error_code(zkr::errc::connection_loss).message();
+    const auto count = [](const std::string& in, const std::string& part) {
+        int n = 0;
+        for (auto at = in.find(part); at != std::string::npos; at = in.find(part, at + 1)) ++n;
+        return n;
+    };
+    try {
+        zkr::detail::throw_if(zkr::errc::connection_loss, "/a", lost + " while releasing the lock");
+        FAIL("no throw");
+    } catch (const zkr::error& e) {
+        CHECK(count(e.what(), lost) == 1);
+        CHECK(count(e.what(), "/a") == 1);
+    }
+    try {
+        zkr::detail::throw_if(zkr::errc::invalid_path, "/a b", "invalid lock path \"/a b\": it has a space");
+        FAIL("no throw");
+    } catch (const zkr::error& e) {
+        const std::string what = e.what();
+        CHECK(what.find("it has a space") != std::string::npos);
+        CHECK(count(what, boost::system::error_code(zkr::errc::invalid_path).message()) == 1);
+        CHECK(count(what, "/a b") == 1);
+    }
+}
