@@ -111,11 +111,12 @@ std::shared_ptr<hold> lock_driver::acquire_sync(acquire_request req, error_code&
     return h;
 }
 
-std::vector<std::shared_ptr<lock_engine>> lock_driver::live_engines() {
+std::vector<std::shared_ptr<lock_engine>> lock_driver::live_engines(bool forget) {
     std::vector<std::shared_ptr<lock_engine>> live;
     std::lock_guard lock(pending_mutex_);
     for (auto& w : pending_)
         if (auto e = w.lock()) live.push_back(std::move(e));
+    if (forget) pending_.clear();  // under the same lock: an acquire started now is not lost uncancelled
     return live;
 }
 
@@ -147,11 +148,7 @@ void lock_driver::release(const std::shared_ptr<hold>& h, unique_function<void(c
 }
 
 void lock_driver::cancel() {
-    auto live = live_engines();
-    {
-        std::lock_guard lock(pending_mutex_);
-        pending_.clear();
-    }
+    auto live = live_engines(/*forget=*/true);
     if (live.empty() || client_.state() == connection_state::closed) return;
     boost::asio::dispatch(network_executor(detail::connection_of(client_)), [live = std::move(live)] {
         for (const auto& e : live) e->feed(lock_in::cancel{});

@@ -204,9 +204,8 @@ void lock_engine::complete(const error_code& ec, std::shared_ptr<hold> h) {
     if (auto d = std::exchange(done_, {})) d(ec, std::move(h));
 }
 
-// Nothing the machine asked for can matter any more.
+// Nothing the machine asked for can matter any more (the deadline went with the acquire's end).
 void lock_engine::wind_down() {
-    if (deadline_timer_) deadline_timer_->cancel();
     if (own_timer_) own_timer_->cancel();
     if (observer_) remove_state_observer(detail::connection_of(client_), std::exchange(observer_, 0));
     releasing_.reset();

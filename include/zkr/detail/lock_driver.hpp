@@ -159,8 +159,8 @@ public:
     const lock_rule& rule() const noexcept { return *rule_; }
 
 private:
-    /// The engines of acquires still in flight, for cancel() and reevaluate().
-    std::vector<std::shared_ptr<lock_engine>> live_engines();
+    /// The engines of acquires still in flight, for cancel() (which forgets them) and reevaluate().
+    std::vector<std::shared_ptr<lock_engine>> live_engines(bool forget = false);
     std::mutex pending_mutex_;
     std::vector<std::weak_ptr<lock_engine>> pending_;
     zkr::client& client_;
