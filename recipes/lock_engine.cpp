@@ -38,6 +38,12 @@ lock_engine::~lock_engine() {
 }
 
 void lock_engine::start() {
+    // An acquire in progress keeps its engine alive. Its requests, watches and timers usually do,
+    // but a waiter that has waited a while has only its watches out, and the loss of its session
+    // ends them all: the engine would die with them, and an untimed caller hear "client closed"
+    // although the client reconnects at once. The machine queues again on the new session, and
+    // the acquire ends only by its own outcome (granted, not granted, cancelled, closed).
+    acquiring_self_ = shared_from_this();
     if (deadline_) {
         deadline_timer_ = std::make_unique<boost::asio::steady_timer>(net_, *deadline_);
         deadline_timer_->async_wait([self = shared_from_this()](error_code ec) {
@@ -202,6 +208,8 @@ void lock_engine::carry_out(const lock_out::release_done& a) {
 void lock_engine::complete(const error_code& ec, std::shared_ptr<hold> h) {
     if (deadline_timer_) deadline_timer_->cancel();
     if (auto d = std::exchange(done_, {})) d(ec, std::move(h));
+    // Safe while feeding: feed() holds a reference of its own until the actions are done.
+    acquiring_self_.reset();
 }
 
 // Nothing the machine asked for can matter any more (the deadline went with the acquire's end).

@@ -20,8 +20,9 @@ namespace zkr::detail {
 using release_handler = unique_function<void(const boost::system::error_code&)>;
 
 /// One acquisition and, once granted, its hold. Everything but the constructor runs on the
-/// network thread. Kept alive by the requests, watches and timers it has out (each completion
-/// holds it), and by its hold while the recipe keeps that or a release is under way.
+/// network thread. Kept alive by itself while the acquire is in progress, then by its hold while
+/// the recipe keeps that or a release is under way, and by the requests, watches and timers it
+/// has out (each completion holds it).
 class lock_engine : public std::enable_shared_from_this<lock_engine> {
 public:
     lock_engine(std::shared_ptr<lock_driver> driver, acquire_request req, acquire_handler done);
@@ -66,6 +67,8 @@ private:
     std::function<void(const std::string&)> on_queued_;
     std::function<void()> on_waiting_;
 
+    // From start() until the acquire's outcome is known: see start().
+    std::shared_ptr<lock_engine> acquiring_self_;
     std::deque<lock_event> inbox_;  // events that came while the machine's actions were carried out
     bool feeding_ = false;
     std::unique_ptr<boost::asio::steady_timer> deadline_timer_;
