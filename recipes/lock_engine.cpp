@@ -123,7 +123,8 @@ void lock_engine::carry_out(const lock_out::watch_own& a) {
             self->feed(lock_in::own_changed{t, e.type});
         }),
         boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](error_code ec, std::optional<zkr::stat> st) {
-            self->feed(lock_in::own_read{t, ec, st ? std::optional<std::int64_t>(st->ephemeral_owner) : std::nullopt});
+            self->feed(lock_in::own_read{t, ec, st ? std::optional<std::int64_t>(st->ephemeral_owner) : std::nullopt,
+                                         st ? st->version : 0});
         }));
 }
 

@@ -61,10 +61,12 @@ struct node_changed {
     watch_event_type type = watch_event_type::not_watching;
 };
 /// The exists (with a watch) on our own node answered; owner is empty when it does not exist.
+/// version: its data version (how many times it was written).
 struct own_read {
     lock_ticket ticket = 0;
     boost::system::error_code ec;
     std::optional<std::int64_t> owner;
+    std::int32_t version = 0;
 };
 /// The watch on our own node fired.
 struct own_changed {
@@ -346,7 +348,10 @@ private:
             if (!e.ec) early_listing_ = e.children;
             return;
         }
-        if (e.ec) return list(true);
+        // Our node is in the queue, so a missing queue means it went with its parent (deleted by
+        // hand, or the server reaped the container): queue again, which makes the parents anew.
+        // Listing again instead would spin: nothing would ever bring the parent back.
+        if (e.ec) return vanished();
         evaluate(e.children, fresh);
     }
 
@@ -461,7 +466,10 @@ private:
         hold_session_ = session_;
         // With holders still ahead of us, the waiter behind us (watching only us) becomes the
         // first waiter and must watch them all: tell it by touching our node.
-        if (view_.ahead() > 0) emit(lock_out::touch_own{node_path_});
+        if (view_.ahead() > 0) {
+            emit(lock_out::touch_own{node_path_});
+            touched_ = true;
+        }
         if (!own_ && !own_timer_) own_watch_later();
         emit(lock_out::granted{node_path_, token_, hold_session_});
         if (!connected_) set_hold(hold_state::doubtful);
@@ -521,10 +529,14 @@ private:
         }
         if (acquiring()) {
             if (!e.owner) vanished();
+            else if (written_by_another(e.version)) requeue_written();
             return;
         }
         if (!holding_valid()) return;
         if (!e.owner || !Rules::owns(*e.owner, hold_session_)) return set_hold(hold_state::lost);
+        // A write that landed before our watch was set: the waiter behind us took it for our
+        // release, and we would never hear of it otherwise.
+        if (written_by_another(e.version)) return lose_written();
         if (hold_ == hold_state::doubtful && connected_ && !read_only_ && session_ == hold_session_)
             set_hold(hold_state::held);
     }
@@ -535,19 +547,35 @@ private:
         own_ = 0;
         if (acquiring()) {
             if (e.type == watch_event_type::node_deleted) vanished();
+            else if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on()) requeue_written();
             else if (e.type != watch_event_type::not_watching) watch_own();
             return;
         }
         if (!holding_valid()) return;
         if (e.type == watch_event_type::node_deleted || e.type == watch_event_type::not_watching)
             return set_hold(hold_state::lost);
-        if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on()) {
-            // Only our release writes our node: a waiter behind us takes this for our release
-            // and holds. We lost; the node is still ours, so remove it.
-            set_hold(hold_state::lost);
-            return emit(lock_out::remove_node{node_path_});
-        }
+        if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on()) return lose_written();
         watch_own();
+    }
+
+    // Only our own release writes our node of a one-holder lock (touch_own is for rules with
+    // several holders): a waiter behind us that sees a write takes it for our release. So a node
+    // whose version is past what we wrote was written by someone else.
+    bool written_by_another(std::int32_t version) const {
+        return cfg_.rule->release_passes_on() && version > (touched_ ? 1 : 0);
+    }
+
+    // A holder: the waiter behind us now holds too. We lost; the node is still ours, so remove it.
+    void lose_written() {
+        set_hold(hold_state::lost);
+        emit(lock_out::remove_node{node_path_});
+    }
+
+    // A waiter: the one behind us may take the write for our release, and our node can no longer
+    // tell it anything true. Leave the queue and join it again with a new node.
+    void requeue_written() {
+        emit(lock_out::remove_node{node_path_});
+        restart();
     }
 
     // ---- the connection --------------------------------------------------------------------
@@ -668,6 +696,7 @@ private:
     std::set<std::string> signalled_;  // waiters ahead whose grant we already acted on
     int restarts_ = 0;
     bool waited_ = false;
+    bool touched_ = false;  // our node was written once by touch_own
     hold_state hold_ = hold_state::held;
     std::int64_t hold_session_ = 0;
     bool caller_waits_ = false;

@@ -368,7 +368,8 @@ private:
                 const auto id = ++next_watch_;
                 const node* n = zk_.read(r.path, c.session, id, true);
                 watches_[id] = {c.id, c.session, r.machine, r.ticket, true};
-                reply(c, r, lock_in::own_read{r.ticket, {}, n ? std::optional<std::int64_t>(n->owner) : std::nullopt});
+                reply(c, r, lock_in::own_read{r.ticket, {}, n ? std::optional<std::int64_t>(n->owner) : std::nullopt,
+                                              n ? n->version : 0});
                 break;
             }
             case request::set_data: zk_.set_data(r.path, ""); reply(c, r, std::nullopt); break;

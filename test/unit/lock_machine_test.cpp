@@ -162,3 +162,74 @@ TEST_CASE("lock machine: a doubtful hold is held again only once its node is re-
     q.m.resume(lock_in::own_read{find<lock_out::watch_own>(a)->ticket, {}, std::nullopt});
     CHECK(q.m.state() == hold_state::lost);
 }
+
+TEST_CASE("lock machine: a holder whose node was written before its watch was set reads lost, and removes it") {
+    queued q(1, {1});
+    REQUIRE(find<lock_out::granted>(q.last));
+    const auto* later = find<lock_out::own_watch_later>(q.last);
+    REQUIRE(later);
+    auto a = q.m.resume(lock_in::own_watch_due{later->ticket});
+    const auto* w = find<lock_out::watch_own>(a);
+    REQUIRE(w);
+    // Our own session still owns the node, but someone wrote it: the waiter behind us took that
+    // for our release.
+    a = q.m.resume(lock_in::own_read{w->ticket, {}, session, 1});
+    CHECK(q.m.state() == hold_state::lost);
+    REQUIRE(find<lock_out::remove_node>(a));
+    CHECK(find<lock_out::remove_node>(a)->path == "/l/" + node(1));
+    // Never written: the hold stands.
+    queued r(1, {1});
+    a = r.m.resume(lock_in::own_watch_due{find<lock_out::own_watch_later>(r.last)->ticket});
+    r.m.resume(lock_in::own_read{find<lock_out::watch_own>(a)->ticket, {}, session, 0});
+    CHECK(r.m.state() == hold_state::held);
+}
+
+TEST_CASE("lock machine: a waiter whose node is written by someone else leaves the queue and joins it again") {
+    queued q(3, {1, 3});
+    REQUIRE(find<lock_out::waiting>(q.last));
+    auto a = q.m.resume(lock_in::own_watch_due{find<lock_out::own_watch_later>(q.last)->ticket});
+    const auto* w = find<lock_out::watch_own>(a);
+    REQUIRE(w);
+    q.m.resume(lock_in::own_read{w->ticket, {}, session, 0});
+    a = q.m.resume(lock_in::own_changed{w->ticket, watch_event_type::node_data_changed});
+    REQUIRE(find<lock_out::remove_node>(a));
+    CHECK(find<lock_out::remove_node>(a)->path == "/l/" + node(3));
+    CHECK(find<lock_out::create>(a));
+    CHECK(q.m.phase() == lock_phase::queuing);
+}
+
+TEST_CASE("lock machine: a waiter whose queue and parent were deleted queues again instead of listing for ever") {
+    queued q(3, {1, 2, 3});
+    const auto* w = find<lock_out::watch_node>(q.last);
+    REQUIRE(w);
+    // The node ahead is gone (with the whole queue), and 1 may still hold: list once.
+    auto a = q.m.resume(lock_in::node_changed{w->ticket, watch_event_type::node_deleted});
+    const auto* l = find<lock_out::list>(a);
+    REQUIRE(l);
+    a = q.m.resume(lock_in::listed{l->ticket, make_error_code(errc::no_node), {}});
+    CHECK(find<lock_out::create>(a));  // queued again: the create makes the parents again
+    CHECK(q.m.phase() == lock_phase::queuing);
+}
+
+TEST_CASE("lock machine: an untimed waiter whose session is lost waits on, and queues again on the new session") {
+    queued q(3, {1, 3});
+    const auto* w = find<lock_out::watch_node>(q.last);
+    REQUIRE(w);
+    q.m.resume(lock_in::node_read{w->ticket, {}, 0});
+    q.m.resume(lock_in::connection{connection_state::suspended, session});
+    auto a = q.m.resume(lock_in::connection{connection_state::lost, session});
+    CHECK(a.empty());
+    CHECK(q.m.resume(lock_in::node_changed{w->ticket, watch_event_type::not_watching}).empty());
+    CHECK(q.m.phase() == lock_phase::waiting);
+    a = q.m.resume(lock_in::connection{connection_state::connected, session + 1});
+    REQUIRE(find<lock_out::remove_node>(a));  // the old session's node
+    CHECK(find<lock_out::remove_node>(a)->path == "/l/" + node(3));
+    const auto* create = find<lock_out::create>(a);
+    const auto* list = find<lock_out::list>(a);
+    REQUIRE(create);
+    REQUIRE(list);
+    q.m.resume(lock_in::created{create->ticket, {}, "/l/" + node(5), 1005, session + 1});
+    a = q.m.resume(lock_in::listed{list->ticket, {}, {node(5)}});
+    REQUIRE(find<lock_out::granted>(a));
+    CHECK(find<lock_out::granted>(a)->session == session + 1);
+}
