@@ -11,9 +11,11 @@
 
 #include <signal.h>
 
+#include <functional>
 #include <future>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 using namespace std::chrono_literals;
 using clk = std::chrono::steady_clock;
@@ -75,9 +77,13 @@ struct scenario {
     std::string log = zkr::test::temp_file("holders");
     std::vector<holder> holders;
 
-    scenario(zkr::test::zk_cluster& cluster, const std::string& name, const std::string& mode) : zk(cluster) {
+    // before_start: called with each lock path before its holder process starts.
+    scenario(zkr::test::zk_cluster& cluster, const std::string& name, const std::string& mode,
+             const std::function<void(const std::string&)>& before_start = {})
+        : zk(cluster) {
         for (const auto& c : combos) {
             auto path = zkr::test::recipe_path(name + "-" + c.recipe + "-" + c.guard);
+            if (before_start) before_start(path);
             zkr::test::child_process p({ZKR_HOLDER_WORKER, zk.connect_string(), c.recipe, c.guard, path, log,
                                         std::to_string(session_ms), mode});
             holders.push_back(holder{c, path, std::move(p)});
@@ -196,6 +202,33 @@ TEST_CASE("holder's contract: the lock node deleted by another client") {
 
 TEST_CASE("holder's contract: the lock node written by another client") {
     node_changed_by_another_client("written", [](zkr::client& c, const std::string& node) { c.set_data(node, "someone else"); });
+}
+
+// The write lands before the holder watches its node (in the first 100 ms of a hold that never
+// waited): a waiter behind would take it for a release. The holder must still learn that it lost
+// (its first read of its node sees the version), where before it stayed held for good.
+TEST_CASE("holder's contract: the lock node written by another client before the holder watches it") {
+    auto& zk = zkr::test::shared_server();
+    auto other = zkr::test::connect(zk.connect_string());
+    std::vector<std::jthread> writers;
+    auto write_first_node = [&](const std::string& path) {
+        writers.emplace_back([&c = *other, path](std::stop_token stop) {
+            for (int i = 0; i < 20000 && !stop.stop_requested(); ++i) {
+                boost::system::error_code ec;
+                const auto r = c.get_children(path, ec);
+                if (!ec && !r.children.empty()) {
+                    c.set_data(zkr::join_path(path, r.children.front()), "someone else", -1, ec);
+                    return;
+                }
+                std::this_thread::sleep_for(1ms);
+            }
+        });
+    };
+    scenario s(zk, "written-early", "stop", write_first_node);
+    writers.clear();
+    s.check_exits();
+    s.waiters_take_over();
+    s.check_nothing_left();
 }
 
 TEST_CASE("holder's contract: the client closed while holding") {
