@@ -15,7 +15,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <atomic>
 #include <future>

@@ -4,7 +4,7 @@
 
 #include <zkr/interprocess_mutex.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <fstream>
 #include <signal.h>
@@ -127,12 +127,12 @@ TEST_CASE("zkr lock: -n and -w give up with exit 1 (or -E), leaving nothing behi
     std::string err;
     auto start = clk::now();
     CHECK(run_to_end({"lock", "-n", "--connect", zk.connect_string(), path, "--", "true"}, nullptr, &err) == 1);
-    CHECK_THAT(err, Catch::Contains("is held"));
+    CHECK_THAT(err, zkr::test::contains("is held"));
     CHECK(run_to_end({"lock", "-n", "-E", "42", "--connect", zk.connect_string(), path, "--", "true"}) == 42);
     start = clk::now();
     CHECK(run_to_end({"lock", "-w", "0.5", "--connect", zk.connect_string(), path, "--", "true"}, nullptr, &err) == 1);
     CHECK(clk::now() - start >= 500ms);
-    CHECK_THAT(err, Catch::Contains("not acquired in time"));
+    CHECK_THAT(err, zkr::test::contains("not acquired in time"));
     CHECK(nodes_under(*c, path) == 1);  // only the holder's node
     // SIGTERM to zkr reaches the command; zkr exits with the command's status and frees the lock.
     holder.process.kill(SIGTERM);
@@ -155,7 +155,7 @@ TEST_CASE("zkr lock: a command that traps SIGTERM decides its own exit, a waitin
     std::this_thread::sleep_for(200ms);  // the trap is set
     holder.process.kill(SIGTERM);
     CHECK(holder.wait() == 0);
-    CHECK_THAT(holder.stdout_text(), Catch::Contains("got-term"));
+    CHECK_THAT(holder.stdout_text(), zkr::test::contains("got-term"));
 }
 
 TEST_CASE("zkr lock: when the lock is lost the command is stopped (SIGTERM, then SIGKILL after the grace)") {
@@ -169,7 +169,7 @@ TEST_CASE("zkr lock: when the lock is lost the command is stopped (SIGTERM, then
         admin->remove(zkr::join_path(path, admin->get_children(path).children.at(0)));
         CHECK(r.wait() == 4);
         CHECK(clk::now() - start < 3s);
-        CHECK_THAT(r.stderr_text(), Catch::Contains("lost the lock"));
+        CHECK_THAT(r.stderr_text(), zkr::test::contains("lost the lock"));
     }
     SECTION("a command that ignores SIGTERM, with --lost-exit-code") {
         cli_run r({"lock", "--grace", "1", "--lost-exit-code", "99", "--connect", zk.connect_string(), path, "--", "sh", "-c",
@@ -249,7 +249,7 @@ TEST_CASE("zkr lock stops the command's whole process group: on loss, on a forwa
         const auto [shell, grandchild] = read_family(pids);
         CHECK(r.wait() == 0);
         CHECK_FALSE(alive(grandchild));
-        CHECK_THAT(r.stderr_text(), Catch::Contains("leaving processes in its group"));
+        CHECK_THAT(r.stderr_text(), zkr::test::contains("leaving processes in its group"));
     }
     SECTION("zkr killed with SIGKILL: the guardian stops the command's group") {
         cli_run r(args(family_command(pids)));
@@ -269,19 +269,19 @@ TEST_CASE("zkr status: holders, then the queue in order, with data and age") {
     auto c = connect(zk.connect_string());
     std::string out;
     CHECK(run_to_end({"status", "--connect", zk.connect_string(), path}, &out) == 0);
-    CHECK_THAT(out, Catch::Contains("free (no such node: nothing holds or waits)"));
+    CHECK_THAT(out, zkr::test::contains("free (no such node: nothing holds or waits)"));
     c->create(zkr::join_path(path, "unrelated"), "", {.create_parents = true});
     CHECK(run_to_end({"status", "--connect", zk.connect_string(), path}, &out) == 0);
-    CHECK_THAT(out, Catch::Contains("free (nothing holds or waits; 1 other node, not zkr's lock or lease nodes)"));
+    CHECK_THAT(out, zkr::test::contains("free (nothing holds or waits; 1 other node, not zkr's lock or lease nodes)"));
     c->remove(zkr::join_path(path, "unrelated"));
     cli_run holder({"lock", "--connect", zk.connect_string(), path, "--", "sleep", "20"});
     REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 1; }));
     cli_run waiter({"lock", "--connect", zk.connect_string(), path, "--", "true"});
     REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 2; }));
     CHECK(run_to_end({"status", "--connect", zk.connect_string(), path}, &out) == 0);
-    CHECK_THAT(out, Catch::Contains("1 holding, 1 waiting"));
-    CHECK_THAT(out, Catch::Contains("holding") && Catch::Contains("waiting 1"));
-    CHECK_THAT(out, Catch::Contains(":" + std::to_string(holder.process.pid())));  // host:pid of the holder
+    CHECK_THAT(out, zkr::test::contains("1 holding, 1 waiting"));
+    CHECK_THAT(out, zkr::test::contains("holding") && zkr::test::contains("waiting 1"));
+    CHECK_THAT(out, zkr::test::contains(":" + std::to_string(holder.process.pid())));  // host:pid of the holder
     CHECK(out.find("holding") < out.find("waiting 1"));
     holder.process.kill(SIGTERM);
     holder.wait();
@@ -291,7 +291,7 @@ TEST_CASE("zkr status: holders, then the queue in order, with data and age") {
     cli_run one({"lock", "--max", "2", "--connect", zk.connect_string(), sem, "--", "sleep", "20"});
     REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, sem) == 1; }));
     CHECK(run_to_end({"status", "--connect", zk.connect_string(), sem}, &out) == 0);
-    CHECK_THAT(out, Catch::Contains("semaphore of 2 leases, 1 holding, 0 waiting"));
+    CHECK_THAT(out, zkr::test::contains("semaphore of 2 leases, 1 holding, 0 waiting"));
 }
 
 TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unreachable)") {
@@ -335,23 +335,23 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         INFO("zkr " << joined);
         std::string err;
         CHECK(run_to_end(c.args, nullptr, &err) == c.code);
-        CHECK_THAT(err, Catch::Contains(c.says));
+        CHECK_THAT(err, zkr::test::contains(c.says));
     }
     for (const char* command : {"lock", "status", "demo"}) {
         std::string out;
         CHECK(run_to_end({command, "--help"}, &out) == 0);
-        CHECK_THAT(out, Catch::Contains(std::string("usage: zkr ") + command));
+        CHECK_THAT(out, zkr::test::contains(std::string("usage: zkr ") + command));
     }
     std::string out;
     CHECK(run_to_end({"--help"}, &out) == 0);
-    CHECK_THAT(out, Catch::Contains("commands:"));
+    CHECK_THAT(out, zkr::test::contains("commands:"));
 }
 
 TEST_CASE("zkr demo: starts its own ZooKeeper and shows processes taking a fair lock in turn") {
     cli_run r({"demo", "--workers", "2", "--rounds", "2"}, "unset ZKR_CONNECT; ");
     CHECK(r.wait() == 0);
     const auto out = r.stdout_text();
-    CHECK_THAT(out, Catch::Contains("ZooKeeper serves at 127.0.0.1:"));
-    CHECK_THAT(out, Catch::Contains("worker 1") && Catch::Contains("worker 2"));
-    CHECK_THAT(out, Catch::Contains("done: 4 turns"));
+    CHECK_THAT(out, zkr::test::contains("ZooKeeper serves at 127.0.0.1:"));
+    CHECK_THAT(out, zkr::test::contains("worker 1") && zkr::test::contains("worker 2"));
+    CHECK_THAT(out, zkr::test::contains("done: 4 turns"));
 }

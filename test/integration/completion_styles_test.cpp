@@ -10,7 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 using namespace std::chrono_literals;
 

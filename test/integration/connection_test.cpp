@@ -2,7 +2,7 @@
 // a new session.
 #include "zk_cluster.hpp"
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <future>
 

@@ -2,7 +2,7 @@
 // pkg-config) and its program runs against a real server.
 #include "recipe_checks.hpp"
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 TEST_CASE("a consumer project builds against the installed package and runs") {
     const std::string out = zkr::test::temp_file("consumer");

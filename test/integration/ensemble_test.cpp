@@ -1,7 +1,7 @@
 // A 3-server ensemble on loopback: failover keeps the session.
 #include "zk_cluster.hpp"
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <future>
 

@@ -1,7 +1,7 @@
 // The documentation's examples run, as a reader would run them, against a real server.
 #include "recipe_checks.hpp"
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <sstream>
 

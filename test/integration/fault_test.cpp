@@ -7,7 +7,7 @@
 #include <zkr/fair_lock.hpp>
 #include <zkr/interprocess_mutex.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <boost/asio/use_future.hpp>
 
@@ -66,8 +66,8 @@ TEST_CASE("a holder paused past its session timeout learns it lost the lock, and
     std::string state, write;
     REQUIRE(log_has(log, "STATE ", &state));
     REQUIRE(log_has(log, "WRITE ", &write));
-    CHECK_THAT(state, Catch::EndsWith(" lost"));          // it learnt it lost the lock
-    CHECK_THAT(write, Catch::EndsWith(" refused"));       // and its write, made anyway, was refused
+    CHECK_THAT(state, zkr::test::ends_with(" lost"));          // it learnt it lost the lock
+    CHECK_THAT(write, zkr::test::ends_with(" refused"));       // and its write, made anyway, was refused
     const auto s = zkr::test::read_fenced(store);
     CHECK(s.count == 1);                                   // only the valid holder's write counts
     CHECK(s.highest_token == token);

@@ -7,7 +7,7 @@
 #include <zkr/interprocess_mutex.hpp>
 #include <zkr/interprocess_semaphore_mutex.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <signal.h>
 

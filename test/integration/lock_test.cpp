@@ -12,7 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <ctime>
 #include <future>
@@ -680,10 +680,10 @@ TEST_CASE("fair_lock queue introspection") {
 TEST_CASE("bad lock paths and timeouts are rejected clearly") {
     auto& zk = zkr::test::shared_server();
     auto a = connect(zk.connect_string());
-    CHECK_THROWS_WITH(zkr::interprocess_mutex(*a, "no-slash"), Catch::Contains("must start with '/'"));
-    CHECK_THROWS_WITH(zkr::fair_lock(*a, "/"), Catch::Contains("root"));
+    CHECK_THROWS_WITH(zkr::interprocess_mutex(*a, "no-slash"), zkr::test::contains("must start with '/'"));
+    CHECK_THROWS_WITH(zkr::fair_lock(*a, "/"), zkr::test::contains("root"));
     zkr::interprocess_mutex m(*a, lock_path("bad"));
-    CHECK_THROWS_WITH(m.acquire(-5ms), Catch::Contains("must not be negative"));
+    CHECK_THROWS_WITH(m.acquire(-5ms), zkr::test::contains("must not be negative"));
 }
 
 TEST_CASE("a waiter deep in the queue is granted with no request: its predecessor's release says it held") {

@@ -1,7 +1,7 @@
 // Bad input and misuse: a clear error before anything is sent, no crash, nothing left behind.
 #include "shared_server.hpp"
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <boost/asio/use_future.hpp>
 #include <spdlog/sinks/ringbuffer_sink.h>
@@ -29,7 +29,7 @@ void check_rejected(const std::function<void()>& f, zkr::errc code, const std::s
         FAIL("no exception; expected " << says);
     } catch (const zkr::error& e) {
         CHECK(e.code() == code);
-        CHECK_THAT(e.what(), Catch::Contains(says));
+        CHECK_THAT(e.what(), zkr::test::contains(says));
     }
 }
 }  // namespace

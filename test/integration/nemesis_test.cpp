@@ -9,7 +9,7 @@
 
 #include <zkr/interprocess_mutex.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <signal.h>
 
@@ -577,7 +577,7 @@ TEST_CASE("partition 4: a read-only server cut off from the quorum serves reads,
     } catch (const zkr::error& e) {
         INFO("acquire on the read-only server: " << e.what());
         CHECK(e.code() == zkr::errc::not_read_only);
-        CHECK_THAT(std::string(e.what()), Catch::Contains("read-only"));
+        CHECK_THAT(std::string(e.what()), zkr::test::contains("read-only"));
     }
     // The read-only server answers a write's error at once, ahead of a read still in its pipeline
     // (the listing the acquire above sent with its create): a reply out of order, which the C client

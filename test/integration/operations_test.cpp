@@ -7,7 +7,7 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <future>
 

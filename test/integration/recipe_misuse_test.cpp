@@ -6,7 +6,7 @@
 
 #include <boost/asio/use_future.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <future>
 
@@ -24,7 +24,7 @@ void expect_error(F&& f, errc code, const std::string& text) {
     } catch (const zkr::error& e) {
         INFO("message: " << e.what());
         CHECK(e.code() == code);
-        CHECK_THAT(std::string(e.what()), Catch::Contains(text, Catch::CaseSensitive::No));
+        CHECK_THAT(std::string(e.what()), zkr::test::contains(text, Catch::CaseSensitive::No));
     }
 }
 

@@ -1,7 +1,7 @@
 // Retries against a real server that goes away and comes back.
 #include "zk_cluster.hpp"
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include "shared_server.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <zkr/path.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <future>
 

@@ -8,7 +8,7 @@
 
 #include <boost/asio/use_future.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <future>
 #include <mutex>
@@ -441,8 +441,8 @@ TEST_CASE("semaphore: participants that disagree on the maximum are refused, wit
     } catch (const zkr::error& e) {
         CHECK(e.code() == zkr::errc::max_mismatch);
         const std::string what = e.what();
-        CHECK_THAT(what, Catch::Contains("max_leases 3") && Catch::Contains("max_leases 2") &&
-                             Catch::Contains(held.node_name()));
+        CHECK_THAT(what, zkr::test::contains("max_leases 3") && zkr::test::contains("max_leases 2") &&
+                             zkr::test::contains(held.node_name()));
     }
     CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 1; }, 5s));  // b's node went
     held.close();
@@ -481,7 +481,7 @@ TEST_CASE("semaphore: bad maximum, qty and timeout are rejected at once") {
     try {
         (void)s.acquire_many(3);
     } catch (const zkr::error& e) {
-        CHECK_THAT(std::string(e.what()), Catch::Contains("qty 3 is more than the semaphore's max_leases 2"));
+        CHECK_THAT(std::string(e.what()), zkr::test::contains("qty 3 is more than the semaphore's max_leases 2"));
     }
     // A closed lease says so.
     auto l = s.acquire();

@@ -9,7 +9,7 @@
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <signal.h>
 

@@ -16,7 +16,7 @@
 #include "tcp_proxy.hpp"
 #include "zk_cluster.hpp"
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <signal.h>
 

@@ -8,7 +8,7 @@
 #include <zkr/client.hpp>
 #include <zkr/path.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <algorithm>
 #include <memory>

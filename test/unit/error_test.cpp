@@ -1,6 +1,6 @@
 #include <zkr/error.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 TEST_CASE("error codes keep ZooKeeper's values and have messages") {
     CHECK(static_cast<int>(zkr::errc::no_node) == -101);

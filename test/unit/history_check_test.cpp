@@ -1,7 +1,7 @@
 // The fault suite's checker, on made-up histories: it must find each kind of violation.
 #include "history.hpp"
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 using zkr::test::check_histories;
 using zkr::test::parse_history;

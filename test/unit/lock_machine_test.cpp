@@ -1,7 +1,7 @@
 // The lock state machine, event by event, without a server.
 #include "../../recipes/lock_machine.hpp"
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 
 #include <zkr/error.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 using zkr::detail::queue_view;
 

@@ -3,7 +3,7 @@
 //   ZKR_SIM_SCHEDULES=<n>  how many schedules the main test runs (a soak: set it high)
 #include "../sim/lock_sim.hpp"
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <chrono>
 #include <cstdlib>

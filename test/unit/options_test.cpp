@@ -1,7 +1,7 @@
 // Bad client options are rejected at construction, with a message; nothing connects.
 #include <zkr/client.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 using namespace std::chrono_literals;
 
@@ -17,14 +17,14 @@ TEST_CASE("connect strings") {
     CHECK_NOTHROW(zkr::client(with("127.0.0.1:2181")));
     CHECK_NOTHROW(zkr::client(with("a:1,b:2,c:3/chroot/app")));
     CHECK_NOTHROW(zkr::client(with("[::1]:2181")));
-    CHECK_THROWS_WITH(zkr::client(with("")), Catch::Contains("connect_string is empty"));
-    CHECK_THROWS_WITH(zkr::client(with("localhost")), Catch::Contains("is not host:port"));
-    CHECK_THROWS_WITH(zkr::client(with("localhost:")), Catch::Contains("is not a number in 1..65535"));
-    CHECK_THROWS_WITH(zkr::client(with("localhost:99999")), Catch::Contains("1..65535"));
-    CHECK_THROWS_WITH(zkr::client(with("localhost:21x")), Catch::Contains("is not a number"));
-    CHECK_THROWS_WITH(zkr::client(with("a:1,,b:2")), Catch::Contains("is not host:port"));
-    CHECK_THROWS_WITH(zkr::client(with("a:1/bad/")), Catch::Contains("invalid chroot"));
-    CHECK_THROWS_WITH(zkr::client(with("/chroot")), Catch::Contains("names no server"));
+    CHECK_THROWS_WITH(zkr::client(with("")), zkr::test::contains("connect_string is empty"));
+    CHECK_THROWS_WITH(zkr::client(with("localhost")), zkr::test::contains("is not host:port"));
+    CHECK_THROWS_WITH(zkr::client(with("localhost:")), zkr::test::contains("is not a number in 1..65535"));
+    CHECK_THROWS_WITH(zkr::client(with("localhost:99999")), zkr::test::contains("1..65535"));
+    CHECK_THROWS_WITH(zkr::client(with("localhost:21x")), zkr::test::contains("is not a number"));
+    CHECK_THROWS_WITH(zkr::client(with("a:1,,b:2")), zkr::test::contains("is not host:port"));
+    CHECK_THROWS_WITH(zkr::client(with("a:1/bad/")), zkr::test::contains("invalid chroot"));
+    CHECK_THROWS_WITH(zkr::client(with("/chroot")), zkr::test::contains("names no server"));
     try {
         zkr::client c(with(""));
     } catch (const zkr::error& e) {
@@ -35,37 +35,37 @@ TEST_CASE("connect strings") {
 TEST_CASE("timeouts, namespace, policy, acl") {
     auto o = with("h:1");
     o.session_timeout = 0ms;
-    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("session_timeout must be positive"));
+    CHECK_THROWS_WITH(zkr::client(o), zkr::test::contains("session_timeout must be positive"));
     o = with("h:1");
     o.session_timeout = -5ms;
-    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("got -5 ms"));
+    CHECK_THROWS_WITH(zkr::client(o), zkr::test::contains("got -5 ms"));
     o = with("h:1");
     o.connection_timeout = 0ms;
-    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("connection_timeout must be positive"));
+    CHECK_THROWS_WITH(zkr::client(o), zkr::test::contains("connection_timeout must be positive"));
     o = with("h:1");
     o.blocking_call_spin = -1us;
-    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("blocking_call_spin must be between 0 and 10 ms") && Catch::Contains("got -1 us"));
+    CHECK_THROWS_WITH(zkr::client(o), zkr::test::contains("blocking_call_spin must be between 0 and 10 ms") && zkr::test::contains("got -1 us"));
     o = with("h:1");
     o.blocking_call_spin = 20ms;
-    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("got 20000 us"));
+    CHECK_THROWS_WITH(zkr::client(o), zkr::test::contains("got 20000 us"));
     o = with("h:1");
     o.blocking_call_spin = 0us;
     CHECK_NOTHROW(zkr::client(o));
     o = with("h:1");
     o.name_space = "/app";
-    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("must not start with '/'"));
+    CHECK_THROWS_WITH(zkr::client(o), zkr::test::contains("must not start with '/'"));
     o = with("h:1");
     o.name_space = "a//b";
-    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("empty segment"));
+    CHECK_THROWS_WITH(zkr::client(o), zkr::test::contains("empty segment"));
     o = with("h:1");
     o.retry_policy = nullptr;
-    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("retry_policy is null"));
+    CHECK_THROWS_WITH(zkr::client(o), zkr::test::contains("retry_policy is null"));
     o = with("h:1");
     o.default_acl.clear();
-    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("default_acl is empty"));
+    CHECK_THROWS_WITH(zkr::client(o), zkr::test::contains("default_acl is empty"));
     o = with("h:1");
     o.auth.push_back({"digest", "nopassword"});
-    CHECK_THROWS_WITH(zkr::client(o), Catch::Contains("user:password"));
+    CHECK_THROWS_WITH(zkr::client(o), zkr::test::contains("user:password"));
 }
 
 TEST_CASE("an operation before start() fails, a client never started closes cleanly") {

@@ -1,6 +1,6 @@
 #include <zkr/path.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <random>
 #include <string>

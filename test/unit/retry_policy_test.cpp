@@ -1,7 +1,7 @@
 #include <zkr/error.hpp>
 #include <zkr/retry_policy.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 using namespace std::chrono_literals;
 using ms = std::chrono::milliseconds;
@@ -61,8 +61,8 @@ TEST_CASE("session_failed_retry_policy never retries an expired session") {
 }
 
 TEST_CASE("policies reject bad arguments clearly") {
-    CHECK_THROWS_WITH(zkr::exponential_backoff_retry(-1ms, 3), Catch::Contains("base_sleep must not be negative"));
-    CHECK_THROWS_WITH(zkr::retry_n_times(-1, 1ms), Catch::Contains("n must not be negative"));
+    CHECK_THROWS_WITH(zkr::exponential_backoff_retry(-1ms, 3), zkr::test::contains("base_sleep must not be negative"));
+    CHECK_THROWS_WITH(zkr::retry_n_times(-1, 1ms), zkr::test::contains("n must not be negative"));
     CHECK_THROWS_AS(zkr::session_failed_retry_policy(nullptr), zkr::error);
 }
 

@@ -1,6 +1,6 @@
 #include "session_machine.hpp"
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 using zkr::connection_state;
 using zkr::detail::handle_event;

@@ -2,7 +2,7 @@
 // watches (no lock recipe sets one yet; the next recipes may).
 #include "../sim/sim_zookeeper.hpp"
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 using zkr::watch_event_type;
 using zkr::sim::fired_watch;

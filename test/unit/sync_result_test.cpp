@@ -2,7 +2,7 @@
 // wait. CPU time of the waiting thread tells spinning from sleeping.
 #include <zkr/detail/sync_result.hpp>
 
-#include <catch2/catch.hpp>
+#include "zkr_catch.hpp"
 
 #include <ctime>
 #include <future>
