@@ -225,6 +225,8 @@ public:
     const std::string& node_path() const noexcept { return node_path_; }
     std::int64_t token() const noexcept { return token_; }
     std::int64_t hold_session() const noexcept { return hold_session_; }
+    /// Whether the machine still waits for this ticket's reply or event (a stale one is dropped).
+    bool awaits(lock_ticket t) const { return requests_.count(t) > 0; }
     /// True once nothing the machine asked for can still matter: the acquire ended without a hold,
     /// or the hold ended (lost, or released with no delete pending), and no create is in flight.
     bool finished() const noexcept {

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 
 namespace zkr::sim {
@@ -114,7 +115,7 @@ struct client {
 };
 
 struct timer {
-    enum kind { deadline, own_watch_due, hold_end, next_attempt, expire_session } what;
+    enum kind { deadline, own_watch_due, hold_end, next_attempt, expire_session, cancel } what;
     int client = 0;
     std::uint64_t machine = 0;
     lock_ticket ticket = 0;
@@ -202,6 +203,12 @@ private:
                 }
                 break;
             case timer::next_attempt: start_attempt(c); break;
+            case timer::cancel:
+                if (live_.count(t.machine)) {
+                    note("c" + std::to_string(c.id) + " cancels m" + std::to_string(t.machine));
+                    feed(c, t.machine, lock_in::cancel{});
+                }
+                break;
             case timer::expire_session:
                 note("server expires abandoned session " + std::to_string(t.session));
                 zk_.expire(t.session);
@@ -214,8 +221,10 @@ private:
     // ---- faults ------------------------------------------------------------------------------
     void fault() {
         --faults_left_;
-        const auto kind = pick(8);
-        if (kind == 0) {
+        const auto kind = pick(11);
+        if (kind >= 8) {
+            operator_acts();
+        } else if (kind == 0) {
             note("server restart: every connection drops");
             for (auto& c : clients_)
                 if (c.connected) disconnect(c);
@@ -227,7 +236,9 @@ private:
             // The server ends a session only after its client has seen the suspension: a session
             // outlives the client's detection of silence (2/3 of its timeout).
             const bool seen = !c.connected && c.local.empty() && zk_.alive(c.session);
-            if (c.connected) {
+            if (c.connected && kind == 7) {
+                end_session_live(c);
+            } else if (c.connected) {
                 disconnect(c);
             } else if (seen && kind < 4) {
                 note("server expires session of c" + std::to_string(c.id));
@@ -245,6 +256,70 @@ private:
         }
         if (faults_left_ == 0) heal();
         check();
+    }
+
+    // A third party: an operator deletes a lock node, writes to a holder's node, or deletes the
+    // whole queue with its parent. A holder whose node was changed is not counted by the checker
+    // until it has been told (docs/recipes.md: a holder learns of a change to its node through its
+    // own-node watch, set 100 ms into a hold; a write before then is seen by its first read), and
+    // must never read held after that. A write to a waiter's node is not sent: the waiter behind
+    // it takes the write for a release, which no holder can be told of (docs/recipes.md, "writes
+    // to lock nodes").
+    void operator_acts() {
+        const auto nodes = zk_.children(lock_path);
+        if (!nodes || nodes->empty()) return;
+        const auto what = pick(3);
+        if (what == 2) {
+            note("operator deletes the queue and its parent");
+            for (const auto& n : *nodes) tamper(std::string(lock_path) + "/" + n);
+            for (const auto& n : *nodes) zk_.remove(std::string(lock_path) + "/" + n);
+            zk_.remove(lock_path);
+        } else if (what == 1) {
+            std::vector<std::string> held;
+            for (const auto& [id, lm] : live_)
+                if (lm.m->phase() == lock_phase::holding && lm.m->state() == hold_state::held) held.push_back(lm.m->node_path());
+            if (held.empty()) return;
+            const auto path = held[pick(held.size())];
+            note("operator writes " + path);
+            // Only a one-holder lock reads a write as a release; a lease of several holds on.
+            if (rule_->release_passes_on()) tamper(path);
+            zk_.set_data(path, "operator");
+        } else {
+            const auto path = std::string(lock_path) + "/" + (*nodes)[pick(nodes->size())];
+            note("operator deletes " + path);
+            tamper(path);
+            zk_.remove(path);
+        }
+        route_fired();
+    }
+
+    // By the node's czxid, not its path: a container made again restarts its sequence, and a
+    // retried protected create can then make a node of the same path.
+    void tamper(const std::string& path) {
+        if (const node* n = zk_.find(path)) tampered_.insert(n->czxid);
+    }
+    bool tampered(std::uint64_t machine) const {
+        const auto it = live_.find(machine);
+        return it != live_.end() && tampered_.count(it->second.m->token()) > 0;
+    }
+
+    // The server ends a session while its connection lives (a client paused past its session:
+    // end_expired_session in the connection layer): "lost" with no "suspended" before it.
+    void end_session_live(client& c) {
+        note("server ends the live session of c" + std::to_string(c.id));
+        zk_.expire(c.session);
+        route_fired();
+        std::deque<request> lost;
+        for (auto& in : c.replies)
+            if (in.answers) lost.push_back(std::move(*in.answers));
+        c.replies.clear();
+        for (auto& r : c.outbound) lost.push_back(std::move(r));
+        c.outbound.clear();
+        for (auto& r : lost) {
+            if (r.what == request::release) c.local.push_back({r.machine, lock_in::deleted{r.ticket, make_error_code(errc::session_expired)}});
+            else c.resend.push_back(std::move(r));
+        }
+        new_session(c);
     }
 
     void heal() {
@@ -368,6 +443,7 @@ private:
                 const auto id = ++next_watch_;
                 const node* n = zk_.read(r.path, c.session, id, true);
                 watches_[id] = {c.id, c.session, r.machine, r.ticket, true};
+                if (tampered(r.machine)) informative_reads_.insert({r.machine, r.ticket});  // read after the change
                 reply(c, r, lock_in::own_read{r.ticket, {}, n ? std::optional<std::int64_t>(n->owner) : std::nullopt,
                                               n ? n->version : 0});
                 break;
@@ -421,6 +497,7 @@ private:
             watches_.erase(it);
             auto& c = clients_[w.client];
             if (c.session != w.session) continue;  // an abandoned session's handle is closed
+            if (w.own && tampered(w.machine)) informative_events_.insert({w.machine, w.ticket});
             inbound in{std::nullopt, {w.machine, w.own ? lock_event{lock_in::own_changed{w.ticket, f.type}}
                                                        : lock_event{lock_in::node_changed{w.ticket, f.type}}}};
             if (c.connected) c.replies.push_back(std::move(in));
@@ -440,7 +517,21 @@ private:
         }
         if (d.machine) {
             if (traced_) note("c" + std::to_string(c.id) + " m" + std::to_string(d.machine) + " <- " + describe(d.event));
+            // Told of a change to its own node: a read the server answered after it, or the
+            // watch event it fired.
+            bool tells = false;
+            if (const auto* r = std::get_if<lock_in::own_read>(&d.event); r && !r->ec)
+                tells = informative_reads_.count({d.machine, r->ticket}) > 0;
+            if (const auto* ch = std::get_if<lock_in::own_changed>(&d.event))
+                tells = informative_events_.count({d.machine, ch->ticket}) > 0;
+            // (a stale ticket tells nothing: the machine drops it, and a live one follows)
+            const auto it = live_.find(d.machine);
+            const std::int64_t own = it == live_.end() ? 0 : it->second.m->token();
+            if (it == live_.end()) tells = false;
+            if (const auto* r = std::get_if<lock_in::own_read>(&d.event); tells && r && !it->second.m->awaits(r->ticket)) tells = false;
+            if (const auto* ch = std::get_if<lock_in::own_changed>(&d.event); tells && ch && !it->second.m->awaits(ch->ticket)) tells = false;
             feed(c, d.machine, d.event);
+            if (tells) told_.insert({d.machine, own});
         }
         check();
     }
@@ -459,6 +550,7 @@ private:
         c.current = id;
         note("c" + std::to_string(c.id) + " acquires (m" + std::to_string(id) + (try_only ? ", try" : "") + ")");
         if (style >= 2 && style < 6) at(50 + pick(400), {timer::deadline, c.id, id});
+        if (pick(10) == 0) at(pick(300), {timer::cancel, c.id, id});
         feed(c, id, lock_in::start{c.connected, c.session});
     }
 
@@ -519,8 +611,11 @@ private:
     void carry_out(client&, std::uint64_t, const lock_out::waiting&) {}
     void carry_out(client& c, std::uint64_t id, const lock_out::granted& a) {
         ++out_.grants;
+        if (!outcomes_.insert(id).second) violate("m" + std::to_string(id) + " heard a second outcome (granted)");
         note("c" + std::to_string(c.id) + " granted " + a.path + " token " + std::to_string(a.token));
-        if (s_.max_holders == 1) {
+        // A grant on a listing taken before an operator deleted our node is a hold in the window
+        // above (not told yet): its lower token is what lets a fenced resource refuse it.
+        if (s_.max_holders == 1 && !tampered_.count(a.token)) {
             if (a.token <= last_token_)
                 violate("fencing token " + std::to_string(a.token) + " after " + std::to_string(last_token_));
             last_token_ = a.token;
@@ -529,14 +624,20 @@ private:
         at(pick(150), {timer::hold_end, c.id, id});
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::not_granted& a) {
+        if (!outcomes_.insert(id).second) violate("m" + std::to_string(id) + " heard a second outcome (not granted)");
         note("c" + std::to_string(c.id) + " not granted: " + (a.ec ? a.ec.message() : "timed out"));
         if (id == c.current) next(c);
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::hold_changed& a) {
+        auto& last = hold_states_[id];
+        if (a.state == hold_state::held && (last == hold_state::lost || last == hold_state::released || last == hold_state::releasing))
+            violate("m" + std::to_string(id) + " reads held again after " + std::string(zkr::to_string(last)));
+        last = a.state;
         note("c" + std::to_string(c.id) + " hold " + std::string(zkr::to_string(a.state)));
         if (a.state == hold_state::lost && id == c.current && c.holding) next(c);
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::release_done& a) {
+        if (!released_.insert(id).second) violate("m" + std::to_string(id) + " heard its release's outcome twice");
         note("c" + std::to_string(c.id) + " release done: " + (a.ec ? a.ec.message() : "ok"));
         if (id == c.current && c.holding) next(c);
     }
@@ -556,6 +657,16 @@ private:
         for (const auto& [id, lm] : live_) {
             const auto& m = *lm.m;
             if (m.phase() != lock_phase::holding || m.state() != hold_state::held) continue;
+            // A session the server ended while its connection lived: the holder cannot know until
+            // its client hears of it (docs/recipes.md: a process paused past its session acts on
+            // until it runs again; only a fencing token protects then).
+            if (not_yet_told_lost(clients_[lm.client], id)) continue;
+            if (tampered_.count(m.token())) {
+                if (told_.count({id, m.token()}))
+                    return violate("c" + std::to_string(lm.client) + " reads held after being told that its node " + m.node_path() +
+                                   " was changed by someone else");
+                continue;  // the documented window: not told yet
+            }
             ++held;
             const node* n = zk_.find(m.node_path());
             if (!n || n->owner != m.hold_session())
@@ -564,6 +675,13 @@ private:
         }
         if (held > s_.max_holders)
             violate(std::to_string(held) + " holders at once (max " + std::to_string(s_.max_holders) + ")");
+    }
+
+    static bool not_yet_told_lost(const client& c, std::uint64_t id) {
+        for (const auto& d : c.local)
+            if (d.machine == id)
+                if (const auto* e = std::get_if<lock_in::connection>(&d.event); e && e->state == connection_state::lost) return true;
+        return false;
     }
 
     void check_quiescent() {
@@ -610,6 +728,12 @@ private:
     std::uint64_t next_machine_ = 0, next_watch_ = 0;
     std::int64_t last_token_ = 0;
     int faults_left_ = 0;
+    std::set<std::int64_t> tampered_;  // the czxids of lock nodes an operator deleted or wrote
+    std::set<std::pair<std::uint64_t, std::int64_t>> told_;  // machines told of such a change to their node
+    // Own-node reads the server answered after the change, and own-node watch events it fired.
+    std::set<std::pair<std::uint64_t, lock_ticket>> informative_reads_, informative_events_;
+    std::set<std::uint64_t> outcomes_, released_;
+    std::map<std::uint64_t, hold_state> hold_states_;
     outcome out_;
 };
 

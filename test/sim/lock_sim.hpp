@@ -23,6 +23,8 @@ public:
     virtual hold_state state() const = 0;
     virtual const std::string& node_path() const = 0;
     virtual std::int64_t hold_session() const = 0;
+    virtual std::int64_t token() const = 0;
+    virtual bool awaits(detail::lock_ticket t) const = 0;  ///< the node's czxid (its identity: a path can come back)
     virtual bool finished() const = 0;
 };
 
@@ -38,6 +40,8 @@ machine_factory machines_with() {
         hold_state state() const override { return m.state(); }
         const std::string& node_path() const override { return m.node_path(); }
         std::int64_t hold_session() const override { return m.hold_session(); }
+        std::int64_t token() const override { return m.token(); }
+        bool awaits(detail::lock_ticket t) const override { return m.awaits(t); }
         bool finished() const override { return m.finished(); }
         detail::basic_lock_machine<Rules> m;
     };
