@@ -77,9 +77,9 @@ bool is_retryable(const boost::system::error_code& ec) noexcept {
 }
 
 error::error(boost::system::error_code ec, std::string path, const std::string& what)
-    : boost::system::system_error(ec, compose(ec, path, what)), path_(std::move(path)) {}
+    : boost::system::system_error(ec), path_(std::move(path)), message_(compose(ec, path_, what)) {}
 
-const char* error::what() const noexcept { return std::runtime_error::what(); }
+const char* error::what() const noexcept { return message_.what(); }
 
 void detail::throw_if(const boost::system::error_code& ec, std::string_view path, std::string_view what) {
     if (ec) throw zkr::error(ec, std::string(path), std::string(what));

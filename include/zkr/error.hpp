@@ -4,6 +4,7 @@
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -82,6 +83,9 @@ public:
 
 private:
     std::string path_;
+    // Our own text: Boost 1.78 and later build system_error's what() at construction, with the
+    // code's message appended, which would say it twice. A runtime_error copies without throwing.
+    std::runtime_error message_;
 };
 
 namespace detail {
