@@ -48,7 +48,9 @@ machine_factory machines_with() {
     return [](detail::lock_machine::config c) { return std::make_unique<adapter>(std::move(c)); };
 }
 
-enum class recipe { mutex, semaphore_mutex, semaphore };
+/// shared_semaphore: a semaphore whose maximum is a shared count that the world changes while
+/// holders hold, sending reevaluate to every live machine as the driver does.
+enum class recipe { mutex, semaphore_mutex, semaphore, shared_semaphore };
 std::string_view to_string(recipe r) noexcept;
 
 /// One schedule, all drawn from its seed.
@@ -56,7 +58,7 @@ struct schedule {
     std::uint64_t seed = 0;
     recipe kind = recipe::mutex;
     int clients = 2;
-    int max_holders = 1;  ///< the semaphore's leases (1 for the others)
+    int max_holders = 1;  ///< the semaphore's leases (1 for the others; the most a shared count reaches)
     int attempts = 3;     ///< acquires per client
     int faults = 0;       ///< faults injected before the network heals
 };
