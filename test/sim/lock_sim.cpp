@@ -863,6 +863,8 @@ private:
 
 }  // namespace
 
+machine_factory shipped_machines() { return machines_with<detail::lock_rules>(); }
+
 outcome run(const schedule& s, const machine_factory& machines, bool traced) {
     return world(s, machines, traced).run();
 }

@@ -48,6 +48,10 @@ machine_factory machines_with() {
     return [](detail::lock_machine::config c) { return std::make_unique<adapter>(std::move(c)); };
 }
 
+/// The shipped machine (basic_lock_machine<lock_rules>), instantiated in lock_sim.cpp: the coverage
+/// check measures that instantiation alone, not the planted faults' (test/sim/coverage).
+machine_factory shipped_machines();
+
 /// shared_semaphore: a semaphore whose maximum is a shared count that the world changes while
 /// holders hold, sending reevaluate to every live machine as the driver does.
 enum class recipe { mutex, semaphore_mutex, semaphore, shared_semaphore };

@@ -88,7 +88,7 @@ void expect_found(const char* fault, const machine_factory& machines) {
 }  // namespace
 
 TEST_CASE("lock simulation: random schedules keep every guarantee") {
-    const auto machines = machines_with<detail::lock_rules>();
+    const auto machines = shipped_machines();
     if (const auto seed = env_number("ZKR_SIM_SEED")) {
         const auto s = draw_schedule(static_cast<std::uint64_t>(*seed));
         const auto o = run(s, machines, true);
