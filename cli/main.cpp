@@ -36,7 +36,9 @@ using steady = std::chrono::steady_clock;
 // Exit codes of our own (the child's status is passed through otherwise).
 constexpr int exit_conflict = 1;  // lock held (-n) or wait timed out (-w); -E changes it
 constexpr int exit_usage = 2;
-constexpr int exit_zookeeper = 3;  // unreachable, or an error from ZooKeeper
+constexpr int exit_zookeeper = 3;
+// How long `zkr lock -n` gives a connect: a reachable server answers in far less.
+constexpr std::chrono::milliseconds nonblocking_connect{1000};  // unreachable, or an error from ZooKeeper
 constexpr int exit_lost = 4;       // the lock was lost while the command ran; --lost-exit-code changes it
 constexpr int exit_cannot_run = 126;
 constexpr int exit_not_found = 127;
@@ -53,8 +55,9 @@ Runs COMMAND while holding the ZooKeeper lock PATH (or one of N leases with --ma
 flock(1) for a cluster. Exits with COMMAND's exit status (128+N if a signal N ended it).
 
 options:
-  -w, --wait SECONDS        give up after SECONDS (exit 1, or the -E code)
-  -n, --nonblock            give up at once if the lock is held
+  -w, --wait SECONDS        give up after SECONDS, the connect included (exit 1, or the -E
+                            code; 3 when ZooKeeper cannot be reached in that time)
+  -n, --nonblock            give up at once if the lock is held (the connect gets 1 s at most)
   -E, --conflict-exit-code CODE
                             exit code when giving up (default 1)
       --max N               a semaphore: at most N holders at once (default: a mutex)
@@ -149,16 +152,19 @@ std::string checked_path(const args& a, const char* command) {
     return path;
 }
 
-std::unique_ptr<zkr::client> connect(const args& a) {
+// cap: the most the connect may take (zkr lock's -w and -n bound everything, the connect too).
+std::unique_ptr<zkr::client> connect(const args& a, std::optional<std::chrono::milliseconds> cap = std::nullopt) {
     zkr::client_options o;
     o.connect_string = connect_string(a);
     o.session_timeout = seconds_to_ms(a.number("--session-timeout", 1, 600).value_or(10));
-    const auto limit = seconds_to_ms(a.number("--connect-timeout", 0.1, 3600).value_or(10));
+    auto limit = seconds_to_ms(a.number("--connect-timeout", 0.1, 3600).value_or(10));
+    if (cap) limit = std::min(limit, *cap);
     std::unique_ptr<zkr::client> c;
     try {
         c = std::make_unique<zkr::client>(o);
     } catch (const zkr::error& e) {
-        throw usage_error(std::string("bad --connect \"") + o.connect_string + "\": " + e.what());
+        // The library's reason names the connect string already.
+        throw usage_error(std::string("bad --connect: ") + e.what());
     }
     c->start();
     if (!c->block_until_connected(limit)) {
@@ -287,11 +293,20 @@ int lock_command(const std::vector<std::string>& argv) {
     std::optional<std::chrono::milliseconds> wait;
     if (a.has("--nonblock")) wait = 0ms;
     if (auto w = a.number("--wait", 0, 1e7)) wait = seconds_to_ms(*w);
+    // -w caps everything, the connect included. -n (or -w 0) means now: one attempt to connect,
+    // given the time a reachable server takes to answer, never the whole --connect-timeout.
+    std::optional<std::chrono::milliseconds> connect_cap;
+    if (wait) connect_cap = std::max(*wait, nonblocking_connect);
+    const auto started = std::chrono::steady_clock::now();
 
     // Before any thread starts: the client's threads inherit the mask, so signals come to us here.
     const sigset_t handled = handled_signals();
     ::pthread_sigmask(SIG_BLOCK, &handled, nullptr);
-    auto client = connect(a);
+    auto client = connect(a, connect_cap);
+    if (wait && *wait > 0ms) {  // what is left of -w for the acquire
+        const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+        wait = std::max(0ms, *wait - spent);
+    }
 
     std::atomic<bool> lost{false};
     auto on_hold = [&lost](zkr::hold_state s) {

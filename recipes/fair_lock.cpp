@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace zkr {
 
@@ -26,12 +27,20 @@ bool fair_lock::acquire(std::chrono::milliseconds timeout) { return acquire_for(
 void fair_lock::lock() { acquire_for(std::nullopt); }
 
 bool fair_lock::acquire_for(std::optional<std::chrono::milliseconds> limit) {
+    const auto start = std::chrono::steady_clock::now();
     std::unique_lock lock(mutex_);
-    // One acquisition per object at a time; a second caller waits for it and then re-enters.
-    acquiring_done_.wait(lock, [&] { return !acquiring_; });
+    // One acquisition per object at a time: a second caller waits for it, within its own bound (a
+    // try does not wait at all), and then re-enters.
+    const auto idle = [&] { return !acquiring_; };
+    if (!limit) acquiring_done_.wait(lock, idle);
+    else if (!acquiring_done_.wait_until(lock, start + *limit, idle)) return false;
     if (hold_) {
         ++count_;
         return true;
+    }
+    if (limit) {  // what is left of the bound (0: try once)
+        const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+        limit = std::max(std::chrono::milliseconds(0), *limit - spent);
     }
     acquiring_ = true;
     lock.unlock();
@@ -76,7 +85,7 @@ void fair_lock::unlock(boost::system::error_code& ec) {
 }
 
 void fair_lock::unlock() noexcept {
-    unlock_quietly([this](boost::system::error_code& ec) { return take_for_unlock(ec); });
+    unlock_quietly([this](boost::system::error_code& ec) { return take_for_unlock(ec); }, "object");
 }
 
 std::optional<std::size_t> fair_lock::queue_position() const {

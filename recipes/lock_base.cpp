@@ -1,6 +1,11 @@
 #include <zkr/detail/lock_base.hpp>
 
+#include <zkr/path.hpp>
+
 #include <spdlog/spdlog.h>
+
+#include <cassert>
+#include <cstdio>
 
 namespace zkr::detail {
 
@@ -28,9 +33,25 @@ lock_base::lock_base(zkr::client& c, std::string path, std::string lock_name, st
 
 lock_base::~lock_base() { driver_->cancel(); }
 
-void lock_base::release_or_log(const std::shared_ptr<hold>& h, const boost::system::error_code& ec) const noexcept {
+void lock_base::release_or_log(const std::shared_ptr<hold>& h, const boost::system::error_code& ec, const char* owner) const noexcept {
+    if (ec == errc::lock_not_held) return report_unowned_unlock(owner);
     if (ec) return log_quiet_release(driver_->get_client(), driver_->path(), ec);
     release_quietly(*driver_, h);
+}
+
+// A std::unique_lock moved to another thread, or a coroutine resumed elsewhere, unlocks a lock its
+// thread never held: nothing is released, and every other process waits until the owner unlocks
+// or the object goes. Silent, it looks like a hang elsewhere; with the default (null) logger only
+// stderr reaches the user.
+void lock_base::report_unowned_unlock(const char* owner) const noexcept {
+    const auto& path = driver_->path();
+    std::fprintf(stderr,
+                 "zkr: unlock() of the lock %s by a %s that does not hold it: nothing was released, and the lock stays "
+                 "held until its owner releases it or the lock object is destroyed (to release from another thread, "
+                 "use zkr::interprocess_semaphore_mutex or an owned zkr::lock_hold)\n",
+                 printable_path(path).c_str(), owner);
+    log_quiet_release(driver_->get_client(), path, make_error_code(errc::lock_not_held));
+    assert(!"zkr: unlock() by an owner that does not hold the lock (see the line above)");
 }
 
 void lock_base::set_node_data(std::string data) {

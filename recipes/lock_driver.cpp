@@ -58,10 +58,15 @@ void release_quietly(lock_driver& driver, const std::shared_ptr<hold>& h) noexce
     log_quiet_release(driver.get_client(), h->node_path(), ec);
 }
 
-void check_lock_path(const std::string& path) {
+void check_lock_path(const std::string& path, const std::string& name_space) {
     if (auto e = path_error(path))
         throw zkr::error(make_error_code(errc::invalid_path), path, "invalid lock path \"" + printable_path(path) + "\": " + *e);
     if (path == "/") throw zkr::error(make_error_code(errc::invalid_path), path, "the root \"/\" cannot be a lock path");
+    // Without a namespace the path is the server's own: /zookeeper is its system tree (quotas,
+    // config), where lock nodes have no business.
+    if (name_space.empty() && (path == "/zookeeper" || path.rfind("/zookeeper/", 0) == 0))
+        throw zkr::error(make_error_code(errc::invalid_path), path,
+                         "invalid lock path \"" + printable_path(path) + "\": /zookeeper is ZooKeeper's own system tree");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -69,7 +74,7 @@ void check_lock_path(const std::string& path) {
 
 lock_driver::lock_driver(zkr::client& c, std::string lock_path, std::string lock_name, std::shared_ptr<const lock_rule> rule)
     : client_(c), path_(std::move(lock_path)), lock_name_(std::move(lock_name)), rule_(std::move(rule)) {
-    check_lock_path(path_);
+    check_lock_path(path_, c.options().name_space);
 }
 
 void lock_driver::acquire(std::optional<std::chrono::milliseconds> timeout, std::string data, acquire_handler done,

@@ -37,7 +37,8 @@ void check_connect_string(const std::string& cs) {
         const auto colon = entry.rfind(':');
         const bool bracketed = !entry.empty() && entry.front() == '[';
         if (entry.empty() || colon == std::string::npos || colon == 0 || (bracketed && entry[colon - 1] != ']'))
-            bad_option("connect_string \"" + cs + "\": \"" + entry + "\" is not host:port");
+            bad_option(entry == cs ? "connect_string \"" + cs + "\" is not host:port"
+                                   : "connect_string \"" + cs + "\": \"" + entry + "\" is not host:port");
         const std::string port = entry.substr(colon + 1);
         unsigned value = 0;
         const auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);

@@ -1,4 +1,5 @@
 #include <zkr/error.hpp>
+#include <zkr/path.hpp>
 
 #include <string>
 
@@ -58,7 +59,9 @@ public:
 
 std::string compose(const boost::system::error_code& ec, const std::string& path, const std::string& what) {
     std::string s = what.empty() ? ec.message() : what;
-    if (!path.empty() && s.find(path) == std::string::npos) s += " [path: " + path + "]";
+    // Shown escaped, as everywhere: a NUL would end the message there, a control byte garble it.
+    if (const auto shown = printable_path(path); !path.empty() && s.find(shown) == std::string::npos)
+        s += " [path: " + shown + "]";
     // The code's own message once: most messages say it already, the others get it appended.
     if (const auto m = ec.message(); s.find(m) == std::string::npos) s += ": " + m;
     return s;

@@ -140,6 +140,23 @@ TEST_CASE("zkr lock: -n and -w give up with exit 1 (or -E), leaving nothing behi
     CHECK(zkr::test::eventually([&] { return nodes_under(*c, path) == 0; }, 5s));
 }
 
+// flock's -n never waits: with no server, zkr lock -n gives up within its one connect attempt, and
+// -w bounds the connect too (both took the whole 10 s --connect-timeout before).
+TEST_CASE("zkr lock: -n and -w bound the connect when no server is reachable") {
+    for (const auto& [flags, bound] : std::vector<std::pair<std::vector<std::string>, std::chrono::milliseconds>>{
+             {{"-n"}, 2500ms}, {{"-w", "2"}, 3500ms}}) {
+        std::vector<std::string> args = {"lock", "--connect", "127.0.0.1:1"};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"/x", "--", "true"});
+        INFO(flags.front());
+        const auto t0 = clk::now();
+        std::string err;
+        CHECK(run_to_end(args, nullptr, &err) == 3);
+        CHECK(clk::now() - t0 < bound);
+        CHECK_THAT(err, zkr::test::contains("cannot reach ZooKeeper"));
+    }
+}
+
 TEST_CASE("zkr lock: a command that traps SIGTERM decides its own exit, a waiting zkr gives up on a signal") {
     auto& zk = zkr::test::shared_server();
     const auto path = lock_path("trap");
@@ -320,6 +337,7 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         {{"lock", "-E", "300", "/x", "--", "true"}, 2, "--conflict-exit-code must be a number from 0 to 255"},
         {{"lock", "/x", "-w"}, 2, "-w needs a value"},
         {{"lock", "--connect", "", "/x", "--", "true"}, 2, "--connect needs"},
+        {{"lock", "--connect", "nohost", "/x", "--", "true"}, 2, "bad --connect: connect_string \"nohost\" is not host:port\n"},
         {{"lock", "--connect", "127.0.0.1:1", "--connect-timeout", "0.5", "/x", "--", "true"}, 3,
          "cannot reach ZooKeeper at 127.0.0.1:1 within 0.5 s"},
         {{"status", "--connect", "127.0.0.1:1", "--connect-timeout", "0.5", "/x"}, 3, "cannot reach ZooKeeper"},

@@ -807,3 +807,33 @@ TEST_CASE("two async acquires started by one thread compete like two threads, th
     CHECK_FALSE(m.is_acquired_in_this_process());
     CHECK(zkr::test::eventually([&] { return m.participant_nodes().empty(); }, 5s));
 }
+
+// The holder is another process; in this one, a thread of the fair lock waits in lock(). A try on
+// the same object answers at once, and a timed try keeps its deadline (it used to wait for the
+// other thread, as long as the holder held).
+TEST_CASE("fair_lock: try_lock and try_lock_for keep their bound while another thread of the object waits in lock()") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = zkr::test::recipe_path("fair-try-bound");
+    const auto log = zkr::test::temp_file("fair-try-bound");
+    zkr::test::child_process holder({ZKR_LOCK_WORKER, zk.connect_string(), "mutex", path, "1", "3000", log,
+                                     zkr::test::temp_file("counter")});
+    REQUIRE(zkr::test::eventually([&] { return !zkr::test::read_lines(log).empty(); }, 20s));
+    auto c = connect(zk.connect_string());
+    zkr::fair_lock f(*c, path);
+    std::thread waiter([&] {
+        f.lock();
+        f.unlock();
+    });
+    REQUIRE(zkr::test::eventually([&] { return zkr::test::nodes_under(*c, path) == 2; }));
+    auto t0 = clk::now();
+    CHECK_FALSE(f.try_lock());
+    CHECK(clk::now() - t0 < 300ms);
+    t0 = clk::now();
+    CHECK_FALSE(f.try_lock_for(500ms));
+    const auto waited = clk::now() - t0;
+    CHECK(waited >= 450ms);
+    CHECK(waited < 1200ms);
+    waiter.join();
+    CHECK(holder.wait_for(10s) == 0);
+    std::remove(log.c_str());
+}

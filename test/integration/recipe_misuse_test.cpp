@@ -8,6 +8,7 @@
 
 #include "zkr_catch.hpp"
 
+#include <csignal>
 #include <future>
 
 using namespace std::chrono_literals;
@@ -295,4 +296,31 @@ TEST_CASE("misuse: cancel with nobody waiting changes nothing, a hold stays held
     CHECK(m.is_valid());
     m.release();
     f.check_clean();
+}
+
+// A std::unique_lock moved to a job thread unlocks there: the mutex is owned by the thread that
+// locked it, so nothing is released. That used to be silent with the default logger; now stderr
+// says so, and a debug build of zkr asserts. In a process of its own (the assert ends it).
+TEST_CASE("unlock() by a thread that does not hold the mutex is reported on stderr, and asserts in a debug build") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = zkr::test::recipe_path("unowned-unlock");
+    const auto log = zkr::test::temp_file("unowned");
+    const auto err = zkr::test::temp_file("unowned-err");
+    zkr::test::child_process p({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>'" + err + "'", ZKR_LOCK_WORKER, zk.connect_string(),
+                                "unowned_unlock", path, "1", "0", log, zkr::test::temp_file("counter")});
+    const int code = p.wait_for(30s);
+    std::string text;
+    for (const auto& l : zkr::test::read_lines(err)) text += l + "\n";
+    INFO(text);
+    CHECK_THAT(text, zkr::test::contains("by a thread that does not hold it: nothing was released"));
+#ifdef NDEBUG
+    CHECK(code == 0);
+    const auto lines = zkr::test::read_lines(log);
+    REQUIRE(lines.size() == 1);
+    CHECK_THAT(lines[0], zkr::test::ends_with(" held"));  // still held by its owner
+#else
+    CHECK(code == 128 + SIGABRT);
+#endif
+    std::remove(log.c_str());
+    std::remove(err.c_str());
 }

@@ -1,6 +1,8 @@
 // A separate process contending on a recipe, for the multi-process tests.
 // Usage: zkr_lock_worker CONNECT RECIPE PATH ITERATIONS HOLD_MS LOG_FILE COUNTER_FILE
 //   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX:QTY (QTY 0: random 1..MAX each time)
+//           | unowned_unlock: lock the mutex, unlock() it from another thread (misuse: reported on
+//             stderr, asserted in debug builds), log "AFTER <pid> <state>", unlock it properly
 //           | fenced: acquire the mutex once, log "ACQ", sleep HOLD_MS (a test may SIGSTOP us then),
 //             log "STATE <hold state>", try one fenced write to COUNTER_FILE (a fenced store, see
 //             fenced_store.hpp) and log "WRITE accepted|refused"; ITERATIONS is ignored
@@ -120,6 +122,15 @@ int main(int argc, char** argv) {
             append_line(log, std::string("WRITE ") + std::to_string(::getpid()) + " " + (accepted ? "accepted" : "refused") + "\n");
             boost::system::error_code ec;
             m.release(ec);
+            return 0;
+        }
+        if (recipe == "unowned_unlock") {
+            // Misuse: another thread unlocks what this thread holds (a std::unique_lock moved away).
+            zkr::interprocess_mutex m(c, argv[3]);
+            m.lock();
+            std::thread([&] { m.unlock(); }).join();
+            append_line(log, "AFTER " + std::to_string(::getpid()) + " " + std::string(zkr::to_string(m.state())) + "\n");
+            m.unlock();
             return 0;
         }
         if (recipe == "semaphore_mutex") {

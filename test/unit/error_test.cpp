@@ -1,4 +1,5 @@
 #include <zkr/error.hpp>
+#include <zkr/path.hpp>
 
 #include "zkr_catch.hpp"
 
@@ -55,5 +56,22 @@ TEST_CASE("the exception says the code's message once, whether its reason says i
         CHECK(what.find("it has a space") != std::string::npos);
         CHECK(count(what, boost::system::error_code(zkr::errc::invalid_path).message()) == 1);
         CHECK(count(what, "/a b") == 1);
+    }
+}
+
+TEST_CASE("a path with a NUL or a control byte is shown escaped in every part of the message") {
+    const std::string nul("/a\0b", 4), ctl = "/a\x01" "b";
+    for (const auto& path : {nul, ctl}) {
+        try {
+            zkr::detail::throw_if(zkr::errc::no_node, path);
+            FAIL("no throw");
+        } catch (const zkr::error& e) {
+            const std::string what = e.what();
+            INFO(what);
+            CHECK(what.find(zkr::printable_path(path)) != std::string::npos);  // all of it: "/a\x00b"
+            CHECK(what.find('\x01') == std::string::npos);
+            CHECK(what.find("[path: /a\\x") != std::string::npos);
+            CHECK(e.path() == path);  // the path itself, unchanged
+        }
     }
 }

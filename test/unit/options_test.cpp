@@ -1,5 +1,7 @@
 // Bad client options are rejected at construction, with a message; nothing connects.
 #include <zkr/client.hpp>
+#include <zkr/interprocess_mutex.hpp>
+#include <zkr/interprocess_semaphore_v2.hpp>
 
 #include "zkr_catch.hpp"
 
@@ -78,4 +80,18 @@ TEST_CASE("an operation before start() fails, a client never started closes clea
     c.exists("/a", ec);
     CHECK(ec == zkr::errc::closed);
     CHECK_THROWS_AS(c.start(), zkr::error);
+}
+
+TEST_CASE("a lock path in ZooKeeper's system tree is refused, unless a namespace moves it elsewhere") {
+    zkr::client plain(with("127.0.0.1:2181"));
+    for (const char* p : {"/zookeeper", "/zookeeper/x", "/zookeeper/quota/jobs"}) {
+        INFO(p);
+        CHECK_THROWS_WITH(zkr::interprocess_mutex(plain, p), zkr::test::contains("system tree"));
+        CHECK_THROWS_AS(zkr::interprocess_semaphore_v2(plain, p, 2), zkr::error);
+    }
+    CHECK_NOTHROW(zkr::interprocess_mutex(plain, "/zookeeperish/x"));
+    auto o = with("127.0.0.1:2181");
+    o.name_space = "app";
+    zkr::client namespaced(o);
+    CHECK_NOTHROW(zkr::interprocess_mutex(namespaced, "/zookeeper/x"));  // that is /app/zookeeper/x
 }

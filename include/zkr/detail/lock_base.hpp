@@ -86,9 +86,11 @@ protected:
     }
 
     /// unlock(): takes the hold to release with take(ec) (which may throw: out of memory), then
-    /// releases it, or logs why there was nothing to release. Never throws.
+    /// releases it, or logs why there was nothing to release. Never throws. An unlock() by an owner
+    /// that holds nothing (owner: "thread" or "object", who owns a hold of this recipe) is misuse
+    /// that cannot throw: it is written to stderr, and asserts in a debug build of zkr.
     template <typename Take>
-    void unlock_quietly(Take&& take) const noexcept {
+    void unlock_quietly(Take&& take, const char* owner) const noexcept {
         boost::system::error_code ec;
         std::shared_ptr<hold> h;
         try {
@@ -96,13 +98,14 @@ protected:
         } catch (const std::exception&) {
             ec = make_error_code(errc::system_error);
         }
-        release_or_log(h, ec);
+        release_or_log(h, ec, owner);
     }
 
     std::shared_ptr<lock_driver> driver_;
 
 private:
-    void release_or_log(const std::shared_ptr<hold>& h, const boost::system::error_code& ec) const noexcept;
+    void release_or_log(const std::shared_ptr<hold>& h, const boost::system::error_code& ec, const char* owner) const noexcept;
+    void report_unowned_unlock(const char* owner) const noexcept;
 
     mutable std::mutex base_mutex_;
     std::string data_ = default_node_data();

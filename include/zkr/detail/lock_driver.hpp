@@ -193,7 +193,8 @@ std::stop_token stopped_token() noexcept;
 /// "<host name>:<pid>", the default data of lock and lease nodes.
 std::string default_node_data();
 
-/// Throws zkr::error (invalid_path) when the lock path is not valid.
-void check_lock_path(const std::string& path);
+/// Throws zkr::error (invalid_path) when the lock path is not valid, or (with no namespace) lies
+/// in ZooKeeper's system tree /zookeeper.
+void check_lock_path(const std::string& path, const std::string& name_space);
 
 }  // namespace zkr::detail
