@@ -337,7 +337,7 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         {{"lock", "-E", "300", "/x", "--", "true"}, 2, "--conflict-exit-code must be a number from 0 to 255"},
         {{"lock", "/x", "-w"}, 2, "-w needs a value"},
         {{"lock", "--connect", "", "/x", "--", "true"}, 2, "--connect needs"},
-        {{"lock", "--connect", "nohost", "/x", "--", "true"}, 2, "bad --connect: connect_string \"nohost\" is not host:port\n"},
+        {{"lock", "--connect", "nohost", "/x", "--", "true"}, 2, "bad --connect: connect_string \"nohost\" is not host:port: invalid argument\n"},
         {{"lock", "--connect", "127.0.0.1:1", "--connect-timeout", "0.5", "/x", "--", "true"}, 3,
          "cannot reach ZooKeeper at 127.0.0.1:1 within 0.5 s"},
         {{"status", "--connect", "127.0.0.1:1", "--connect-timeout", "0.5", "/x"}, 3, "cannot reach ZooKeeper"},
