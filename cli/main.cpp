@@ -443,34 +443,8 @@ std::string age(std::int64_t since_ms) {
     return buf;
 }
 
-int status_command(const std::vector<std::string>& argv) {
-    const args a(argv, connect_flags);
-    if (a.has("--help")) {
-        std::cout << status_help;
-        return 0;
-    }
-    const auto path = checked_path(a, "status");
-    auto client = connect(a);
-    boost::system::error_code ec;
-    const auto children = client->get_children(path, ec).children;
-    if (ec == zkr::errc::no_node) {
-        std::cout << path << ": free (no such node: nothing holds or waits)\n";
-        return 0;
-    }
-    if (ec) throw exit_error(exit_zookeeper, "listing " + path + ": " + ec.message());
-    // A lock's nodes end in "lock-<seq>", a semaphore's in "lease-<seq>".
-    auto nodes = zkr::sorted_participants(children, zkr::mutex_lock_name);
-    bool is_semaphore = false;
-    if (nodes.empty()) {
-        nodes = zkr::sorted_participants(children, zkr::semaphore_lock_name);
-        is_semaphore = !nodes.empty();
-    }
-    if (nodes.empty()) {
-        if (children.empty()) std::cout << path << ": free (nothing holds or waits)\n";
-        else std::cout << path << ": free (nothing holds or waits; " << children.size() << " other node" << (children.size() == 1 ? "" : "s")
-                       << ", not zkr's lock or lease nodes)\n";
-        return 0;
-    }
+// One kind's queue: who holds (the rule the recipes use, from the names alone), then who waits.
+void print_queue(zkr::client& client, const std::string& path, const std::vector<std::string>& nodes, bool is_semaphore) {
     // Who holds: the rule the recipes use, from the names alone.
     std::size_t holders = 1;
     std::string kind = "lock";
@@ -491,7 +465,7 @@ int status_command(const std::vector<std::string>& argv) {
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const auto full = zkr::join_path(path, nodes[i]);
         boost::system::error_code e;
-        const auto d = client->get_data(full, e);
+        const auto d = client.get_data(full, e);
         if (e) continue;  // gone meanwhile
         std::string role = i < holding ? "holding" : "waiting " + std::to_string(i - holding + 1);
         if (is_semaphore) {
@@ -501,6 +475,38 @@ int status_command(const std::vector<std::string>& argv) {
         std::printf("  %-22s %-50s %-24s %s  token %lld\n", role.c_str(), nodes[i].c_str(), d.data.empty() ? "-" : d.data.c_str(),
                     age(d.stat.ctime).c_str(), static_cast<long long>(d.stat.czxid));
     }
+}
+
+int status_command(const std::vector<std::string>& argv) {
+    const args a(argv, connect_flags);
+    if (a.has("--help")) {
+        std::cout << status_help;
+        return 0;
+    }
+    const auto path = checked_path(a, "status");
+    auto client = connect(a);
+    boost::system::error_code ec;
+    const auto children = client->get_children(path, ec).children;
+    if (ec == zkr::errc::no_node) {
+        std::cout << path << ": free (no such node: nothing holds or waits)\n";
+        return 0;
+    }
+    if (ec) throw exit_error(exit_zookeeper, "listing " + path + ": " + ec.message());
+    // A lock's nodes end in "lock-<seq>", a semaphore's in "lease-<seq>". Both kinds on one path
+    // would not exclude each other (zkr refuses to acquire there): show both, and say so.
+    const auto locks = zkr::sorted_participants(children, zkr::mutex_lock_name);
+    const auto leases = zkr::sorted_participants(children, zkr::semaphore_lock_name);
+    if (locks.empty() && leases.empty()) {
+        if (children.empty()) std::cout << path << ": free (nothing holds or waits)\n";
+        else std::cout << path << ": free (nothing holds or waits; " << children.size() << " other node" << (children.size() == 1 ? "" : "s")
+                       << ", not zkr's lock or lease nodes)\n";
+        return 0;
+    }
+    if (!locks.empty() && !leases.empty())
+        std::cout << path << ": both a mutex's lock nodes and a semaphore's lease nodes: the two kinds do not exclude each "
+                             "other, so both may hold at once (zkr refuses new acquires here)\n";
+    if (!locks.empty()) print_queue(*client, path, locks, false);
+    if (!leases.empty()) print_queue(*client, path, leases, true);
     return 0;
 }
 

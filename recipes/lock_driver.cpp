@@ -163,7 +163,22 @@ void lock_driver::cancel() {
 std::string lock_driver::acquire_failure(const error_code& ec, std::string_view what) const {
     if (ec == errc::not_connected && !is_started(detail::connection_of(client_)))
         return "the client was never started: call client::start() before acquiring";
+    if (ec == errc::lock_kind_mismatch) return kind_mismatch_message(what);
     return ec.message() + " while acquiring " + std::string(what);
+}
+
+std::string lock_driver::kind_mismatch_message(std::string_view what) const {
+    std::string m = "refused to acquire " + std::string(what) + " of a " +
+                    (lock_name_ == mutex_lock_name ? "mutex" : "semaphore") + " on " + path_ + ": ";
+    try {
+        error_code ec;
+        const auto r = client_.get_children(path_, ec);
+        if (const auto node = ec ? std::nullopt : other_kind_node(r.children, lock_name_))
+            m += "node " + join_path(path_, *node) + " is a " + (lock_name_ == mutex_lock_name ? "semaphore's lease" : "mutex's lock node") + ", ";
+    } catch (const std::exception&) {
+        // The node's name is a courtesy; the error stands without it.
+    }
+    return m + "and the two kinds do not exclude each other; use one kind per path (zkr status " + path_ + " lists both)";
 }
 
 std::vector<std::string> lock_driver::participants(error_code& ec) {

@@ -358,6 +358,9 @@ private:
     }
 
     void evaluate(std::vector<std::string> children, bool fresh) {
+        // A mutex and a semaphore on one path ignore each other's nodes: refuse, as a semaphore
+        // refuses one that disagrees on its maximum (the recipe names the node in its message).
+        if (other_kind_node(children, cfg_.lock_name)) return fail(make_error_code(errc::lock_kind_mismatch));
         if (!view_.reset(sorted_participants(children, cfg_.lock_name), node_name_)) {
             if (!fresh) return list(true);  // listed before our (retried) create landed
             return vanished();

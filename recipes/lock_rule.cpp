@@ -106,6 +106,13 @@ std::optional<std::uint32_t> lock_sequence(std::string_view name, std::string_vi
     return static_cast<std::uint32_t>(value);
 }
 
+std::optional<std::string> other_kind_node(const std::vector<std::string>& children, std::string_view lock_name) {
+    const auto other = lock_name == mutex_lock_name ? semaphore_lock_name : mutex_lock_name;
+    for (const auto& c : children)
+        if (c.rfind("_c_", 0) == 0 && lock_sequence(c, other)) return c;
+    return std::nullopt;
+}
+
 std::vector<std::string> sorted_participants(const std::vector<std::string>& children, std::string_view lock_name) {
     std::vector<std::pair<std::uint32_t, std::string>> keyed;
     keyed.reserve(children.size());

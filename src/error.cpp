@@ -52,6 +52,7 @@ public:
             case errc::data_too_large: return "node data exceeds the server's limit";
             case errc::max_mismatch: return "processes disagree on the semaphore's maximum";
             case errc::cancelled: return "cancelled";
+            case errc::lock_kind_mismatch: return "a lock of another kind (mutex or semaphore) holds or waits on this path";
         }
         return "unknown zkr error " + std::to_string(ev);
     }

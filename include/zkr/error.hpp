@@ -59,6 +59,7 @@ enum class errc : int {
     data_too_large,        ///< Node data over the 1 MiB ZooKeeper limit (jute.maxbuffer).
     max_mismatch,          ///< Processes disagree on a semaphore's maximum.
     cancelled,             ///< The operation was cancelled by the caller.
+    lock_kind_mismatch,    ///< A mutex's and a semaphore's nodes on one path: they would not exclude each other.
 };
 
 /// The error category of zkr::errc ("zkr").

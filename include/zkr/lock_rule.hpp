@@ -99,6 +99,11 @@ private:
 /// lock_name right before them ("_c_<uuid>-lock-0000000042" with lock_name "lock-").
 std::optional<std::uint32_t> lock_sequence(std::string_view node_name, std::string_view lock_name);
 
+/// The first child that is a zkr (or Curator) lock node of the other kind: a semaphore's lease
+/// node when lock_name is the mutex's "lock-", a mutex's lock node when it is "lease-". The two
+/// kinds ignore each other's nodes, so on one path they would hold at once.
+std::optional<std::string> other_kind_node(const std::vector<std::string>& children, std::string_view lock_name);
+
 /// Children that are lock nodes of this lock_name ("_c_<uuid>-...<lock_name><seq>"), sorted by
 /// sequence; foreign nodes (anything else, a plain "lock-0000000001" too) are ignored.
 std::vector<std::string> sorted_participants(const std::vector<std::string>& children, std::string_view lock_name);

@@ -3,6 +3,7 @@
 #include "recipe_checks.hpp"
 
 #include <zkr/interprocess_mutex.hpp>
+#include <zkr/interprocess_semaphore_mutex.hpp>
 
 #include "zkr_catch.hpp"
 
@@ -372,4 +373,34 @@ TEST_CASE("zkr demo: starts its own ZooKeeper and shows processes taking a fair 
     CHECK_THAT(out, zkr::test::contains("ZooKeeper serves at 127.0.0.1:"));
     CHECK_THAT(out, zkr::test::contains("worker 1") && zkr::test::contains("worker 2"));
     CHECK_THAT(out, zkr::test::contains("done: 4 turns"));
+}
+
+// zkr lock P and zkr lock --max 1 P used to run their commands at once: a mutex's and a
+// semaphore's nodes ignored each other. The second kind is refused, naming the node, and status
+// shows both kinds when both are there.
+TEST_CASE("a mutex and a semaphore on one path: the other kind is refused with the node named, status shows both") {
+    auto& zk = zkr::test::shared_server();
+    const auto cs = zk.connect_string();
+    const auto path = lock_path("two-kinds");
+    cli_run holder({"lock", "--connect", cs, path, "--", "sleep", "20"});
+    auto c = connect(cs);
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 1; }, 20s));
+    std::string err;
+    CHECK(run_to_end({"lock", "--connect", cs, "--max", "1", "-w", "5", path, "--", "true"}, nullptr, &err) == 3);
+    CHECK_THAT(err, zkr::test::contains("is a mutex's lock node, and the two kinds do not exclude each other"));
+    zkr::interprocess_semaphore_mutex other_kind(*c, path);
+    CHECK_THROWS_WITH(other_kind.lock(), zkr::test::contains("is a mutex's lock node"));
+    CHECK(nodes_under(*c, path) == 1);  // the refused acquires left nothing behind
+    // A lease node dropped in beside the lock (as by a semaphore from before this check).
+    c->create(path + "/_c_manual-m1-w1-lease-", "", {.mode = zkr::create_mode::ephemeral_sequential});
+    std::string out;
+    CHECK(run_to_end({"status", "--connect", cs, path}, &out) == 0);
+    CHECK_THAT(out, zkr::test::contains("both a mutex's lock nodes and a semaphore's lease nodes"));
+    CHECK_THAT(out, zkr::test::contains(": lock, 1 holding, 0 waiting"));
+    CHECK_THAT(out, zkr::test::contains(": semaphore of 1 leases, 1 holding"));
+    // And a mutex now meets the lease node: refused too.
+    zkr::interprocess_mutex mutex(*c, path);
+    CHECK_THROWS_WITH(mutex.try_lock(), zkr::test::contains("is a semaphore's lease"));
+    holder.process.kill(SIGTERM);
+    CHECK(holder.wait() != 0);
 }

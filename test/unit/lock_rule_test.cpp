@@ -168,3 +168,13 @@ TEST_CASE("only a one-holder lock passes its release on to the node behind it") 
     // A shared count's maximum can change between a holder's grant and its release.
     CHECK_FALSE(zkr::lease_rule([] { return 1; }, zkr::shared_count_max_tag("/count")).release_passes_on());
 }
+
+TEST_CASE("other_kind_node finds a lease among lock nodes and a lock node among leases, zkr's or Curator's") {
+    const std::vector<std::string> locks = {"_c_a-lock-0000000001", "_c_b-lock-0000000002", "lock-0000000003", "junk"};
+    CHECK_FALSE(zkr::other_kind_node(locks, zkr::mutex_lock_name));
+    CHECK(zkr::other_kind_node(locks, zkr::semaphore_lock_name) == "_c_a-lock-0000000001");
+    auto mixed = locks;
+    mixed.push_back("_c_c-m1-w1-lease-0000000004");
+    CHECK(zkr::other_kind_node(mixed, zkr::mutex_lock_name) == "_c_c-m1-w1-lease-0000000004");
+    CHECK_FALSE(zkr::other_kind_node({"lease-0000000001"}, zkr::mutex_lock_name));  // unprotected: not a participant
+}

@@ -147,7 +147,7 @@ public:
     void cancel();
 
     /// The message of an acquire that failed with ec: says to call client::start() when that is
-    /// what was missing.
+    /// what was missing, and names the other kind's node on a lock_kind_mismatch.
     std::string acquire_failure(const boost::system::error_code& ec, std::string_view what) const;
 
     /// Lock nodes in queue order (full paths, without namespace).
@@ -159,6 +159,7 @@ public:
     const lock_rule& rule() const noexcept { return *rule_; }
 
 private:
+    std::string kind_mismatch_message(std::string_view what) const;
     /// The engines of acquires still in flight, for cancel() (which forgets them) and reevaluate().
     std::vector<std::shared_ptr<lock_engine>> live_engines(bool forget = false);
     std::mutex pending_mutex_;
