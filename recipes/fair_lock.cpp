@@ -129,6 +129,12 @@ hold_state fair_lock::state() const {
     return hold_ ? hold_->caller_state() : hold_state::released;
 }
 
+hold_view fair_lock::view() const {
+    std::lock_guard lock(mutex_);
+    if (!hold_) detail::throw_if(make_error_code(errc::lock_not_held), driver_->path(), "the fair_lock holds no lock to view");
+    return hold_view(hold_);
+}
+
 std::stop_token fair_lock::stop_token() const {
     std::lock_guard lock(mutex_);
     return hold_ ? hold_->stop_token() : detail::stopped_token();

@@ -105,6 +105,12 @@ std::stop_token interprocess_mutex::stop_token() const {
     return h ? h->stop_token() : detail::stopped_token();
 }
 
+hold_view interprocess_mutex::view() const {
+    auto h = current_hold();
+    if (!h) detail::throw_if(make_error_code(errc::lock_not_held), driver_->path(), "this thread holds no lock to view");
+    return hold_view(std::move(h));
+}
+
 std::string interprocess_mutex::node_path() const {
     auto h = current_hold();
     return h ? h->node_path() : std::string();

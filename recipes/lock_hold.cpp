@@ -68,6 +68,8 @@ std::int64_t lock_hold::fencing_token() const { return checked().hold->fencing_t
 hold_state lock_hold::state() const { return group_ ? group_->hold->caller_state() : hold_state::released; }
 std::stop_token lock_hold::stop_token() const noexcept { return group_ ? group_->hold->stop_token() : detail::stopped_token(); }
 
+hold_view lock_hold::view() const noexcept { return hold_view(group_ ? group_->hold : nullptr); }
+
 std::vector<multi_result> lock_hold::guarded_multi(std::vector<multi_op> ops) {
     const auto& g = checked();
     error_code ec;

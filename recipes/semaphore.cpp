@@ -210,6 +210,11 @@ std::string interprocess_semaphore_mutex::node_path() const {
     return lease_ ? lease_->node_path() : std::string();
 }
 
+hold_view interprocess_semaphore_mutex::view() const {
+    std::lock_guard lock(mutex_);
+    return lease_ ? lease_->view() : hold_view();
+}
+
 std::stop_token interprocess_semaphore_mutex::stop_token() const {
     std::lock_guard lock(mutex_);
     return lease_ ? lease_->stop_token() : detail::stopped_token();

@@ -1,6 +1,7 @@
 // zkr::fair_lock: a strict first-come-first-served cross-process queue lock.
 #pragma once
 
+#include <zkr/hold_view.hpp>
 #include <zkr/detail/lock_base.hpp>
 
 #include <chrono>
@@ -69,6 +70,9 @@ public:
     bool is_valid() const { return state() == hold_state::held; }
     /// The object's hold's stop token; already requested when the object holds nothing.
     std::stop_token stop_token() const;
+    /// The object's hold, as a view to hand to a job (see zkr::hold_view). Throws lock_not_held
+    /// when the object holds nothing.
+    hold_view view() const;
     /// Wakes every thread of this process waiting to acquire through this object: their acquire
     /// throws zkr::error with errc::cancelled and their nodes are removed. Holds stay held.
     void cancel() { driver_->cancel(); }

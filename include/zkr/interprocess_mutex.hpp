@@ -1,6 +1,7 @@
 // zkr::interprocess_mutex: a re-entrant cross-process mutex (Curator's InterProcessMutex, done better).
 #pragma once
 
+#include <zkr/hold_view.hpp>
 #include <zkr/detail/lock_base.hpp>
 
 #include <chrono>
@@ -100,6 +101,10 @@ public:
     bool is_valid() const { return state() == hold_state::held; }
     /// The calling thread's hold's stop token; already requested when the thread holds nothing.
     std::stop_token stop_token() const;
+    /// The calling thread's hold, as a view that reads the same from any thread: take it here and
+    /// hand it to the job that works under the lock (see zkr::hold_view). Throws lock_not_held
+    /// when the thread holds nothing.
+    hold_view view() const;
     /// Wakes every thread of this process waiting to acquire through this object: their acquire
     /// throws zkr::error with errc::cancelled and their nodes are removed. Holds stay held.
     void cancel() { driver_->cancel(); }

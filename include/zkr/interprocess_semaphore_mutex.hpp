@@ -1,6 +1,7 @@
 // zkr::interprocess_semaphore_mutex: a non-re-entrant cross-process mutex (a semaphore of one lease).
 #pragma once
 
+#include <zkr/hold_view.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>
 
 #include <mutex>
@@ -43,6 +44,9 @@ public:
     std::string node_path() const;
     /// The lease's stop token; already requested when nothing is held.
     std::stop_token stop_token() const;
+    /// The lease's hold, as a view to hand to a job (see zkr::hold_view); of nothing when nothing
+    /// is held.
+    hold_view view() const;
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
     void set_node_data(std::string data) { semaphore_.set_node_data(std::move(data)); }
     std::vector<std::string> participant_nodes() const { return semaphore_.participant_nodes(); }

@@ -4,6 +4,7 @@
 #include <zkr/detail/lock_driver.hpp>
 #include <zkr/error.hpp>
 #include <zkr/hold_state.hpp>
+#include <zkr/hold_view.hpp>
 #include <zkr/multi_op.hpp>
 #include <zkr/results.hpp>
 
@@ -81,6 +82,9 @@ public:
     /// Requested once the hold ends (lost or released); already requested when this object owns
     /// nothing. Not requested for doubt: watch state() or a hold listener for that.
     std::stop_token stop_token() const noexcept;
+    /// A view of this hold that another thread may read (see zkr::hold_view); of nothing when this
+    /// object owns nothing.
+    hold_view view() const noexcept;
     /// Runs ops atomically only while the hold's node exists on our session; lock_lost if not.
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
 

@@ -10,6 +10,7 @@
 #include <zkr/error.hpp>
 #include <zkr/fair_lock.hpp>
 #include <zkr/hold_state.hpp>
+#include <zkr/hold_view.hpp>
 #include <zkr/interprocess_mutex.hpp>
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>

@@ -273,3 +273,41 @@ TEST_CASE("holder's contract: guards left while the server is down, nodes delete
     CHECK(clk::now() - back < 15s);
     std::remove(log.c_str());
 }
+
+// The README's pattern, in a process of its own: the holder hands its hold's view to a job thread,
+// which writes only while the view reads held. With the server down, the job stops writing at once
+// (doubtful); once the same session is back and the node re-read, it writes again. (Asking the
+// mutex from the job thread read "not held" throughout: it reads the calling thread's hold.)
+TEST_CASE("holder's contract: a job thread given the hold's view writes only while it is held") {
+    zkr::test::zk_cluster zk;
+    const auto path = zkr::test::recipe_path("view-job");
+    const auto log = zkr::test::temp_file("view-job");
+    zkr::test::child_process p({ZKR_LOCK_WORKER, zk.connect_string(), "view_job", path, "1", "9000", log,
+                                zkr::test::temp_file("counter")});
+    const auto steady_ms = [] {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(clk::now().time_since_epoch()).count();
+    };
+    const auto count = [&](const std::string& kind, long long from, long long to) {
+        int n = 0;
+        for (const auto& l : zkr::test::read_lines(log)) {
+            std::istringstream in(l);
+            std::string k;
+            long long pid = 0, at = 0;
+            in >> k >> pid >> at;
+            n += (k == kind && at >= from && at < to) ? 1 : 0;
+        }
+        return n;
+    };
+    REQUIRE(zkr::test::eventually([&] { return count("WRITE", 0, steady_ms()) >= 10; }, 20s));
+    const auto down = steady_ms();
+    zk.kill(0);
+    std::this_thread::sleep_for(2500ms);  // within the worker's 4 s session
+    const auto up = steady_ms();
+    zk.start(0);
+    CHECK(p.wait_for(30s) == 0);
+    CHECK(count("WRITE", 0, down) >= 10);           // the job thread saw the hold held
+    CHECK(count("WRITE", down + 300, up) == 0);     // and nothing while the server was down
+    CHECK(count("SKIP", down + 300, up) >= 50);     // it kept checking meanwhile
+    CHECK(count("WRITE", up, steady_ms()) >= 10);   // held again on the same session, re-read
+    std::remove(log.c_str());
+}

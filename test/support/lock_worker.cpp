@@ -1,6 +1,9 @@
 // A separate process contending on a recipe, for the multi-process tests.
 // Usage: zkr_lock_worker CONNECT RECIPE PATH ITERATIONS HOLD_MS LOG_FILE COUNTER_FILE
 //   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX:QTY (QTY 0: random 1..MAX each time)
+//           | view_job: hold the mutex in a std::scoped_lock for HOLD_MS while a job thread, given
+//             the hold's view, logs "WRITE|SKIP <pid> <steady ms>" every 20 ms (WRITE only when
+//             the view reads held)
 //           | unowned_unlock: lock the mutex, unlock() it from another thread (misuse: reported on
 //             stderr, asserted in debug builds), log "AFTER <pid> <state>", unlock it properly
 //           | fenced: acquire the mutex once, log "ACQ", sleep HOLD_MS (a test may SIGSTOP us then),
@@ -122,6 +125,24 @@ int main(int argc, char** argv) {
             append_line(log, std::string("WRITE ") + std::to_string(::getpid()) + " " + (accepted ? "accepted" : "refused") + "\n");
             boost::system::error_code ec;
             m.release(ec);
+            return 0;
+        }
+        if (recipe == "view_job") {
+            // The README's pattern: the holder takes a view of its hold and hands it to a job
+            // thread, which checks it before every write.
+            zkr::interprocess_mutex m(c, argv[3]);
+            std::scoped_lock guard(m);
+            const auto view = m.view();
+            std::jthread job([&, view] {
+                const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(hold_ms);
+                while (std::chrono::steady_clock::now() < until) {
+                    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         std::chrono::steady_clock::now().time_since_epoch()).count();
+                    append_line(log, std::string(view.is_valid() ? "WRITE " : "SKIP ") + std::to_string(::getpid()) + " " +
+                                         std::to_string(now) + "\n");
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                }
+            });
             return 0;
         }
         if (recipe == "unowned_unlock") {
