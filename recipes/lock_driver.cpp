@@ -164,6 +164,10 @@ std::string lock_driver::acquire_failure(const error_code& ec, std::string_view 
     if (ec == errc::not_connected && !is_started(detail::connection_of(client_)))
         return "the client was never started: call client::start() before acquiring";
     if (ec == errc::lock_kind_mismatch) return kind_mismatch_message(what);
+    if (ec == errc::not_connected)
+        return "not connected to ZooKeeper at " + client_.options().connect_string + " while acquiring " + std::string(what) +
+               " (a try does not wait for a connection, a timed acquire waits at most its timeout: after start(), call "
+               "block_until_connected() before the first acquire)";
     return ec.message() + " while acquiring " + std::string(what);
 }
 

@@ -8,6 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <chrono>
+#include <cstdio>
 
 namespace zkr {
 namespace {
@@ -162,11 +164,27 @@ failure run_sync(connection& c, request req, response& out) {
     if (auto f = check_request(req)) return f;
     if (c.on_network_thread())
         return fail(errc::invalid_state, "a blocking zkr call on the client's network thread would deadlock");
+    const auto started = std::chrono::steady_clock::now();
     auto result = std::make_shared<sync_result<std::pair<boost::system::error_code, response>>>();
     c.submit(std::move(req), [result](const boost::system::error_code& ec, response&& r) { result->set({ec, std::move(r)}); });
     auto [ec, r] = result->get(c.options().blocking_call_spin);
     out = std::move(r);
+    if (ec == errc::not_connected) return {ec, not_connected_reason(c, std::chrono::steady_clock::now() - started)};
     return {ec, {}};
+}
+
+// "Not connected" alone left a user guessing for a minute: say what was missing, or what was
+// tried and for how long.
+std::string not_connected_reason(connection& c, std::chrono::steady_clock::duration waited) {
+    if (!c.started()) return "the client was never started: call client::start() first";
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(waited).count();
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f", static_cast<double>(ms) / 1000);
+    const auto attempt_ms = std::chrono::duration_cast<std::chrono::milliseconds>(c.options().connection_timeout).count();
+    return "not connected to ZooKeeper at " + c.options().connect_string + ": waited " + secs +
+           " s for a connection (each attempt waits client_options::connection_timeout, " + std::to_string(attempt_ms) +
+           " ms, and the retry_policy allowed the retries; to wait for the first connection once, call "
+           "block_until_connected() after start())";
 }
 
 boost::asio::any_io_executor callback_executor(connection& c) { return c.callback_executor(); }

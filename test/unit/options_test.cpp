@@ -95,3 +95,21 @@ TEST_CASE("a lock path in ZooKeeper's system tree is refused, unless a namespace
     zkr::client namespaced(o);
     CHECK_NOTHROW(zkr::interprocess_mutex(namespaced, "/zookeeper/x"));  // that is /app/zookeeper/x
 }
+
+TEST_CASE("not connected says why: never started, or what was waited for and how long") {
+    zkr::client never(with("127.0.0.1:1"));
+    CHECK_THROWS_WITH(never.exists("/a"), zkr::test::contains("call client::start() first"));
+    auto o = with("127.0.0.1:1");  // nothing listens there
+    o.retry_policy = std::make_shared<zkr::retry_n_times>(2, 50ms);
+    o.connection_timeout = 300ms;
+    zkr::client c(o);
+    c.start();
+    try {
+        c.exists("/a");
+        FAIL("no throw");
+    } catch (const zkr::error& e) {
+        CHECK(e.code() == zkr::errc::not_connected);
+        CHECK_THAT(std::string(e.what()), zkr::test::contains("not connected to ZooKeeper at 127.0.0.1:1: waited"));
+        CHECK_THAT(std::string(e.what()), zkr::test::contains("block_until_connected()"));
+    }
+}

@@ -10,6 +10,7 @@
 #include <zkr/results.hpp>
 #include <zkr/watch_event.hpp>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -67,6 +68,8 @@ failure check_request(const request& req);
 void submit(connection& c, request req, completion done);
 /// Blocks the calling thread until the request completes. Must not run on the network thread.
 failure run_sync(connection& c, request req, response& out);
+/// Why a call failed with not_connected: the client was never started, or what was waited for.
+std::string not_connected_reason(connection& c, std::chrono::steady_clock::duration waited);
 /// Where handlers without an associated executor run: a thread of the client, never the
 /// network thread.
 boost::asio::any_io_executor callback_executor(connection& c);
