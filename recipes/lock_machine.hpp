@@ -361,11 +361,17 @@ private:
         // A mutex and a semaphore on one path ignore each other's nodes: refuse, as a semaphore
         // refuses one that disagrees on its maximum (the recipe names the node in its message).
         if (other_kind_node(children, cfg_.lock_name)) return fail(make_error_code(errc::lock_kind_mismatch));
-        if (!view_.reset(sorted_participants(children, cfg_.lock_name), node_name_)) {
+        auto sorted = sorted_participants(children, cfg_.lock_name);
+        const auto ours = std::find(sorted.begin(), sorted.end(), node_name_);
+        const auto behind = ours == sorted.end() ? 0 : static_cast<std::size_t>(sorted.end() - ours - 1);
+        if (!view_.reset(std::move(sorted), node_name_)) {
             if (!fresh) return list(true);  // listed before our (retried) create landed
             return vanished();
         }
+        listing_behind_ = behind;
+        deciding_on_listing_ = true;
         decide();
+        deciding_on_listing_ = false;
     }
 
     void decide() {
@@ -469,9 +475,13 @@ private:
         phase_ = lock_phase::holding;
         hold_ = hold_state::held;
         hold_session_ = session_;
-        // With holders still ahead of us, the waiter behind us (watching only us) becomes the
-        // first waiter and must watch them all: tell it by touching our node.
-        if (view_.ahead() > 0) {
+        // A waiter behind us that listed us as a waiter watches only us, for our grant: tell it by
+        // touching our node. In a lock of several holders it may hold now too (the limit can
+        // cover it as well), or must now watch the holders ahead of us (found by the simulation's
+        // progress check: granted with nothing ahead and no signal, we left a waiter that fit
+        // waiting until an unrelated release). In a one-holder lock it only waits for our
+        // release, which signals itself.
+        if (view_.ahead() > 0 || (!cfg_.rule->release_passes_on() && may_be_awaited())) {
             emit(lock_out::touch_own{node_path_});
             touched_ = true;
         }
@@ -562,6 +572,11 @@ private:
         if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on()) return lose_written();
         watch_own();
     }
+
+    // Whether a waiter behind us may have listed us as a waiter. Not when we hold on a listing that
+    // shows nobody behind us: a node made later lists later, and sees us hold. (So an uncontended
+    // acquire still costs no signal.)
+    bool may_be_awaited() const { return !deciding_on_listing_ || listing_behind_ > 0; }
 
     // Only our own release writes our node of a one-holder lock (touch_own is for rules with
     // several holders): a waiter behind us that sees a write takes it for our release. So a node
@@ -702,6 +717,8 @@ private:
     int restarts_ = 0;
     bool waited_ = false;
     bool touched_ = false;  // our node was written once by touch_own
+    bool deciding_on_listing_ = false;  // decide() runs on a listing just taken
+    std::size_t listing_behind_ = 0;    // participants behind us in that listing
     hold_state hold_ = hold_state::held;
     std::int64_t hold_session_ = 0;
     bool caller_waits_ = false;

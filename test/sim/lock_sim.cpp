@@ -194,6 +194,7 @@ private:
             if (!c.local.empty() || !c.replies.empty()) choices.push_back({1, c.id});
         }
         const bool can_wait = !timers_.empty();
+        if (choices.empty()) check_progress();
         if (faults_left_ > 0 && pick(100) < 4) return fault(), true;
         if (!choices.empty() && (!can_wait || pick(100) < 85)) {
             const auto [what, id] = choices[pick(choices.size())];
@@ -320,6 +321,7 @@ private:
             const auto path = held[pick(held.size())];
             note("operator writes " + path);
             if (one_holder.count(path)) tamper(path);
+            if (const node* n = zk_.find(path)) written_.insert(n->czxid);
             zk_.set_data(path, "operator");
         } else {
             const auto path = std::string(lock_path) + "/" + (*nodes)[pick(nodes->size())];
@@ -798,6 +800,40 @@ private:
             violate(std::to_string(held) + " holders at once (max " + std::to_string(s_.max_holders) + ")");
     }
 
+    // Progress: once nothing is in flight anywhere (no request, reply, event or connection change
+    // on its way, every client connected), no waiter whose node is among the holders the rule
+    // names on the server's own queue may still wait. It has heard everything it will hear: a
+    // reevaluate that decided nothing, or a departure it missed, would leave it there until some
+    // later, unrelated event.
+    void check_progress() {
+        if (!out_.ok || odd_rule_) return;  // a disagreeing maximum refuses instead of holding
+        // A node of a session its client gave up holds its place until the server expires it: a
+        // waiter behind it waits for that (as behind a crashed holder), not stuck.
+        for (const auto& [at, t] : timers_)
+            if (t.what == timer::expire_session) return;
+        for (const auto& c : clients_)
+            if (!c.connected || c.opening || !c.outbound.empty() || !c.replies.empty() || !c.local.empty() ||
+                !c.resend.empty() || !c.stashed.empty())
+                return;
+        const auto kids = zk_.children(lock_path);
+        if (!kids) return;
+        const auto queue = sorted_participants(*kids, lock_name_);
+        // A written node tells the waiter behind it of a grant that did not happen, and it then
+        // takes the real one for the same: it waits for that node to go (docs/recipes.md).
+        for (const auto& name : queue)
+            if (const node* n = zk_.find(std::string(lock_path) + "/" + name); n && written_.count(n->czxid)) return;
+        const int max = s_.kind == recipe::shared_semaphore ? shared_max_ : s_.max_holders;
+        const std::set<std::string> fits(queue.begin(), queue.begin() + std::min<std::ptrdiff_t>(max, static_cast<std::ptrdiff_t>(queue.size())));
+        for (const auto& [id, lm] : live_) {
+            const auto& m = *lm.m;
+            if (m.phase() != lock_phase::waiting) continue;
+            const auto name = m.node_path().substr(m.node_path().rfind('/') + 1);
+            if (fits.count(name))
+                return violate("c" + std::to_string(lm.client) + " waits with nothing in flight, although its node " + name +
+                               " is among the " + std::to_string(max) + " that hold");
+        }
+    }
+
     static bool not_yet_told_lost(const client& c, std::uint64_t id) {
         for (const auto& d : c.local)
             if (d.machine == id)
@@ -851,6 +887,7 @@ private:
     std::uint64_t next_machine_ = 0, next_watch_ = 0;
     std::int64_t last_token_ = 0;
     int faults_left_ = 0;
+    std::set<std::int64_t> written_;   // the czxids of lock nodes an operator wrote
     std::set<std::int64_t> tampered_;  // the czxids of lock nodes an operator deleted or wrote
     std::set<std::pair<std::uint64_t, std::int64_t>> told_;  // machines told of such a change to their node
     // Own-node reads the server answered after the change, and own-node watch events it fired.

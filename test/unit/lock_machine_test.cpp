@@ -233,3 +233,24 @@ TEST_CASE("lock machine: an untimed waiter whose session is lost waits on, and q
     REQUIRE(find<lock_out::granted>(a));
     CHECK(find<lock_out::granted>(a)->session == session + 1);
 }
+
+// Found by the simulation's progress check: a waiter behind us may have listed us as a waiter and
+// watch only us, for our grant. In a lock of several holders it may hold with us; if our grant
+// left no signal (we were first in our own listing, nothing ahead to tell it about), it waited
+// until some unrelated release.
+TEST_CASE("lock machine: a grant in a lock of several holders always signals the waiter behind") {
+    const lowest_n_rule two{2};
+    lock_machine m({&two, "lock-", false});
+    auto a = m.resume(lock_in::start{true, session});
+    const auto create = find<lock_out::create>(a)->ticket;
+    const auto list = find<lock_out::list>(a)->ticket;
+    m.resume(lock_in::created{create, {}, "/l/" + node(3), 1003, session});
+    a = m.resume(lock_in::listed{list, {}, {node(3), node(4)}});  // first in the queue: nothing ahead
+    REQUIRE(find<lock_out::granted>(a));
+    REQUIRE(find<lock_out::touch_own>(a));
+    CHECK(find<lock_out::touch_own>(a)->path == "/l/" + node(3));
+    // A one-holder lock needs no signal: the waiter behind waits for our release, which says so.
+    queued q(3, {3, 4});
+    REQUIRE(find<lock_out::granted>(q.last));
+    CHECK_FALSE(find<lock_out::touch_own>(q.last));
+}
