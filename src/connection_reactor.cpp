@@ -1,6 +1,7 @@
 // The C handle and its socket: opening and closing the handle, the pump that asks the C client
 // what it waits for, the Asio descriptor on its socket, and the C client's process-wide lock and log.
 #include "connection_internal.hpp"
+#include "log_throttle.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -23,6 +24,9 @@ thread_local spdlog::logger* network_thread_logger = nullptr;
 
 namespace {
 
+// Per network thread, as the logger: an outage's reconnect attempts repeat the same two lines.
+thread_local log_throttle c_client_lines;
+
 void zk_log(const char* message) {
     spdlog::logger* log = network_thread_logger;
     if (!log || !message) return;
@@ -32,7 +36,10 @@ void zk_log(const char* message) {
     if (m.find("ZOO_ERROR@") != std::string_view::npos) level = spdlog::level::err;
     else if (m.find("ZOO_WARN@") != std::string_view::npos) level = spdlog::level::warn;
     else if (m.find("ZOO_DEBUG@") != std::string_view::npos) level = spdlog::level::debug;
-    log->log(level, "zookeeper: {}", m);
+    if (!log->should_log(level)) return;
+    const auto v = c_client_lines.offer(m, std::chrono::steady_clock::now());
+    if (v.summary) log->log(level, "zookeeper: ({})", *v.summary);
+    if (v.log) log->log(level, "zookeeper: {}", m);
 }
 
 void ignore_session_events(zhandle_t*, int, int, const char*, void*) {
