@@ -77,6 +77,7 @@ std::shared_ptr<detail::hold> fair_lock::take_for_unlock(boost::system::error_co
         return nullptr;
     }
     if (--count_ > 0) return nullptr;
+    released_ = hold_;
     return std::move(hold_);
 }
 
@@ -126,7 +127,10 @@ std::string fair_lock::node_path() const {
 
 hold_state fair_lock::state() const {
     std::lock_guard lock(mutex_);
-    return hold_ ? hold_->caller_state() : hold_state::released;
+    if (hold_) return hold_->caller_state();
+    // Released: releasing while its delete waits for the connection, as the listeners hear it.
+    if (const auto h = released_.lock(); h && h->state() == hold_state::releasing) return hold_state::releasing;
+    return hold_state::released;
 }
 
 hold_view fair_lock::view() const {

@@ -28,6 +28,7 @@ void interprocess_mutex::adopt(std::thread::id owner, std::shared_ptr<detail::ho
     attach_listeners(h);
     std::lock_guard lock(mutex_);
     holds_[owner] = entry{std::move(h), 1};
+    released_.erase(owner);
 }
 
 void interprocess_mutex::acquire() { acquire_for(std::nullopt); }
@@ -56,6 +57,7 @@ std::shared_ptr<detail::hold> interprocess_mutex::take_for_release(std::thread::
     if (--it->second.count > 0) return nullptr;
     auto h = std::move(it->second.hold);
     holds_.erase(it);
+    released_[owner] = h;
     return h;
 }
 
@@ -96,8 +98,15 @@ std::int64_t interprocess_mutex::fencing_token() const {
 }
 
 hold_state interprocess_mutex::state() const {
-    auto h = current_hold();
-    return h ? h->caller_state() : hold_state::released;
+    if (auto h = current_hold()) return h->caller_state();
+    // Released by this thread: releasing while its delete waits for the connection, as the hold
+    // listeners hear it, then released.
+    std::lock_guard lock(mutex_);
+    const auto it = released_.find(std::this_thread::get_id());
+    if (it == released_.end()) return hold_state::released;
+    if (const auto h = it->second.lock(); h && h->state() == hold_state::releasing) return hold_state::releasing;
+    released_.erase(it);
+    return hold_state::released;
 }
 
 std::stop_token interprocess_mutex::stop_token() const {

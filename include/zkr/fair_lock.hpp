@@ -66,6 +66,8 @@ public:
     std::int64_t fencing_token() const;
     /// Our lock node's path while held (empty otherwise).
     std::string node_path() const;
+    /// released when the object holds nothing; releasing after its unlock() while the delete waits
+    /// for the connection (as the hold listeners hear it).
     hold_state state() const;
     bool is_valid() const { return state() == hold_state::held; }
     /// The object's hold's stop token; already requested when the object holds nothing.
@@ -87,6 +89,7 @@ private:
     std::condition_variable acquiring_done_;
     bool acquiring_ = false;  // one acquisition at a time per object
     std::shared_ptr<detail::hold> hold_;
+    std::weak_ptr<detail::hold> released_;  // the last one released, while its delete may be pending
     int count_ = 0;
     std::string queued_node_;
 };

@@ -96,7 +96,8 @@ public:
     /// The czxid of the calling thread's lock node: strictly increasing across successive holders.
     /// Throws lock_not_held when the thread holds nothing.
     std::int64_t fencing_token() const;
-    /// The calling thread's hold state (released when it holds nothing).
+    /// The calling thread's hold state: released when it holds nothing, releasing after its unlock()
+    /// while the delete waits for the connection (as the hold listeners hear it).
     hold_state state() const;
     bool is_valid() const { return state() == hold_state::held; }
     /// The calling thread's hold's stop token; already requested when the thread holds nothing.
@@ -136,6 +137,8 @@ private:
 
     mutable std::mutex mutex_;
     std::map<std::thread::id, entry> holds_;
+    // Each thread's last released hold, while its delete may still be pending (for state()).
+    mutable std::map<std::thread::id, std::weak_ptr<detail::hold>> released_;
 };
 
 template <typename Token>

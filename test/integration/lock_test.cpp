@@ -837,3 +837,37 @@ TEST_CASE("fair_lock: try_lock and try_lock_for keep their bound while another t
     CHECK(holder.wait_for(10s) == 0);
     std::remove(log.c_str());
 }
+
+// One truth: after an unlock() whose delete must wait for the server, the lock's state() and the
+// hold listener both say releasing (state() said released), then released once the delete is done.
+template <typename Lock>
+void releasing_reads_the_same(zkr::test::zk_cluster& zk, zkr::client& c, const std::string& name) {
+    INFO(name);
+    Lock lock(c, zkr::test::recipe_path(name));
+    std::mutex m;
+    std::vector<hold_state> heard;
+    auto sub = lock.add_hold_listener([&](hold_state s) {
+        std::lock_guard g(m);
+        heard.push_back(s);
+    });
+    const auto last_heard = [&] {
+        std::lock_guard g(m);
+        return heard.empty() ? hold_state::held : heard.back();
+    };
+    lock.lock();
+    zk.kill(0);
+    REQUIRE(zkr::test::eventually([&] { return !zkr::is_connected(c.state()); }));
+    lock.unlock();  // returns at once: the delete waits for the connection
+    CHECK(lock.state() == hold_state::releasing);
+    CHECK(zkr::test::eventually([&] { return last_heard() == hold_state::releasing; }));
+    zk.start(0);
+    CHECK(zkr::test::eventually([&] { return lock.state() == hold_state::released && last_heard() == hold_state::released; }, 20s));
+}
+
+TEST_CASE("after an unlock() whose delete waits for the server, state() and the listener both say releasing, then released") {
+    zkr::test::zk_cluster zk;
+    auto c = connect(zk.connect_string(), 30s);
+    releasing_reads_the_same<zkr::interprocess_mutex>(zk, *c, "releasing-mutex");
+    REQUIRE(c->block_until_connected(20s));
+    releasing_reads_the_same<zkr::fair_lock>(zk, *c, "releasing-fair");
+}
