@@ -311,3 +311,27 @@ TEST_CASE("holder's contract: a job thread given the hold's view writes only whi
     CHECK(count("WRITE", up, steady_ms()) >= 10);   // held again on the same session, re-read
     std::remove(log.c_str());
 }
+
+// The README's bound, in a process of its own: leaving a guard while the server is frozen (its
+// JVM stopped, its TCP connections open) waits at most until the client notices the silence, 2/3
+// of the session timeout, never for the server.
+TEST_CASE("holder's contract: leaving a guard with the server frozen takes at most 2/3 of the session timeout") {
+    zkr::test::zk_cluster zk;
+    const auto log = zkr::test::temp_file("frozen");
+    for (const std::string recipe : {"mutex", "fair", "semaphore_mutex"}) {
+        INFO(recipe);
+        const auto path = zkr::test::recipe_path("frozen-" + recipe);
+        // zkr_lock_worker's session is 4 s: it holds 1.5 s, then unlocks.
+        zkr::test::child_process p({ZKR_LOCK_WORKER, zk.connect_string(), recipe, path, "1", "1500", log, zkr::test::temp_file("counter")});
+        REQUIRE(zkr::test::eventually([&] { return !lines_of(log, p.pid()).empty(); }, 20s));
+        zk.pause(0);
+        CHECK(p.wait_for(15s) == 0);
+        zk.resume(0);
+        const auto unlocked = find(lines_of(log, p.pid()), "UNLOCKED");
+        REQUIRE(unlocked);
+        const auto ms = std::stoll(unlocked->fields.at(0));
+        CHECK(ms <= 4000 * 2 / 3 + 700);
+        REQUIRE(zk.wait_serving(0));
+    }
+    std::remove(log.c_str());
+}

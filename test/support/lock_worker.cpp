@@ -9,8 +9,8 @@
 //           | fenced: acquire the mutex once, log "ACQ", sleep HOLD_MS (a test may SIGSTOP us then),
 //             log "STATE <hold state>", try one fenced write to COUNTER_FILE (a fenced store, see
 //             fenced_store.hpp) and log "WRITE accepted|refused"; ITERATIONS is ignored
-// Appends "ACQ <pid> <token> <qty>" after each acquire and "REL <pid> <token> <qty>" before each
-// release to LOG_FILE (O_APPEND: one write per line, so the file order is a real-time order), and
+// Appends "ACQ <pid> <token> <qty>" after each acquire, "REL <pid> <token> <qty>" before each
+// release and (mutex, fair, semaphore_mutex) "UNLOCKED <pid> <ms unlock() took>" after it to LOG_FILE (O_APPEND: one write per line, so the file order is a real-time order), and
 // does a read-modify-write of the number in COUNTER_FILE while holding. Exit code 0 on success.
 #include "fenced_store.hpp"
 
@@ -59,7 +59,10 @@ int run(Lock& lock, int iterations, int hold_ms, int log, const std::string& cou
         increment(counter);
         if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
         append_line(log, log_line("REL", token, 1));
+        const auto leaving = std::chrono::steady_clock::now();
         lock.unlock();
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - leaving).count();
+        append_line(log, "UNLOCKED " + std::to_string(::getpid()) + " " + std::to_string(ms) + "\n");
     }
     return 0;
 }
