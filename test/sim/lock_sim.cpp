@@ -131,6 +131,7 @@ struct live_machine {
     std::unique_ptr<machine> m;
     std::string node_name;  // what its create asks for (the odd client's differs)
     const lock_rule* rule = nullptr;
+    int weight = 1;  // leases its node asks for (acquire_many)
 };
 
 class world {
@@ -153,6 +154,7 @@ public:
             rule_ = std::make_shared<lease_rule>([max] { return max; }, tag);
             lock_name_ = "lease-";
             node_name_ = lease_node_name(tag, 1);
+            fixed_tag_ = tag;
             // Now and then one client's semaphore disagrees on the maximum: the two never hold
             // at once, and the acquire that meets the other's node fails with max_mismatch.
             if (rng_() % 4 == 0) {
@@ -645,7 +647,10 @@ private:
         const bool try_only = style < 2;
         const bool odd = odd_rule_ && c.id == 0;
         const lock_rule* rule = odd ? odd_rule_.get() : rule_.get();
-        live_[id] = {c.id, machines_({rule, lock_name_, try_only}), odd ? odd_node_name_ : node_name_, rule};
+        // A fixed semaphore's acquires ask for 1 to max leases at once, as acquire_many does.
+        const int weight = s_.kind == recipe::semaphore && !odd ? 1 + static_cast<int>(pick(static_cast<std::size_t>(s_.max_holders))) : 1;
+        const auto name = weight > 1 ? lease_node_name(fixed_tag_, static_cast<std::uint32_t>(weight)) : odd ? odd_node_name_ : node_name_;
+        live_[id] = {c.id, machines_({rule, lock_name_, try_only}), name, rule, weight};
         c.current = id;
         note("c" + std::to_string(c.id) + " acquires (m" + std::to_string(id) + (try_only ? ", try" : "") + ")");
         if (style >= 2 && style < 6) at(50 + pick(400), {timer::deadline, c.id, id});
@@ -769,7 +774,7 @@ private:
             const auto& m = *lm.m;
             if (m.phase() == lock_phase::holding && m.state() == hold_state::held && !not_yet_told_lost(clients_[lm.client], id) &&
                 !tampered_.count(m.token()))
-                ++held;
+                held += lm.weight;
         }
         return held;
     }
@@ -790,14 +795,14 @@ private:
                                    " was changed by someone else");
                 continue;  // the documented window: not told yet
             }
-            ++held;
+            held += lm.weight;
             const node* n = zk_.find(m.node_path());
             if (!n || n->owner != m.hold_session())
                 return violate("c" + std::to_string(lm.client) + " reads held, but its node " + m.node_path() +
                                (n ? " belongs to session " + std::to_string(n->owner) : " is gone"));
         }
         if (held > s_.max_holders)
-            violate(std::to_string(held) + " holders at once (max " + std::to_string(s_.max_holders) + ")");
+            violate(std::to_string(held) + " leases held at once (max " + std::to_string(s_.max_holders) + ")");
     }
 
     // Progress: once nothing is in flight anywhere (no request, reply, event or connection change
@@ -823,7 +828,10 @@ private:
         for (const auto& name : queue)
             if (const node* n = zk_.find(std::string(lock_path) + "/" + name); n && written_.count(n->czxid)) return;
         const int max = s_.kind == recipe::shared_semaphore ? shared_max_ : s_.max_holders;
-        const std::set<std::string> fits(queue.begin(), queue.begin() + std::min<std::ptrdiff_t>(max, static_cast<std::ptrdiff_t>(queue.size())));
+        std::vector<std::uint64_t> weights;
+        for (const auto& name : queue) weights.push_back(parse_lease_node(name).value_or(lease_node_info{}).weight);
+        const auto holders = detail::holder_count(weights, queue.size(), static_cast<std::uint64_t>(max));
+        const std::set<std::string> fits(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(holders));
         for (const auto& [id, lm] : live_) {
             const auto& m = *lm.m;
             if (m.phase() != lock_phase::waiting) continue;
@@ -876,6 +884,7 @@ private:
     zookeeper zk_;
     std::shared_ptr<lock_rule> rule_, odd_rule_;
     std::string odd_node_name_;
+    std::string fixed_tag_;  // a fixed semaphore's max tag (its weighted nodes' names)
     int shared_max_ = 0;  // shared_semaphore: the count's value now
     std::string lock_name_, node_name_;
     std::vector<client> clients_;

@@ -62,7 +62,8 @@ struct schedule {
     std::uint64_t seed = 0;
     recipe kind = recipe::mutex;
     int clients = 2;
-    int max_holders = 1;  ///< the semaphore's leases (1 for the others; the most a shared count reaches)
+    int max_holders = 1;  ///< the semaphore's leases (1 for the others; the most a shared count reaches);
+                          ///< a fixed semaphore's acquires ask for 1 to max_holders of them
     int attempts = 3;     ///< acquires per client
     int faults = 0;       ///< faults injected before the network heals
 };
