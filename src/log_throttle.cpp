@@ -18,7 +18,9 @@ log_throttle::verdict log_throttle::offer(std::string_view line, std::chrono::st
     verdict v;
     auto s = shape(line);
     if (auto it = shapes_.find(s); it != shapes_.end()) {
-        if (now - it->second.logged < window_) {
+        const bool in_series = now - it->second.last < series_;
+        it->second.last = now;
+        if (in_series && now - it->second.logged < window_) {
             ++it->second.held_back;
             v.log = false;
             return v;
@@ -27,12 +29,12 @@ log_throttle::verdict log_throttle::offer(std::string_view line, std::chrono::st
             const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - it->second.logged).count();
             v.summary = std::to_string(n) + " similar line" + (n == 1 ? "" : "s") + " held back in the last " + std::to_string(secs) + " s";
         }
-        it->second = {now, 0};
+        it->second = {now, now, 0};
         return v;
     }
     // A long-running client meets many shapes: forget those of long ago.
     if (shapes_.size() >= 64) std::erase_if(shapes_, [&](const auto& kv) { return now - kv.second.logged >= window_; });
-    shapes_.emplace(std::move(s), seen{now, 0});
+    shapes_.emplace(std::move(s), seen{now, now, 0});
     return v;
 }
 

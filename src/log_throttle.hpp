@@ -11,13 +11,16 @@
 namespace zkr::detail {
 
 /// Decides, line by line, what to log. A line whose shape (its text from the level marker on,
-/// digits left out: ports, errnos and line numbers vary) was logged within `window` is held back
-/// and counted; the first one after the window is logged with a summary of what was held back.
+/// digits left out: ports, errnos and line numbers vary) repeats within `series` of the last one
+/// (a reconnect loop's) is held back and counted, except once per `window`; a line that comes after
+/// a pause (each of a few connection drops, say) is logged, with a summary of what was held back.
 /// Shapes are tracked apart, as the C client alternates two lines. No clock of its own: the caller
 /// gives `now`.
 class log_throttle {
 public:
-    explicit log_throttle(std::chrono::milliseconds window = std::chrono::seconds(30)) : window_(window) {}
+    explicit log_throttle(std::chrono::milliseconds window = std::chrono::seconds(30),
+                          std::chrono::milliseconds series = std::chrono::seconds(1))
+        : window_(window), series_(series) {}
 
     struct verdict {
         bool log = true;
@@ -31,10 +34,10 @@ public:
 
 private:
     struct seen {
-        std::chrono::steady_clock::time_point logged;
+        std::chrono::steady_clock::time_point logged, last;
         int held_back = 0;
     };
-    std::chrono::milliseconds window_;
+    std::chrono::milliseconds window_, series_;
     std::map<std::string, seen> shapes_;
 };
 

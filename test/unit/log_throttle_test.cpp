@@ -30,3 +30,12 @@ TEST_CASE("log throttle: the shape leaves out the prefix and the digits") {
     CHECK(log_throttle::shape("2026-11-24 12:00:00,1:7(0x1):ZOO_WARN@f@12: port 2181") == "ZOO_WARN@f@: port ");
     CHECK(log_throttle::shape("no marker 42") == "no marker ");
 }
+
+TEST_CASE("log throttle: lines that come after a pause, as a few connection drops do, are each logged") {
+    zkr::detail::log_throttle t(30s);
+    const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+    const std::string drop = "ZOO_ERROR@handle_socket_error_msg@1: Socket [127.0.0.1:2181] zk retcode=-7: session timed out";
+    int logged = 0;
+    for (int i = 0; i < 4; ++i) logged += t.offer(drop, t0 + i * 2500ms).log;
+    CHECK(logged == 4);
+}
