@@ -86,7 +86,7 @@ void fair_lock::unlock(boost::system::error_code& ec) {
 }
 
 void fair_lock::unlock() noexcept {
-    unlock_quietly([this](boost::system::error_code& ec) { return take_for_unlock(ec); }, "object");
+    unlock_quietly([this](boost::system::error_code& ec) { return take_for_unlock(ec); }, "an object");
 }
 
 std::optional<std::size_t> fair_lock::queue_position() const {

@@ -67,7 +67,7 @@ void interprocess_mutex::release(boost::system::error_code& ec) {
 }
 
 void interprocess_mutex::unlock() noexcept {
-    unlock_quietly([this](boost::system::error_code& ec) { return take_for_release(std::this_thread::get_id(), ec); }, "thread");
+    unlock_quietly([this](boost::system::error_code& ec) { return take_for_release(std::this_thread::get_id(), ec); }, "a thread");
 }
 
 void interprocess_mutex::release() {

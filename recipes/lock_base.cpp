@@ -46,7 +46,7 @@ void lock_base::release_or_log(const std::shared_ptr<hold>& h, const boost::syst
 void lock_base::report_unowned_unlock(const char* owner) const noexcept {
     const auto& path = driver_->path();
     std::fprintf(stderr,
-                 "zkr: unlock() of the lock %s by a %s that does not hold it: nothing was released, and the lock stays "
+                 "zkr: unlock() of the lock %s by %s that does not hold it: nothing was released, and the lock stays "
                  "held until its owner releases it or the lock object is destroyed (to release from another thread, "
                  "use zkr::interprocess_semaphore_mutex or an owned zkr::lock_hold)\n",
                  printable_path(path).c_str(), owner);

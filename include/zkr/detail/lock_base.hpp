@@ -87,7 +87,7 @@ protected:
 
     /// unlock(): takes the hold to release with take(ec) (which may throw: out of memory), then
     /// releases it, or logs why there was nothing to release. Never throws. An unlock() by an owner
-    /// that holds nothing (owner: "thread" or "object", who owns a hold of this recipe) is misuse
+    /// that holds nothing (owner: "a thread" or "an object", who owns a hold of this recipe) is misuse
     /// that cannot throw: it is written to stderr, and asserts in a debug build of zkr.
     template <typename Take>
     void unlock_quietly(Take&& take, const char* owner) const noexcept {
