@@ -252,10 +252,12 @@ private:
         } else if (kind >= 8) {
             operator_acts();
         } else if (kind == 0) {
+            tally("server restart");
             note("server restart: every connection drops");
             for (auto& c : clients_)
                 if (c.connected) disconnect(c);
         } else if (kind == 1) {
+            tally("containers reaped");
             note("containers reaped");
             zk_.reap_containers();
         } else {
@@ -265,20 +267,25 @@ private:
             // outlives the client's detection of silence (2/3 of its timeout).
             const bool seen = !c.connected && c.local.empty() && zk_.alive(c.session);
             if (c.connected && kind == 7) {
+                tally("session ended on a live connection");
                 end_session_live(c);
             } else if (c.connected) {
+                tally("connection dropped");
                 disconnect(c);
             } else if (seen && kind < 4) {
+                tally("session expired by the server");
                 note("server expires session of c" + std::to_string(c.id));
                 zk_.expire(c.session);
                 route_fired();
             } else if (seen && kind < 6) {
                 // The client gives the session up (its suspend timer ran out) while the server
                 // still keeps it: the old session's nodes live on until it expires.
+                tally("session given up by its client");
                 note("c" + std::to_string(c.id) + " abandons session " + std::to_string(c.session));
                 at(pick(1500), {timer::expire_session, c.id, 0, 0, c.session});
                 new_session(c);
             } else {
+                tally("reconnect");
                 reconnect(c);
             }
         }
@@ -302,6 +309,7 @@ private:
         if (!nodes || nodes->empty()) return;
         const auto what = pick(3);
         if (what == 2) {
+            tally("operator deletes the queue and its parent");
             note("operator deletes the queue and its parent");
             for (const auto& n : *nodes) tamper(std::string(lock_path) + "/" + n);
             for (const auto& n : *nodes) zk_.remove(std::string(lock_path) + "/" + n);
@@ -321,12 +329,14 @@ private:
                 if (lm.m->phase() == lock_phase::waiting && lm.m->node_path() == last) held.push_back(last);
             if (held.empty()) return;
             const auto path = held[pick(held.size())];
+            tally("operator writes a node");
             note("operator writes " + path);
             if (one_holder.count(path)) tamper(path);
             if (const node* n = zk_.find(path)) written_.insert(n->czxid);
             zk_.set_data(path, "operator");
         } else {
             const auto path = std::string(lock_path) + "/" + (*nodes)[pick(nodes->size())];
+            tally("operator deletes a node");
             note("operator deletes " + path);
             tamper(path);
             zk_.remove(path);
@@ -346,6 +356,7 @@ private:
     void change_shared_count() {
         const int next = 1 + static_cast<int>(pick(3));
         if (next < shared_max_ && valid_holders() > 0) return;
+        tally("shared count changed");
         shared_max_ = next;
         note("shared count set to " + std::to_string(shared_max_));
         for (auto& c : clients_) tell_machines(c, lock_in::reevaluate{});
@@ -354,6 +365,7 @@ private:
     // The client is closed: its machines hear `closed`, its session ends, it acquires no more.
     void close_client(client& c) {
         if (c.closed) return;
+        tally("client closed");
         note("c" + std::to_string(c.id) + " closes");
         // As the connection does: its observers (every machine) hear `closed` first, at once.
         std::vector<std::uint64_t> ids;
@@ -369,6 +381,8 @@ private:
         zk_.expire(c.session);
         route_fired();
     }
+
+    void tally(const char* kind) { ++out_.by_kind[kind]; }
 
     void tamper(const std::string& path) {
         if (const node* n = zk_.find(path)) tampered_.insert(n->czxid);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,6 +77,7 @@ struct outcome {
     long steps = 0;
     int grants = 0;
     int faults = 0;
+    std::map<std::string, long> by_kind;  ///< the faults that took effect, by kind
 };
 
 /// Runs one schedule. traced: keep the last steps as text (slower; used to replay a failure).

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -101,18 +102,22 @@ TEST_CASE("lock simulation: random schedules keep every guarantee") {
     const long count = env_number("ZKR_SIM_SCHEDULES").value_or(default_schedules);
     const auto start = std::chrono::steady_clock::now();
     long grants = 0, faults = 0, steps = 0;
+    std::map<std::string, long> by_kind;
     for (long i = 0; i < count; ++i) {
         // Seeds far from the planted-fault hunts' 1, 2, 3...: a different set of schedules.
         const auto s = draw_schedule(1000003ULL * static_cast<std::uint64_t>(i) + 7);
         const auto o = run(s, machines);
         if (!o.ok) FAIL(replay(s, machines, "lock simulation: random schedules keep every guarantee"));
         grants += o.grants;
+        for (const auto& [kind, n] : o.by_kind) by_kind[kind] += n;
         faults += o.faults;
         steps += o.steps;
     }
     const auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << count << " schedules in " << secs << " s (" << static_cast<long>(count / secs) << "/s): " << grants
-              << " grants, " << faults << " faults, " << steps << " steps\n";
+              << " grants, " << faults << " faults, " << steps << " steps\n  faults that took effect:";
+    for (const auto& [kind, n] : by_kind) std::cout << " " << kind << " " << n << ";";
+    std::cout << "\n";
     CHECK(grants > count);  // the schedules do hold: most attempts are granted
     CHECK(faults > count);  // and faults were injected
 }
