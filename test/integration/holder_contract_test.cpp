@@ -282,8 +282,10 @@ TEST_CASE("holder's contract: a job thread given the hold's view writes only whi
     zkr::test::zk_cluster zk;
     const auto path = zkr::test::recipe_path("view-job");
     const auto log = zkr::test::temp_file("view-job");
-    zkr::test::child_process p({ZKR_LOCK_WORKER, zk.connect_string(), "view_job", path, "1", "9000", log,
-                                zkr::test::temp_file("counter")});
+    // A 20 s session: the outage and the server's start (seconds under the sanitizers) must not
+    // end it, so that the hold comes back.
+    zkr::test::child_process p({"/usr/bin/env", "ZKR_WORKER_SESSION_MS=20000", ZKR_LOCK_WORKER, zk.connect_string(), "view_job",
+                                path, "1", "15000", log, zkr::test::temp_file("counter")});
     const auto steady_ms = [] {
         return std::chrono::duration_cast<std::chrono::milliseconds>(clk::now().time_since_epoch()).count();
     };

@@ -1,5 +1,6 @@
 // A separate process contending on a recipe, for the multi-process tests.
 // Usage: zkr_lock_worker CONNECT RECIPE PATH ITERATIONS HOLD_MS LOG_FILE COUNTER_FILE
+// (session: 4 s, or ZKR_WORKER_SESSION_MS)
 //   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX:QTY (QTY 0: random 1..MAX each time)
 //           | view_job: hold the mutex in a std::scoped_lock for HOLD_MS while a job thread, given
 //             the hold's view, logs "WRITE|SKIP <pid> <steady ms>" every 20 ms (WRITE only when
@@ -95,6 +96,9 @@ int main(int argc, char** argv) {
         zkr::client_options o;
         o.connect_string = argv[1];
         o.session_timeout = std::chrono::seconds(4);
+        // A test whose outage must not end the session (a server's restart takes seconds in the
+        // sanitized builds) asks for a longer one.
+        if (const char* ms = std::getenv("ZKR_WORKER_SESSION_MS")) o.session_timeout = std::chrono::milliseconds(std::atol(ms));
         o.retry_policy = std::make_shared<zkr::exponential_backoff_retry>(std::chrono::milliseconds(50), 10,
                                                                           std::chrono::milliseconds(500));
         zkr::client c(o);
