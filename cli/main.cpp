@@ -36,9 +36,9 @@ using steady = std::chrono::steady_clock;
 // Exit codes of our own (the child's status is passed through otherwise).
 constexpr int exit_conflict = 1;  // lock held (-n) or wait timed out (-w); -E changes it
 constexpr int exit_usage = 2;
-constexpr int exit_zookeeper = 3;
+constexpr int exit_zookeeper = 3;  // unreachable, or an error from ZooKeeper
 // How long `zkr lock -n` gives a connect: a reachable server answers in far less.
-constexpr std::chrono::milliseconds nonblocking_connect{1000};  // unreachable, or an error from ZooKeeper
+constexpr std::chrono::milliseconds nonblocking_connect{1000};
 constexpr int exit_lost = 4;       // the lock was lost while the command ran; --lost-exit-code changes it
 constexpr int exit_cannot_run = 126;
 constexpr int exit_not_found = 127;
