@@ -86,7 +86,8 @@ private:
 };
 
 /// Expires a session on purpose: opens a second handle with the same id and password, waits
-/// until it is connected, and closes it (the server then ends the session).
+/// until it is connected, and closes it (the server then ends the session); repeats until a new
+/// handle is told that the session expired. Throws when it cannot end it.
 void expire_session(const std::string& connect_string, std::int64_t session_id, const std::string& password);
 /// A loopback port below the kernel's ephemeral range that is free now (zk_cluster.cpp says why
 /// not from the ephemeral range).
