@@ -90,7 +90,8 @@ void sweep_stale_dirs() {
         const std::string name = e.path().filename().string();
         if (name.rfind(dir_prefix, 0) != 0) continue;
         const int pid = std::atoi(name.c_str() + std::strlen(dir_prefix));
-        if (pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
+        // Directories only: the fault suite keeps its histories (files) on purpose.
+        if (pid > 0 && e.is_directory(ec) && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove_all(e.path(), ec);
     }
 }
 
