@@ -216,7 +216,10 @@ private:
         timers_.erase(it);
         auto& c = clients_[t.client];
         switch (t.what) {
-            case timer::deadline: feed(c, t.machine, lock_in::deadline{}); break;
+            case timer::deadline:
+                feed(c, t.machine, lock_in::deadline{});
+                must_have_ended(t.machine, "its deadline");
+                break;
             case timer::own_watch_due: feed(c, t.machine, lock_in::own_watch_due{t.ticket}); break;
             case timer::hold_end:
                 if (t.machine == c.current && c.holding) {
@@ -230,6 +233,7 @@ private:
                 if (live_.count(t.machine)) {
                     note("c" + std::to_string(c.id) + " cancels m" + std::to_string(t.machine));
                     feed(c, t.machine, lock_in::cancel{});
+                    must_have_ended(t.machine, "its cancel");
                 }
                 break;
             case timer::expire_session:
@@ -739,6 +743,13 @@ private:
                 violate("fencing token " + std::to_string(a.token) + " after " + std::to_string(last_token_));
             last_token_ = a.token;
         }
+        // First come, first served: the node granted is among those the rule lets hold in the store
+        // now. Nodes leave only from ahead of it and later ones sort after it, so what the machine
+        // decided on still holds when its grant is heard; a grant past an earlier waiter fails here.
+        // (A node gone meanwhile, deleted or with its session, is the window the loss checks watch.)
+        // (A client with its own maximum, odd_rule_, decides by that one: the maximum checks watch it.)
+        if (const auto fits = nodes_that_fit(); !odd_rule_ && fits && zk_.find(a.path) && !fits->count(a.path.substr(a.path.rfind('/') + 1)))
+            violate("c" + std::to_string(c.id) + " granted " + a.path + " ahead of an earlier waiter (first come, first served)");
         // A shared count: the leases in use never exceed the maximum in force at the grant.
         if (s_.kind == recipe::shared_semaphore && valid_holders() > shared_max_)
             violate(std::to_string(valid_holders()) + " holders after a grant under a shared count of " + std::to_string(shared_max_));
@@ -772,6 +783,12 @@ private:
         }
     }
 
+    // A deadline or a cancel ends the acquire at once, whatever is in flight: the caller's bound
+    // is the deadline, not the deadline plus a reply that may never come.
+    void must_have_ended(std::uint64_t id, const char* what) {
+        if (!outcomes_.count(id)) violate("m" + std::to_string(id) + " still acquiring after " + what);
+    }
+
     // The worker's attempt ended: the machine lives on while a delete is pending.
     void next(client& c) {
         c.current = 0;  // feed() lets the machine go once it is finished
@@ -781,6 +798,23 @@ private:
     }
 
     // ---- the checker ---------------------------------------------------------------------------
+    // The lock nodes in the store that the rule lets hold now: the first ones whose weights fit the
+    // maximum. None known while a written node is in the queue: it tells the waiter behind it of a
+    // grant that did not happen, and that waiter then takes the real one for the same and waits for
+    // that node to go (docs/recipes.md).
+    std::optional<std::set<std::string>> nodes_that_fit() const {
+        const auto kids = zk_.children(lock_path);
+        if (!kids) return std::set<std::string>{};
+        const auto queue = sorted_participants(*kids, lock_name_);
+        for (const auto& name : queue)
+            if (const node* n = zk_.find(std::string(lock_path) + "/" + name); n && written_.count(n->czxid)) return std::nullopt;
+        const int max = s_.kind == recipe::shared_semaphore ? shared_max_ : s_.max_holders;
+        std::vector<std::uint64_t> weights;
+        for (const auto& name : queue) weights.push_back(parse_lease_node(name).value_or(lease_node_info{}).weight);
+        const auto holders = detail::holder_count(weights, queue.size(), static_cast<std::uint64_t>(max));
+        return std::set<std::string>(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(holders));
+    }
+
     // Holds that read held and are not in a documented window (see check()).
     int valid_holders() const {
         int held = 0;
@@ -834,18 +868,10 @@ private:
             if (!c.connected || c.opening || !c.outbound.empty() || !c.replies.empty() || !c.local.empty() ||
                 !c.resend.empty() || !c.stashed.empty())
                 return;
-        const auto kids = zk_.children(lock_path);
-        if (!kids) return;
-        const auto queue = sorted_participants(*kids, lock_name_);
-        // A written node tells the waiter behind it of a grant that did not happen, and it then
-        // takes the real one for the same: it waits for that node to go (docs/recipes.md).
-        for (const auto& name : queue)
-            if (const node* n = zk_.find(std::string(lock_path) + "/" + name); n && written_.count(n->czxid)) return;
+        const auto fitting = nodes_that_fit();
+        if (!fitting) return;
+        const auto& fits = *fitting;
         const int max = s_.kind == recipe::shared_semaphore ? shared_max_ : s_.max_holders;
-        std::vector<std::uint64_t> weights;
-        for (const auto& name : queue) weights.push_back(parse_lease_node(name).value_or(lease_node_info{}).weight);
-        const auto holders = detail::holder_count(weights, queue.size(), static_cast<std::uint64_t>(max));
-        const std::set<std::string> fits(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(holders));
         for (const auto& [id, lm] : live_) {
             const auto& m = *lm.m;
             if (m.phase() != lock_phase::waiting) continue;
