@@ -28,6 +28,7 @@
 #include <functional>
 #include <future>
 #include <cstdlib>
+#include <iostream>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -204,6 +205,11 @@ zk_cluster::~zk_cluster() {
             ::kill(servers_[i]->pid, SIGKILL);
             ::waitpid(servers_[i]->pid, nullptr, 0);
         }
+    }
+    // Kept, with the fault suite's histories, for a look at the servers' logs.
+    if (std::getenv("ZKR_FAULT_KEEP")) {
+        std::cerr << "servers' directory kept: " << dir_ << std::endl;
+        return;
     }
     std::error_code ec;
     fs::remove_all(dir_, ec);
