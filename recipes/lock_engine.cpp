@@ -93,6 +93,7 @@ void lock_engine::carry_out(const lock_action& a) {
 void lock_engine::carry_out(const lock_out::create& a) {
     client_.async_create(create_path_, data_, {.mode = create_mode::ephemeral_sequential, .create_parents = true, .protect = true},
                          boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](error_code ec, create_result r) {
+                             if (!ec) self->nodes_.emplace_back(self->client_, r.path);
                              self->feed(lock_in::created{t, ec, std::move(r.path), r.stat.czxid, r.stat.ephemeral_owner});
                          }));
 }
@@ -104,15 +105,22 @@ void lock_engine::carry_out(const lock_out::list& a) {
                                }));
 }
 
-// getData, not exists: no watch is left behind on a node that is already gone.
+// getData, not exists: no watch is left behind on a node that is already gone. Its owner tells a
+// node of our own session that no acquire of this client has (client_nodes): a stray.
 void lock_engine::carry_out(const lock_out::watch_node& a) {
+    auto path = join_path(driver_->path(), a.name);
     client_.async_get_data(
-        join_path(driver_->path(), a.name),
+        path,
         boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](watch_event e) {
             self->feed(lock_in::node_changed{t, e.type});
         }),
-        boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](error_code ec, data_result r) {
-            self->feed(lock_in::node_read{t, ec, r.stat.version});
+        boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket, path](error_code ec, data_result r) {
+            const auto owner = r.stat.ephemeral_owner;
+            const bool stray = !ec && owner != 0 && owner == self->client_.session_id() && !client_nodes::knows(self->client_, path);
+            if (stray) self->client_.logger()->warn("{} belongs to this client's session, yet no acquire of this client has it: "
+                                                    "a node the process forgot (a create whose reply was lost, or a delete the "
+                                                    "servers lost); the waiter behind it deletes it", path);
+            self->feed(lock_in::node_read{t, ec, r.stat.version, stray});
         }));
 }
 
@@ -215,6 +223,7 @@ void lock_engine::complete(const error_code& ec, std::shared_ptr<hold> h) {
 
 // Nothing the machine asked for can matter any more (the deadline went with the acquire's end).
 void lock_engine::wind_down() {
+    nodes_.clear();
     if (own_timer_) own_timer_->cancel();
     if (observer_) remove_state_observer(detail::connection_of(client_), std::exchange(observer_, 0));
     releasing_.reset();

@@ -4,6 +4,7 @@
 // driver a lock_rule, not by writing network code.
 #pragma once
 
+#include "client_nodes.hpp"
 #include "lock_machine.hpp"
 
 #include <zkr/detail/lock_driver.hpp>
@@ -14,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace zkr::detail {
 
@@ -69,6 +71,7 @@ private:
 
     // From start() until the acquire's outcome is known: see start().
     std::shared_ptr<lock_engine> acquiring_self_;
+    std::vector<client_nodes> nodes_;  // our nodes, known to the other acquires of the client until wind-down
     std::deque<lock_event> inbox_;  // events that came while the machine's actions were carried out
     bool feeding_ = false;
     std::unique_ptr<boost::asio::steady_timer> deadline_timer_;

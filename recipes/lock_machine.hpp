@@ -54,6 +54,10 @@ struct node_read {
     lock_ticket ticket = 0;
     boost::system::error_code ec;
     std::int32_t version = 0;
+    /// Owned by our own session, yet no acquire of this client has it: a node this process has
+    /// forgotten (a create whose reply was lost, or a delete that the servers lost; see
+    /// docs/reliability.md, "ZooKeeper's own faults").
+    bool stray = false;
 };
 /// The watch on a node we wait on fired.
 struct node_changed {
@@ -410,6 +414,9 @@ private:
             return node_gone(name);
         }
         if (e.ec) return fail(e.ec);
+        // Nobody else would ever delete it: it would stay ahead of every waiter, ours too, until
+        // our session ends. Its deletion is then the event we wait for.
+        if (e.stray) emit(lock_out::remove_node{node_path_.substr(0, node_path_.rfind('/') + 1) + name});
         if (await_grant && e.version > 0 && signalled_.insert(name).second) list(true);  // granted before we watched
     }
 

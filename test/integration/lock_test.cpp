@@ -871,3 +871,40 @@ TEST_CASE("after an unlock() whose delete waits for the server, state() and the 
     REQUIRE(c->block_until_connected(20s));
     releasing_reads_the_same<zkr::fair_lock>(zk, *c, "releasing-fair");
 }
+
+// What a create whose reply was lost, or a delete that the servers lost (ZooKeeper 3.8.0 lost one
+// in the partition suite, docs/reliability.md), leaves behind: a node named like a lock's, owned by
+// our session, that no acquire of this client has. Nobody else can delete it; the waiter behind it
+// does, where before every acquire waited until the session ended.
+TEST_CASE("a node of the client's own session that no acquire has is deleted by the waiter behind it; another's is waited for") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("stray");
+    auto c = connect(zk.connect_string());
+    auto other = connect(zk.connect_string());
+    const auto stray = c->create(path + "/_c_00000000-0000-0000-0000-000000000000-lock-", "",
+                                 {.mode = zkr::create_mode::ephemeral_sequential, .create_parents = true});
+    zkr::interprocess_mutex m(*c, path);
+    const auto started = clk::now();
+    REQUIRE(m.try_lock_for(5s));
+    CHECK(clk::now() - started < 2s);
+    CHECK_FALSE(c->exists(stray.path));
+    m.unlock();
+    // The same node made by another client's session is a holder like any other: waited for.
+    const auto foreign = other->create(path + "/_c_11111111-1111-1111-1111-111111111111-lock-", "",
+                                       {.mode = zkr::create_mode::ephemeral_sequential, .create_parents = true});
+    CHECK_FALSE(m.try_lock_for(1500ms));
+    CHECK(c->exists(foreign.path));
+    other->remove(foreign.path);
+    REQUIRE(m.try_lock_for(5s));
+    // A second object on the same client waits behind the first's node: that node is known to the
+    // client (it is an acquire's), not a stray, and is never deleted.
+    const auto held_node = m.view().node_path();
+    zkr::interprocess_mutex second(*c, path);
+    std::thread t([&] { CHECK_FALSE(second.try_lock_for(1500ms)); });
+    t.join();
+    CHECK(m.state() == hold_state::held);
+    CHECK(c->exists(held_node));
+    m.unlock();
+    zkr::test::eventually([&] { return nodes_under(*c, path) == 0; }, 5s);
+    CHECK(nodes_under(*c, path) == 0);
+}

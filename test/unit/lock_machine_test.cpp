@@ -254,3 +254,23 @@ TEST_CASE("lock machine: a grant in a lock of several holders always signals the
     REQUIRE(find<lock_out::granted>(q.last));
     CHECK_FALSE(find<lock_out::touch_own>(q.last));
 }
+
+// A node of our own session that no acquire of this client has (the engine says "stray"): the
+// process forgot it, so nobody else would ever delete it. The waiter behind it deletes it, and its
+// deletion is the event that grants.
+TEST_CASE("lock machine: a stray node of our own session ahead of us is deleted, and its deletion grants") {
+    queued q(5, {2, 5});
+    const auto* w = find<lock_out::watch_node>(q.last);
+    REQUIRE(w);
+    REQUIRE(w->name == node(2));
+    CHECK(q.m.resume(lock_in::node_read{w->ticket, {}, 0}).empty());  // another's node: it waits
+    queued r(5, {2, 5});
+    const auto* w2 = find<lock_out::watch_node>(r.last);
+    REQUIRE(w2);
+    const auto a = r.m.resume(lock_in::node_read{w2->ticket, {}, 0, /*stray=*/true});
+    const auto* rm = find<lock_out::remove_node>(a);
+    REQUIRE(rm);
+    CHECK(rm->path == "/l/" + node(2));
+    CHECK_FALSE(find<lock_out::granted>(a));  // not before the deletion is seen
+    CHECK(find<lock_out::granted>(r.m.resume(lock_in::node_changed{w2->ticket, watch_event_type::node_deleted})));
+}

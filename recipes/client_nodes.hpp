@@ -1,0 +1,34 @@
+// The lock nodes that the acquires of one client have made and not yet given up, across every
+// recipe object on that client. A waiter that reads a node of its own session which none of them
+// has knows that the process forgot it (lock_in::node_read::stray).
+#pragma once
+
+#include <string>
+
+namespace zkr {
+class client;
+}
+
+namespace zkr::detail {
+
+class client_nodes {
+public:
+    /// Registers `path` for `c` until the object dies: movable, not copyable.
+    client_nodes() = default;
+    client_nodes(const client& c, std::string path);
+    client_nodes(client_nodes&& other) noexcept;
+    client_nodes& operator=(client_nodes&& other) noexcept;
+    client_nodes(const client_nodes&) = delete;
+    client_nodes& operator=(const client_nodes&) = delete;
+    ~client_nodes();
+
+    /// Whether an acquire of `c` has registered `path`.
+    static bool knows(const client& c, const std::string& path);
+
+private:
+    void reset() noexcept;
+    const client* client_ = nullptr;
+    std::string path_;
+};
+
+}  // namespace zkr::detail
