@@ -127,6 +127,8 @@ private:
     void run_guaranteed_deletes();
     void delete_guaranteed(const std::string& path, std::int32_t version);
     void prepare_protected_retry(const op_ptr& op, const boost::system::error_code& ec);
+    /// Lists `parent` for protected-create recovery, after a sync (see the definition for why).
+    int list_after_sync(const std::string& parent, inflight* t);
     void on_protected_listed(const inflight& f, int rc, const struct String_vector* strings);
     void on_protected_found(const inflight& f, int rc, const struct Stat* stat);
     void forget_protected(const op_ptr& op);

@@ -26,10 +26,22 @@ void connection::issue_protected_lookup(const op_ptr& op) {
     f->what = inflight::step::protected_list;
     auto* t = track(std::move(f));
     const std::string parent(parent_path(op->path));
-    if (const int rc = zoo_aget_children2(zh_, parent.c_str(), 0, &on_children, t); rc != ZOK) {
+    if (const int rc = list_after_sync(parent, t); rc != ZOK) {
         take(t);
         on_result(op, rc, {});
     }
+}
+
+// The create whose reply was lost may have been applied by the leader and not yet by the server
+// we are connected to now (we reconnect after a lost reply, often to another server, and we never
+// saw the create's zxid, so the server may be behind it). A listing there would miss our node:
+// a retry would then make a second one, and a gave-up create would leave its node for good (a
+// lock's phantom holder; the partition suite met it). A sync first brings the server up to the
+// leader; the listing, sent after it on the same session, is answered after it.
+int connection::list_after_sync(const std::string& parent, inflight* t) {
+    static constexpr string_completion_t ignore = [](int, const char*, const void*) {};
+    if (const int rc = zoo_async(zh_, parent.c_str(), ignore, nullptr); rc != ZOK) return rc;
+    return zoo_aget_children2(zh_, parent.c_str(), 0, &on_children, t);
 }
 
 // A protected create gave up (its retries spent) with its reply lost: the server may have made the
@@ -52,7 +64,7 @@ void connection::look_for_orphans() {
         f->path = o.parent;
         f->child = o.prefix;
         auto* t = track(std::move(f));
-        if (zoo_aget_children2(zh_, o.parent.c_str(), 0, &on_children, t) != ZOK) take(t);
+        if (list_after_sync(o.parent, t) != ZOK) take(t);
     }
 }
 
