@@ -876,7 +876,7 @@ TEST_CASE("after an unlock() whose delete waits for the server, state() and the 
 // in the partition suite, docs/reliability.md), leaves behind: a node named like a lock's, owned by
 // our session, that no acquire of this client has. Nobody else can delete it; the waiter behind it
 // does, where before every acquire waited until the session ended.
-TEST_CASE("a node of the client's own session that no acquire has is deleted by the waiter behind it; another's is waited for") {
+TEST_CASE("a node of the client's own session that no acquire has is deleted by the waiter behind it, another's is waited for") {
     auto& zk = zkr::test::shared_server();
     const auto path = lock_path("stray");
     auto c = connect(zk.connect_string());
