@@ -686,9 +686,12 @@ private:
         drop(e.ticket);
         if (release_ == e.ticket) release_ = 0;
         if (hold_ != hold_state::releasing) return;
-        if (!e.ec || e.ec == errc::no_node || !is_retryable(e.ec))
+        // A read-only server refuses the delete: it is as good as no connection (the node stays,
+        // owned by our live session, ahead of every waiter), not a final answer.
+        if (!e.ec || e.ec == errc::no_node || (!is_retryable(e.ec) && e.ec != errc::not_read_only))
             return finish_release(e.ec == errc::no_node ? boost::system::error_code{} : e.ec);
-        // No connection: the caller hears it now, and the node goes once the connection returns.
+        // No connection: the caller hears it now, and the node goes once the connection returns
+        // (read-write: a `connected` or `reconnected` event).
         tell_release(e.ec);
         if constexpr (!Rules::keep_pending_delete) finish_release({});  // sim-unreachable: planted-branch
     }

@@ -124,6 +124,7 @@ private:
     void on_result(const op_ptr& op, int rc, response&& r);
     void retry_or_finish(const op_ptr& op, const boost::system::error_code& ec);
     void finish(const op_ptr& op, const boost::system::error_code& ec, response&& r);
+    void keep_guaranteed(const op_ptr& op, const boost::system::error_code& ec);
     void run_guaranteed_deletes();
     void delete_guaranteed(const std::string& path, std::int32_t version);
     void prepare_protected_retry(const op_ptr& op, const boost::system::error_code& ec);

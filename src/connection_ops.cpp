@@ -247,6 +247,8 @@ void connection::on_result(const op_ptr& op, int rc, response&& r) {
         return issue_parents(op);
     }
     if (is_retryable(ec)) return retry_or_finish(op, ec);
+    // A read-only server refused it: retrying there is pointless, but the node must still go.
+    if (ec == errc::not_read_only && op->req.kind == op_kind::remove && op->req.guaranteed) keep_guaranteed(op, ec);
     finish(op, ec, std::move(r));
 }
 
@@ -257,10 +259,7 @@ void connection::retry_or_finish(const op_ptr& op, const boost::system::error_co
     const auto sleep = op->req.fail_fast ? std::optional<std::chrono::milliseconds>{} : options_.retry_policy->next_sleep(ctx);
     if (!sleep) {
         if (op->req.kind == op_kind::create && op->req.create.protect && op->recover_protected) forget_protected(op);
-        if (op->req.kind == op_kind::remove && op->req.guaranteed) {
-            options_.logger->warn("delete of {} failed ({}); retrying in the background", op->path, ec.message());
-            guaranteed_.emplace_back(op->path, op->req.version);
-        }
+        if (op->req.kind == op_kind::remove && op->req.guaranteed) keep_guaranteed(op, ec);
         return finish(op, ec, {});
     }
     ++op->retries;
@@ -282,6 +281,12 @@ void connection::finish(const op_ptr& op, const boost::system::error_code& ec, r
     auto done = std::move(op->done);
     op->done = nullptr;
     done(ec, std::move(r));
+}
+
+// Retried on every reconnection until done (run_guaranteed_deletes).
+void connection::keep_guaranteed(const op_ptr& op, const boost::system::error_code& ec) {
+    options_.logger->warn("delete of {} failed ({}); retrying in the background", op->path, ec.message());
+    guaranteed_.emplace_back(op->path, op->req.version);
 }
 
 void connection::run_guaranteed_deletes() {
@@ -414,7 +419,8 @@ void connection::on_guaranteed_delete(int rc, const void* data) {
     auto* self = static_cast<const inflight*>(data)->conn;
     auto f = self->take(data);
     if (!f || f->abandoned) return;
-    if (is_retryable(to_error_code(rc))) return;  // next reconnection tries again
+    // The next reconnection tries again; a read-only server, the next read-write connection.
+    if (is_retryable(to_error_code(rc)) || rc == ZNOTREADONLY) return;
     auto& g = self->guaranteed_;
     g.erase(std::remove_if(g.begin(), g.end(), [&](const auto& e) { return e.first == f->path; }), g.end());
     if (rc == ZOK || rc == ZNONODE) self->options_.logger->info("guaranteed delete of {} done", f->path);

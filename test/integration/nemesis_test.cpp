@@ -532,33 +532,50 @@ TEST_CASE("partition 3: a bridge (two servers apart, both with the third), then 
     r.finish("partition: bridge, then flapping");
 }
 
-TEST_CASE("partition 4: a read-only server cut off from the quorum serves reads, writes and acquires fail clearly") {
+namespace {
+// Three servers that serve read-only when cut off from the quorum, and a client's options that reach
+// only a follower (the one the tests cut off; the test's own link to it is never cut).
+struct read_only_setup {
     std::vector<std::string> servers = {"s0", "s1", "s2"};
-    zkr::test::net_lab lab(servers);
-    lab.link_all(servers);
-    for (const auto& s : servers) lab.link(zkr::test::net_lab::host, s);
-    zkr::test::cluster_options co{.servers = 3, .tick_ms = 200};
-    for (const auto& s : servers) {
-        co.hosts.push_back(lab.address(s));
-        co.netns_files.push_back(lab.netns_file(s));
+    zkr::test::net_lab lab{servers};
+    std::unique_ptr<zkr::test::zk_cluster> zk;
+    int lonely = 0;
+
+    read_only_setup() {
+        lab.link_all(servers);
+        for (const auto& s : servers) lab.link(zkr::test::net_lab::host, s);
+        zkr::test::cluster_options co{.servers = 3, .tick_ms = 200};
+        for (const auto& s : servers) {
+            co.hosts.push_back(lab.address(s));
+            co.netns_files.push_back(lab.netns_file(s));
+        }
+        co.jvm_properties = {"-Dreadonlymode.enabled=true"};
+        co.config_lines = {"localSessionsEnabled=true", "localSessionsUpgradingEnabled=true"};
+        zk = std::make_unique<zkr::test::zk_cluster>(co);
+        lonely = zk->leader() == 0 ? 1 : 0;
     }
-    co.jvm_properties = {"-Dreadonlymode.enabled=true"};
-    co.config_lines = {"localSessionsEnabled=true", "localSessionsUpgradingEnabled=true"};
-    zkr::test::zk_cluster zk(co);
+    zkr::client_options options(std::chrono::milliseconds session) const {
+        auto o = zkr::test::test_options(zk->connect_string(lonely), session);
+        o.can_be_read_only = true;
+        return o;
+    }
+    void cut_off() { lab.isolate(servers[static_cast<std::size_t>(lonely)]); }
+};
+}  // namespace
+
+TEST_CASE("partition 4: a read-only server cut off from the quorum serves reads, writes and acquires fail clearly") {
+    read_only_setup setup;
+    auto& zk = *setup.zk;
+    const int lonely = setup.lonely;
     const auto path = zkr::test::recipe_path("read-only");
-    // The client reaches only the server that will be cut off (the test's own link is never cut).
-    const int leader = zk.leader();
-    const int lonely = leader == 0 ? 1 : 0;
-    auto o = zkr::test::test_options(zk.connect_string(lonely), 4s);
-    o.can_be_read_only = true;
-    zkr::client c(o);
+    zkr::client c(setup.options(4s));
     zkr::test::state_recorder states(c);
     c.start();
     REQUIRE(c.block_until_connected(20s));
     c.create(path + "/config", "v1", {.create_parents = true});
 
     const auto cut_at = std::chrono::steady_clock::now();
-    lab.isolate(servers[static_cast<std::size_t>(lonely)]);
+    setup.cut_off();
     const bool read_only = states.wait_for(zkr::connection_state::read_only, 60s);
     std::string seen;
     for (auto st : states.states()) seen += std::string(zkr::to_string(st)) + " ";
@@ -591,7 +608,7 @@ TEST_CASE("partition 4: a read-only server cut off from the quorum serves reads,
         CHECK(e.code() == zkr::errc::not_read_only);
     }
 
-    lab.heal_all();
+    setup.lab.heal_all();
     const auto healed_at = std::chrono::steady_clock::now();
     REQUIRE(zkr::test::eventually([&] { return c.state() == zkr::connection_state::connected || c.state() == zkr::connection_state::reconnected; }, 60s));
     const auto back_after = std::chrono::steady_clock::now() - healed_at;

@@ -133,6 +133,30 @@ TEST_CASE("lock machine: a release without a connection answers at once and dele
     CHECK(q.m.finished());
 }
 
+// A read-only server refuses the delete (not_read_only): the node stays, owned by our live session,
+// so the release is pending as without a connection, and the delete goes again once a read-write
+// server answers. Before, the hold read released and its node blocked every waiter.
+TEST_CASE("lock machine: a release refused by a read-only server is sent again on a read-write connection") {
+    queued q(1, {1});
+    REQUIRE(find<lock_out::granted>(q.last));
+    q.m.resume(lock_in::connection{connection_state::read_only, session});
+    CHECK(q.m.state() == hold_state::doubtful);
+    auto a = q.m.resume(lock_in::release{});
+    const auto* refused = find<lock_out::delete_own>(a);
+    REQUIRE(refused);
+    a = q.m.resume(lock_in::deleted{refused->ticket, make_error_code(errc::not_read_only)});
+    REQUIRE(find<lock_out::release_done>(a));
+    CHECK(find<lock_out::release_done>(a)->ec == errc::not_read_only);  // the caller hears why
+    CHECK(q.m.state() == hold_state::releasing);
+    CHECK_FALSE(q.m.finished());
+    a = q.m.resume(lock_in::connection{connection_state::reconnected, session});
+    const auto* del = find<lock_out::delete_own>(a);
+    REQUIRE(del);
+    q.m.resume(lock_in::deleted{del->ticket, {}});
+    CHECK(q.m.state() == hold_state::released);
+    CHECK(q.m.finished());
+}
+
 TEST_CASE("lock machine: a hold is lost when a new session comes, and a try never waits for a connection") {
     queued q(1, {1});
     q.m.resume(lock_in::connection{connection_state::suspended, session});
