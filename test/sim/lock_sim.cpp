@@ -116,6 +116,8 @@ struct client {
     int attempts_done = 0;
     bool holding = false;
     int protect_counter = 0;
+    std::int64_t rate_ms = -1;  // the simulated millisecond of the requests counted in rate_count
+    int rate_count = 0;
 };
 
 struct timer {
@@ -311,8 +313,17 @@ private:
     void operator_acts() {
         const auto nodes = zk_.children(lock_path);
         if (!nodes || nodes->empty()) return;
-        const auto what = pick(3);
-        if (what == 2) {
+        const auto what = pick(4);
+        if (what == 3) {
+            // A node that is not a participant: no protect prefix (a hand-made sequential node
+            // named like a lock's), or another name. Every machine must look past it; counted, it
+            // would hold for ever. Its session is the operator's, which ends at quiescence.
+            tally("a foreign node in the queue");
+            if (!operator_session_) operator_session_ = zk_.open_session();
+            const char* names[] = {"lock-", "lease-", "m1-w1-lease-", "config-"};
+            const auto made = zk_.create_sequential(operator_session_, lock_path, names[pick(4)], "");
+            note("a foreign node appears: " + made.path);
+        } else if (what == 2) {
             tally("operator deletes the queue and its parent");
             note("operator deletes the queue and its parent");
             for (const auto& n : *nodes) tamper(std::string(lock_path) + "/" + n);
@@ -687,8 +698,21 @@ private:
     }
 
     void send(client& c, request r) {
+        count_request(c);
         if (c.connected) c.outbound.push_back(std::move(r));
         else c.resend.push_back(std::move(r));
+    }
+
+    // No busy loop: a machine that answers a reply with the same request at once (a listing of a
+    // missing parent, say) sends thousands in no simulated time. A client's machines send a few
+    // each per event (at most 12, more than 6, in 100,000 schedules); a resend after reconnection goes
+    // through the network, not here.
+    static constexpr int max_requests_per_ms = 32;
+    void count_request(client& c) {
+        if (c.rate_ms != now_) c.rate_ms = now_, c.rate_count = 0;
+        if (++c.rate_count == max_requests_per_ms + 1)
+            violate("c" + std::to_string(c.id) + " sent more than " + std::to_string(max_requests_per_ms) +
+                    " requests in one simulated millisecond: a busy loop");
     }
 
     void carry_out(client& c, std::uint64_t id, const lock_out::create& a) {
@@ -727,6 +751,7 @@ private:
     void carry_out(client& c, std::uint64_t id, const lock_out::delete_own& a) {
         request r{request::release, id, a.ticket, a.path};
         r.signal = a.signal;
+        count_request(c);
         if (c.connected) c.outbound.push_back(std::move(r));
         else c.local.push_back({id, lock_in::deleted{a.ticket, make_error_code(errc::connection_loss)}});  // fail-fast
     }
@@ -893,6 +918,7 @@ private:
         for (const auto& c : clients_)
             if (!c.closed && c.attempts_done < s_.attempts)
                 return violate("c" + std::to_string(c.id) + " never finished: a waiter was not granted after the faults stopped");
+        if (operator_session_) zk_.expire(std::exchange(operator_session_, 0));  // its foreign nodes go
         for (const auto& path : zk_.descendants("/locks")) {
             const node* n = zk_.find(path);
             if (n && !n->container) return violate("node left at quiescence: " + path);
@@ -923,6 +949,7 @@ private:
     std::mt19937_64 rng_;
     zookeeper zk_;
     std::shared_ptr<lock_rule> rule_, odd_rule_;
+    std::int64_t operator_session_ = 0;  // owns the foreign nodes an operator drops into the queue
     std::string odd_node_name_;
     std::string fixed_tag_;  // a fixed semaphore's max tag (its weighted nodes' names)
     int shared_max_ = 0;  // shared_semaphore: the count's value now
