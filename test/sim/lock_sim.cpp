@@ -219,6 +219,7 @@ private:
         auto& c = clients_[t.client];
         switch (t.what) {
             case timer::deadline:
+                ended_by_[t.machine].insert("deadline");
                 feed(c, t.machine, lock_in::deadline{});
                 must_have_ended(t.machine, "its deadline");
                 break;
@@ -234,6 +235,7 @@ private:
             case timer::cancel:
                 if (live_.count(t.machine)) {
                     note("c" + std::to_string(c.id) + " cancels m" + std::to_string(t.machine));
+                    ended_by_[t.machine].insert("cancel");
                     feed(c, t.machine, lock_in::cancel{});
                     must_have_ended(t.machine, "its cancel");
                 }
@@ -680,6 +682,7 @@ private:
         const int weight = s_.kind == recipe::semaphore && !odd ? 1 + static_cast<int>(pick(static_cast<std::size_t>(s_.max_holders))) : 1;
         const auto name = weight > 1 ? lease_node_name(fixed_tag_, static_cast<std::uint32_t>(weight)) : odd ? odd_node_name_ : node_name_;
         live_[id] = {c.id, machines_({rule, lock_name_, try_only}), name, rule, weight};
+        if (try_only) ended_by_[id].insert("try");
         c.current = id;
         note("c" + std::to_string(c.id) + " acquires (m" + std::to_string(id) + (try_only ? ", try" : "") + ")");
         if (style >= 2 && style < 6) at(50 + pick(400), {timer::deadline, c.id, id});
@@ -783,6 +786,14 @@ private:
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::not_granted& a) {
         if (!outcomes_.insert(id).second) violate("m" + std::to_string(id) + " heard a second outcome (not granted)");
+        // The right outcome: "not acquired in time" only after a deadline or for a try, "cancelled"
+        // only after a cancel, "closed" only from a closed client.
+        const auto& by = ended_by_[id];
+        const char* cause = !a.ec ? "a deadline or a try" : a.ec == errc::cancelled ? "a cancel" : a.ec == errc::closed ? "a close" : nullptr;
+        const bool fits = !a.ec ? (by.count("deadline") || by.count("try")) : a.ec == errc::cancelled ? by.count("cancel") > 0
+                                                                           : a.ec == errc::closed     ? c.closed
+                                                                                                       : true;
+        if (!fits) violate("m" + std::to_string(id) + " not granted (" + (a.ec ? a.ec.message() : "timed out") + ") without " + cause);
         note("c" + std::to_string(c.id) + " not granted: " + (a.ec ? a.ec.message() : "timed out"));
         if (id == c.current) next(c);
     }
@@ -949,7 +960,8 @@ private:
     std::mt19937_64 rng_;
     zookeeper zk_;
     std::shared_ptr<lock_rule> rule_, odd_rule_;
-    std::int64_t operator_session_ = 0;  // owns the foreign nodes an operator drops into the queue
+    std::int64_t operator_session_ = 0;
+    std::map<std::uint64_t, std::set<std::string>> ended_by_;  // what may end each acquire: try, deadline, cancel  // owns the foreign nodes an operator drops into the queue
     std::string odd_node_name_;
     std::string fixed_tag_;  // a fixed semaphore's max tag (its weighted nodes' names)
     int shared_max_ = 0;  // shared_semaphore: the count's value now
