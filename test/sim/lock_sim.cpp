@@ -662,8 +662,26 @@ private:
             if (const auto* ch = std::get_if<lock_in::own_changed>(&d.event); tells && ch && !it->second.m->awaits(ch->ticket)) tells = false;
             feed(c, d.machine, d.event);
             if (tells) told_.insert({d.machine, own});
+            must_doubt(d.machine, d.event);
         }
         check();
+    }
+
+    // The documented bound: a hold reads doubtful (or lost) in the very step the connection layer
+    // tells its machine that the connection is suspended or read-only, and lost once the session
+    // ended, the client closed or a new session came; never held meanwhile.
+    void must_doubt(std::uint64_t id, const lock_event& e) {
+        const auto* ev = std::get_if<lock_in::connection>(&e);
+        const auto it = live_.find(id);
+        if (!ev || it == live_.end() || it->second.m->phase() != lock_phase::holding) return;
+        const auto& m = *it->second.m;
+        const bool ended = ev->state == connection_state::lost || ev->state == connection_state::closed ||
+                           (is_connected(ev->state) && ev->session != m.hold_session());
+        const bool doubt = ev->state == connection_state::suspended || ev->state == connection_state::read_only;
+        if ((ended || doubt) && m.state() == hold_state::held)
+            violate("m" + std::to_string(id) + " still reads held after " + std::string(zkr::to_string(ev->state)));
+        if (ended && m.state() == hold_state::doubtful)
+            violate("m" + std::to_string(id) + " reads doubtful, not lost, after " + std::string(zkr::to_string(ev->state)));
     }
 
     void tell_machines(client& c, const lock_event& e) {
