@@ -111,10 +111,12 @@ struct client {
     std::deque<delivery> local;     // from the client library itself (connection changes, fail-fast)
     std::deque<request> resend;     // to send once connected
     std::deque<inbound> stashed;    // watch events of this session to deliver on reconnection
-    // The worker: acquire, hold a while, release, `attempts` times.
-    std::uint64_t current = 0;
+    // The workers: acquire, hold a while, release, `attempts` times in all. Some clients run two at
+    // once on their one session (two lock objects, or two threads, on one client).
+    int parallel = 1;
+    std::map<std::uint64_t, bool> running;  // the attempts in progress: machine -> holding
+    int attempts_started = 0;
     int attempts_done = 0;
-    bool holding = false;
     int protect_counter = 0;
     std::int64_t rate_ms = -1;  // the simulated millisecond of the requests counted in rate_count
     int rate_count = 0;
@@ -172,7 +174,13 @@ public:
             c.session = zk_.open_session();
             clients_.push_back(std::move(c));
         }
-        for (int i = 0; i < s.clients; ++i) at(pick(20), {timer::next_attempt, i});
+        for (int i = 0; i < s.clients; ++i) {
+            // (Not the client whose semaphore disagrees on the maximum: by its own larger one, it
+            // would rightly hold two leases of a semaphore of one.)
+            const bool odd = odd_rule_ && i == 0;
+            clients_[static_cast<std::size_t>(i)].parallel = pick(3) == 0 && !odd ? 2 : 1;
+            for (int w = 0; w < clients_[static_cast<std::size_t>(i)].parallel; ++w) at(pick(20), {timer::next_attempt, i});
+        }
     }
 
     outcome run() {
@@ -225,7 +233,7 @@ private:
                 break;
             case timer::own_watch_due: feed(c, t.machine, lock_in::own_watch_due{t.ticket}); break;
             case timer::hold_end:
-                if (t.machine == c.current && c.holding) {
+                if (holds(c, t.machine)) {
                     note("c" + std::to_string(c.id) + " releases");
                     feed(c, t.machine, lock_in::release{});
                 }
@@ -690,7 +698,7 @@ private:
     }
 
     void start_attempt(client& c) {
-        if (c.closed || c.attempts_done >= s_.attempts || c.current) return;
+        if (c.closed || c.attempts_started >= s_.attempts || static_cast<int>(c.running.size()) >= c.parallel) return;
         const auto id = ++next_machine_;
         const auto style = pick(10);
         const bool try_only = style < 2;
@@ -701,7 +709,8 @@ private:
         const auto name = weight > 1 ? lease_node_name(fixed_tag_, static_cast<std::uint32_t>(weight)) : odd ? odd_node_name_ : node_name_;
         live_[id] = {c.id, machines_({rule, lock_name_, try_only}), name, rule, weight};
         if (try_only) ended_by_[id].insert("try");
-        c.current = id;
+        c.running[id] = false;
+        ++c.attempts_started;
         note("c" + std::to_string(c.id) + " acquires (m" + std::to_string(id) + (try_only ? ", try" : "") + ")");
         if (style >= 2 && style < 6) at(50 + pick(400), {timer::deadline, c.id, id});
         if (pick(10) == 0) at(pick(300), {timer::cancel, c.id, id});
@@ -715,7 +724,7 @@ private:
         if (std::holds_alternative<lock_in::release>(e)) ++releases_asked_[id];
         const auto actions = m.resume(e);
         for (const auto& a : actions) std::visit([&](const auto& act) { carry_out(c, id, act); }, a);
-        if (m.finished() && id != c.current) live_.erase(id);
+        if (m.finished() && !c.running.count(id)) live_.erase(id);
     }
 
     void send(client& c, request r) {
@@ -799,7 +808,7 @@ private:
         // A shared count: the leases in use never exceed the maximum in force at the grant.
         if (s_.kind == recipe::shared_semaphore && valid_holders() > shared_max_)
             violate(std::to_string(valid_holders()) + " holders after a grant under a shared count of " + std::to_string(shared_max_));
-        c.holding = true;
+        if (c.running.count(id)) c.running[id] = true;
         at(pick(150), {timer::hold_end, c.id, id});
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::not_granted& a) {
@@ -813,7 +822,7 @@ private:
                                                                                                        : true;
         if (!fits) violate("m" + std::to_string(id) + " not granted (" + (a.ec ? a.ec.message() : "timed out") + ") without " + cause);
         note("c" + std::to_string(c.id) + " not granted: " + (a.ec ? a.ec.message() : "timed out"));
-        if (id == c.current) next(c);
+        if (c.running.count(id)) next(c, id);
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::hold_changed& a) {
         auto& last = hold_states_[id];
@@ -821,8 +830,8 @@ private:
             violate("m" + std::to_string(id) + " reads held again after " + std::string(zkr::to_string(last)));
         last = a.state;
         note("c" + std::to_string(c.id) + " hold " + std::string(zkr::to_string(a.state)));
-        if (a.state == hold_state::lost && id == c.current && c.holding) {
-            next(c);
+        if (a.state == hold_state::lost && holds(c, id)) {
+            next(c, id);
             // Now and then the caller releases anyway: it must hear lock_lost, and nothing else.
             if (pick(3) == 0) c.local.push_back({id, lock_in::release{}});
         }
@@ -830,8 +839,8 @@ private:
     void carry_out(client& c, std::uint64_t id, const lock_out::release_done& a) {
         if (++release_answers_[id] > releases_asked_[id]) violate("m" + std::to_string(id) + " heard more release outcomes than it was asked");
         note("c" + std::to_string(c.id) + " release done: " + (a.ec ? a.ec.message() : "ok"));
-        if (id == c.current && c.holding) {
-            next(c);
+        if (holds(c, id)) {
+            next(c, id);
             // Now and then the caller releases twice: the second hears lock_not_held.
             if (pick(4) == 0) c.local.push_back({id, lock_in::release{}});
         }
@@ -843,10 +852,14 @@ private:
         if (!outcomes_.count(id)) violate("m" + std::to_string(id) + " still acquiring after " + what);
     }
 
+    static bool holds(const client& c, std::uint64_t id) {
+        const auto it = c.running.find(id);
+        return it != c.running.end() && it->second;
+    }
+
     // The worker's attempt ended: the machine lives on while a delete is pending.
-    void next(client& c) {
-        c.current = 0;  // feed() lets the machine go once it is finished
-        c.holding = false;
+    void next(client& c, std::uint64_t id) {
+        c.running.erase(id);  // feed() lets the machine go once it is finished
         ++c.attempts_done;
         at(pick(30), {timer::next_attempt, c.id});
     }
