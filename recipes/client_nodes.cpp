@@ -57,7 +57,8 @@ bool client_nodes::knows(const client& c, const std::string& path) {
     auto& r = the_registry();
     const std::lock_guard lock(r.m);
     const auto it = r.nodes.find(&c);
-    return it != r.nodes.end() && it->second.count(path) > 0;
+    if (it == r.nodes.end()) return false;
+    return it->second.count(path) > 0 || it->second.count(path.substr(0, path.rfind('/') + 1)) > 0;
 }
 
 }  // namespace zkr::detail

@@ -22,7 +22,11 @@ public:
     client_nodes& operator=(const client_nodes&) = delete;
     ~client_nodes();
 
-    /// Whether an acquire of `c` has registered `path`.
+    const std::string& path() const noexcept { return path_; }
+
+    /// Whether an acquire of `c` has registered `path`, or has a create in flight under its parent
+    /// (registered as the parent's path with a trailing '/': its node may be that one, its reply
+    /// not in yet).
     static bool knows(const client& c, const std::string& path);
 
 private:

@@ -2,6 +2,8 @@
 
 #include <zkr/path.hpp>
 
+#include <algorithm>
+
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
@@ -91,8 +93,12 @@ void lock_engine::carry_out(const lock_action& a) {
 // One round trip: the create and the listing are sent back to back (the machine asks for both);
 // the server applies them in order, so the listing already contains our node.
 void lock_engine::carry_out(const lock_out::create& a) {
+    // Until the reply: another acquire of this client may list our node first (a lost reply's
+    // recovery takes a while), and must not take it for a stray.
+    nodes_.emplace_back(client_, driver_->path() + "/");
     client_.async_create(create_path_, data_, {.mode = create_mode::ephemeral_sequential, .create_parents = true, .protect = true},
                          boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](error_code ec, create_result r) {
+                             self->forget_node(self->driver_->path() + "/");
                              if (!ec) self->nodes_.emplace_back(self->client_, r.path);
                              self->feed(lock_in::created{t, ec, std::move(r.path), r.stat.czxid, r.stat.ephemeral_owner});
                          }));
@@ -219,6 +225,11 @@ void lock_engine::complete(const error_code& ec, std::shared_ptr<hold> h) {
     if (auto d = std::exchange(done_, {})) d(ec, std::move(h));
     // Safe while feeding: feed() holds a reference of its own until the actions are done.
     acquiring_self_.reset();
+}
+
+void lock_engine::forget_node(const std::string& path) {
+    const auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const client_nodes& n) { return n.path() == path; });
+    if (it != nodes_.end()) nodes_.erase(it);
 }
 
 // Nothing the machine asked for can matter any more (the deadline went with the acquire's end).

@@ -56,6 +56,7 @@ private:
     void carry_out(const lock_out::hold_changed& a);
     void carry_out(const lock_out::release_done& a);
     void complete(const boost::system::error_code& ec, std::shared_ptr<hold> h);
+    void forget_node(const std::string& path);
     void wind_down();
 
     std::shared_ptr<lock_driver> driver_;  // before machine_: the machine points at its rule
