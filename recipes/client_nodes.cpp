@@ -1,5 +1,7 @@
 #include "client_nodes.hpp"
 
+#include <zkr/path.hpp>
+
 #include <map>
 #include <mutex>
 #include <set>
@@ -58,7 +60,7 @@ bool client_nodes::knows(const client& c, const std::string& path) {
     const std::lock_guard lock(r.m);
     const auto it = r.nodes.find(&c);
     if (it == r.nodes.end()) return false;
-    return it->second.count(path) > 0 || it->second.count(path.substr(0, path.rfind('/') + 1)) > 0;
+    return it->second.count(path) > 0 || it->second.count(create_in_flight(std::string(parent_path(path)))) > 0;
 }
 
 }  // namespace zkr::detail

@@ -24,9 +24,11 @@ public:
 
     const std::string& path() const noexcept { return path_; }
 
-    /// Whether an acquire of `c` has registered `path`, or has a create in flight under its parent
-    /// (registered as the parent's path with a trailing '/': its node may be that one, its reply
-    /// not in yet).
+    /// What an acquire registers while its create under `lock_path` is in flight: its node may be
+    /// any new child there, its reply not in yet.
+    static std::string create_in_flight(const std::string& lock_path) { return lock_path + "/"; }
+
+    /// Whether an acquire of `c` has registered `path`, or has a create in flight under its parent.
     static bool knows(const client& c, const std::string& path);
 
 private:

@@ -95,10 +95,10 @@ void lock_engine::carry_out(const lock_action& a) {
 void lock_engine::carry_out(const lock_out::create& a) {
     // Until the reply: another acquire of this client may list our node first (a lost reply's
     // recovery takes a while), and must not take it for a stray.
-    nodes_.emplace_back(client_, driver_->path() + "/");
+    nodes_.emplace_back(client_, client_nodes::create_in_flight(driver_->path()));
     client_.async_create(create_path_, data_, {.mode = create_mode::ephemeral_sequential, .create_parents = true, .protect = true},
                          boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](error_code ec, create_result r) {
-                             self->forget_node(self->driver_->path() + "/");
+                             self->forget_node(client_nodes::create_in_flight(self->driver_->path()));
                              if (!ec) self->nodes_.emplace_back(self->client_, r.path);
                              self->feed(lock_in::created{t, ec, std::move(r.path), r.stat.czxid, r.stat.ephemeral_owner});
                          }));

@@ -8,6 +8,7 @@
 #include <zkr/error.hpp>
 #include <zkr/hold_state.hpp>
 #include <zkr/lock_rule.hpp>
+#include <zkr/path.hpp>
 #include <zkr/watch_event.hpp>
 
 #include <boost/system/error_code.hpp>
@@ -416,7 +417,7 @@ private:
         if (e.ec) return fail(e.ec);
         // Nobody else would ever delete it: it would stay ahead of every waiter, ours too, until
         // our session ends. Its deletion is then the event we wait for.
-        if (e.stray) emit(lock_out::remove_node{node_path_.substr(0, node_path_.rfind('/') + 1) + name});
+        if (e.stray) emit(lock_out::remove_node{join_path(parent_path(node_path_), name)});
         if (await_grant && e.version > 0 && signalled_.insert(name).second) list(true);  // granted before we watched
     }
 

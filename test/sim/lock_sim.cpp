@@ -2,6 +2,8 @@
 
 #include "sim_zookeeper.hpp"
 
+#include <zkr/path.hpp>
+
 #include <deque>
 #include <map>
 #include <optional>
@@ -803,7 +805,7 @@ private:
         // decided on still holds when its grant is heard; a grant past an earlier waiter fails here.
         // (A node gone meanwhile, deleted or with its session, is the window the loss checks watch.)
         // (A client with its own maximum, odd_rule_, decides by that one: the maximum checks watch it.)
-        if (const auto fits = nodes_that_fit(); !odd_rule_ && fits && zk_.find(a.path) && !fits->count(a.path.substr(a.path.rfind('/') + 1)))
+        if (const auto fits = nodes_that_fit(); !odd_rule_ && fits && zk_.find(a.path) && !fits->count(std::string(node_name(a.path))))
             violate("c" + std::to_string(c.id) + " granted " + a.path + " ahead of an earlier waiter (first come, first served)");
         // A shared count: the leases in use never exceed the maximum in force at the grant.
         if (s_.kind == recipe::shared_semaphore && valid_holders() > shared_max_)
@@ -816,11 +818,11 @@ private:
         // The right outcome: "not acquired in time" only after a deadline or for a try, "cancelled"
         // only after a cancel, "closed" only from a closed client.
         const auto& by = ended_by_[id];
-        const char* cause = !a.ec ? "a deadline or a try" : a.ec == errc::cancelled ? "a cancel" : a.ec == errc::closed ? "a close" : nullptr;
-        const bool fits = !a.ec ? (by.count("deadline") || by.count("try")) : a.ec == errc::cancelled ? by.count("cancel") > 0
-                                                                           : a.ec == errc::closed     ? c.closed
-                                                                                                       : true;
-        if (!fits) violate("m" + std::to_string(id) + " not granted (" + (a.ec ? a.ec.message() : "timed out") + ") without " + cause);
+        const char* missing = nullptr;  // the cause this outcome needs and did not have
+        if (!a.ec && !by.count("deadline") && !by.count("try")) missing = "a deadline or a try";
+        else if (a.ec == errc::cancelled && !by.count("cancel")) missing = "a cancel";
+        else if (a.ec == errc::closed && !c.closed) missing = "a close";
+        if (missing) violate("m" + std::to_string(id) + " not granted (" + (a.ec ? a.ec.message() : "timed out") + ") without " + missing);
         note("c" + std::to_string(c.id) + " not granted: " + (a.ec ? a.ec.message() : "timed out"));
         if (c.running.count(id)) next(c, id);
     }
@@ -865,6 +867,9 @@ private:
     }
 
     // ---- the checker ---------------------------------------------------------------------------
+    // The maximum in force: the shared count's, or the fixed one.
+    int max_now() const { return s_.kind == recipe::shared_semaphore ? shared_max_ : s_.max_holders; }
+
     // The lock nodes in the store that the rule lets hold now: the first ones whose weights fit the
     // maximum. None known while a written node is in the queue: it tells the waiter behind it of a
     // grant that did not happen, and that waiter then takes the real one for the same and waits for
@@ -875,7 +880,7 @@ private:
         const auto queue = sorted_participants(*kids, lock_name_);
         for (const auto& name : queue)
             if (const node* n = zk_.find(std::string(lock_path) + "/" + name); n && written_.count(n->czxid)) return std::nullopt;
-        const int max = s_.kind == recipe::shared_semaphore ? shared_max_ : s_.max_holders;
+        const int max = max_now();
         std::vector<std::uint64_t> weights;
         for (const auto& name : queue) weights.push_back(parse_lease_node(name).value_or(lease_node_info{}).weight);
         const auto holders = detail::holder_count(weights, queue.size(), static_cast<std::uint64_t>(max));
@@ -938,11 +943,11 @@ private:
         const auto fitting = nodes_that_fit();
         if (!fitting) return;
         const auto& fits = *fitting;
-        const int max = s_.kind == recipe::shared_semaphore ? shared_max_ : s_.max_holders;
+        const int max = max_now();
         for (const auto& [id, lm] : live_) {
             const auto& m = *lm.m;
             if (m.phase() != lock_phase::waiting) continue;
-            const auto name = m.node_path().substr(m.node_path().rfind('/') + 1);
+            const auto name = std::string(node_name(m.node_path()));
             if (fits.count(name))
                 return violate("c" + std::to_string(lm.client) + " waits with nothing in flight, although its node " + name +
                                " is among the " + std::to_string(max) + " that hold");
@@ -991,8 +996,8 @@ private:
     std::mt19937_64 rng_;
     zookeeper zk_;
     std::shared_ptr<lock_rule> rule_, odd_rule_;
-    std::int64_t operator_session_ = 0;
-    std::map<std::uint64_t, std::set<std::string>> ended_by_;  // what may end each acquire: try, deadline, cancel  // owns the foreign nodes an operator drops into the queue
+    std::int64_t operator_session_ = 0;  // owns the foreign nodes an operator drops into the queue
+    std::map<std::uint64_t, std::set<std::string>> ended_by_;  // what may end each acquire: try, deadline, cancel
     std::string odd_node_name_;
     std::string fixed_tag_;  // a fixed semaphore's max tag (its weighted nodes' names)
     int shared_max_ = 0;  // shared_semaphore: the count's value now

@@ -396,8 +396,8 @@ int zk_cluster::server_of_session(std::int64_t session_id) const {
 
 namespace {
 // Opens a second handle on the session and drives it until the server has answered: connected
-// (the session is now this handle's) or expired (it is gone). Closes the handle when `close` says
-// so; its state at the answer is returned (anything else: no answer in 20 s).
+// (the session is now this handle's) or expired (it is gone). Closes the handle, and returns its
+// state at the answer (anything else: no answer in 20 s).
 int take_over_session(const std::string& connect_string, std::int64_t session_id, const std::string& password) {
     clientid_t id{};
     id.client_id = session_id;
