@@ -445,15 +445,12 @@ std::string age(std::int64_t since_ms) {
 
 // One kind's queue: who holds (the rule the recipes use, from the names alone), then who waits.
 void print_queue(zkr::client& client, const std::string& path, const std::vector<std::string>& nodes, bool is_semaphore) {
-    // Who holds: the rule the recipes use, from the names alone.
-    std::size_t holders = 1;
+    std::size_t holders = zkr::lowest_n_rule(1).holders(nodes);
     std::string kind = "lock";
     if (is_semaphore) {
-        const auto max = zkr::max_of_tag(zkr::parse_lease_node(nodes[0]).value_or(zkr::lease_node_info{}).max_tag);
-        std::vector<std::uint64_t> weights;
-        for (const auto& n : nodes) weights.push_back(zkr::parse_lease_node(n).value_or(zkr::lease_node_info{}).weight);
-        if (max && *max > 0) {
-            holders = zkr::detail::holder_count(weights, nodes.size(), *max);
+        const auto tag = zkr::parse_lease_node(nodes[0]).value_or(zkr::lease_node_info{}).max_tag;
+        if (const auto max = zkr::max_of_tag(tag); max && *max > 0) {
+            holders = zkr::lease_rule([max = *max] { return max; }, tag).holders(nodes);
             kind = "semaphore of " + std::to_string(*max) + " leases";
         } else {
             holders = nodes.size();  // the maximum lives in a shared count we cannot name: list all as holding or waiting
@@ -494,8 +491,8 @@ int status_command(const std::vector<std::string>& argv) {
     if (ec) throw exit_error(exit_zookeeper, "listing " + path + ": " + ec.message());
     // A lock's nodes end in "lock-<seq>", a semaphore's in "lease-<seq>". Both kinds on one path
     // would not exclude each other (zkr refuses to acquire there): show both, and say so.
-    const auto locks = zkr::sorted_participants(children, zkr::mutex_lock_name);
-    const auto leases = zkr::sorted_participants(children, zkr::semaphore_lock_name);
+    const auto locks = zkr::lowest_n_rule(1).queue(children).sorted;
+    const auto leases = zkr::lease_rule([] { return 0; }, {}).queue(children).sorted;
     if (locks.empty() && leases.empty()) {
         if (children.empty()) std::cout << path << ": free (nothing holds or waits)\n";
         else std::cout << path << ": free (nothing holds or waits; " << children.size() << " other node" << (children.size() == 1 ? "" : "s")

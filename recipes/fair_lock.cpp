@@ -10,7 +10,7 @@
 namespace zkr {
 
 fair_lock::fair_lock(client& c, std::string path)
-    : lock_base(c, std::move(path), std::string(mutex_lock_name), std::make_shared<lowest_n_rule>(1)) {}
+    : lock_base(c, std::move(path), std::make_shared<lowest_n_rule>(1)) {}
 
 fair_lock::~fair_lock() {
     std::shared_ptr<detail::hold> h;

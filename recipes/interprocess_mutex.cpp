@@ -5,7 +5,7 @@
 namespace zkr {
 
 interprocess_mutex::interprocess_mutex(client& c, std::string path)
-    : lock_base(c, std::move(path), std::string(mutex_lock_name), std::make_shared<lowest_n_rule>(1)) {}
+    : lock_base(c, std::move(path), std::make_shared<lowest_n_rule>(1)) {}
 
 interprocess_mutex::~interprocess_mutex() {
     std::map<std::thread::id, entry> holds;

@@ -27,8 +27,8 @@ struct lock_base::listeners {
     }
 };
 
-lock_base::lock_base(zkr::client& c, std::string path, std::string lock_name, std::shared_ptr<const lock_rule> rule)
-    : driver_(std::make_shared<lock_driver>(c, std::move(path), std::move(lock_name), std::move(rule))),
+lock_base::lock_base(zkr::client& c, std::string path, std::shared_ptr<const lock_rule> rule)
+    : driver_(std::make_shared<lock_driver>(c, std::move(path), std::move(rule))),
       listeners_(std::make_shared<listeners>()) {}
 
 lock_base::~lock_base() { driver_->cancel(); }

@@ -72,8 +72,8 @@ void check_lock_path(const std::string& path, const std::string& name_space) {
 // ---------------------------------------------------------------------------------------------
 // lock_driver
 
-lock_driver::lock_driver(zkr::client& c, std::string lock_path, std::string lock_name, std::shared_ptr<const lock_rule> rule)
-    : client_(c), path_(std::move(lock_path)), lock_name_(std::move(lock_name)), rule_(std::move(rule)) {
+lock_driver::lock_driver(zkr::client& c, std::string lock_path, std::shared_ptr<const lock_rule> rule)
+    : client_(c), path_(std::move(lock_path)), rule_(std::move(rule)) {
     check_lock_path(path_, c.options().name_space);
 }
 
@@ -172,13 +172,14 @@ std::string lock_driver::acquire_failure(const error_code& ec, std::string_view 
 }
 
 std::string lock_driver::kind_mismatch_message(std::string_view what) const {
-    std::string m = "refused to acquire " + std::string(what) + " of a " +
-                    (lock_name_ == mutex_lock_name ? "mutex" : "semaphore") + " on " + path_ + ": ";
+    std::string m = "refused to acquire " + std::string(what) + " of a " + std::string(rule_->kind()) + " on " + path_ + ": ";
     try {
         error_code ec;
         const auto r = client_.get_children(path_, ec);
-        if (const auto node = ec ? std::nullopt : other_kind_node(r.children, lock_name_))
-            m += "node " + join_path(path_, *node) + " is a " + (lock_name_ == mutex_lock_name ? "semaphore's lease" : "mutex's lock node") + ", ";
+        if (const auto node = ec ? std::nullopt : rule_->queue(r.children).other_kind) {
+            const auto kind = lock_kind_of(*node).value_or("lock");
+            m += "node " + join_path(path_, *node) + " is a " + std::string(kind) + (kind == "semaphore" ? "'s lease, " : "'s lock node, ");
+        }
     } catch (const std::exception&) {
         // The node's name is a courtesy; the error stands without it.
     }
@@ -192,7 +193,7 @@ std::vector<std::string> lock_driver::participants(error_code& ec) {
         return {};
     }
     std::vector<std::string> out;
-    for (auto& name : sorted_participants(r.children, lock_name_)) out.push_back(join_path(path_, name));
+    for (auto& name : rule_->queue(r.children).sorted) out.push_back(join_path(path_, name));
     return out;
 }
 

@@ -15,7 +15,7 @@ using boost::system::error_code;
 namespace {
 
 lock_machine::config machine_config(const lock_driver& d, const acquire_request& req) {
-    return {.rule = &d.rule(), .lock_name = d.lock_name(), .try_only = req.timeout && req.timeout->count() <= 0};
+    return {.rule = &d.rule(), .try_only = req.timeout && req.timeout->count() <= 0};
 }
 
 }  // namespace
@@ -26,7 +26,7 @@ lock_engine::lock_engine(std::shared_ptr<lock_driver> driver, acquire_request re
       net_(network_executor(detail::connection_of(client_))),
       machine_(machine_config(*driver_, req)),
       data_(std::move(req.data)),
-      create_path_(join_path(driver_->path(), req.node_name.empty() ? driver_->lock_name() : req.node_name)),
+      create_path_(join_path(driver_->path(), req.node_name.empty() ? driver_->rule().node_name() : req.node_name)),
       done_(std::move(done)),
       on_queued_(std::move(req.on_queued)),
       on_waiting_(std::move(req.on_waiting)) {

@@ -210,7 +210,6 @@ class basic_lock_machine {
 public:
     struct config {
         const lock_rule* rule = nullptr;  ///< must outlive the machine
-        std::string lock_name;            ///< "lock-": what sorted_participants looks for
         bool try_only = false;            ///< try once, never queue
     };
 
@@ -364,10 +363,10 @@ private:
     }
 
     void evaluate(std::vector<std::string> children, bool fresh) {
-        // A mutex and a semaphore on one path ignore each other's nodes: refuse, as a semaphore
-        // refuses one that disagrees on its maximum (the recipe names the node in its message).
-        if (other_kind_node(children, cfg_.lock_name)) return fail(make_error_code(errc::lock_kind_mismatch));
-        auto sorted = sorted_participants(children, cfg_.lock_name);
+        // Two kinds of lock on one path ignore each other's nodes: refuse, as a semaphore refuses
+        // one that disagrees on its maximum (the recipe names the node in its message).
+        auto [sorted, other_kind] = cfg_.rule->queue(children);
+        if (other_kind) return fail(make_error_code(errc::lock_kind_mismatch));
         const auto ours = std::find(sorted.begin(), sorted.end(), node_name_);
         const auto behind = ours == sorted.end() ? 0 : static_cast<std::size_t>(sorted.end() - ours - 1);
         if (!view_.reset(std::move(sorted), node_name_)) {
@@ -430,7 +429,7 @@ private:
         if (phase_ != lock_phase::waiting) return;
         watching_.erase(name);
         if (e.type == watch_event_type::node_deleted) return node_gone(name);
-        if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on())
+        if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on(name))
             return released_after_holding(name);
         if (e.type == watch_event_type::not_watching) return;  // the session went: restart comes with it
         if (await_grant && signalled_.insert(name).second) return list(true);
@@ -490,7 +489,7 @@ private:
         // progress check: granted with nothing ahead and no signal, we left a waiter that fit
         // waiting until an unrelated release). In a one-holder lock it only waits for our
         // release, which signals itself.
-        if (view_.ahead() > 0 || (!cfg_.rule->release_passes_on() && may_be_awaited())) {
+        if (view_.ahead() > 0 || (!release_passes_on() && may_be_awaited())) {
             emit(lock_out::touch_own{node_path_});
             touched_ = true;
         }
@@ -571,16 +570,20 @@ private:
         own_ = 0;
         if (acquiring()) {
             if (e.type == watch_event_type::node_deleted) vanished();
-            else if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on()) requeue_written();
+            else if (e.type == watch_event_type::node_data_changed && release_passes_on()) requeue_written();
             else if (e.type != watch_event_type::not_watching) watch_own();
             return;
         }
         if (!holding_valid()) return;
         if (e.type == watch_event_type::node_deleted || e.type == watch_event_type::not_watching)
             return set_hold(hold_state::lost);
-        if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on()) return lose_written();
+        if (e.type == watch_event_type::node_data_changed && release_passes_on()) return lose_written();
         watch_own();
     }
+
+    // Whether our release passes the lock on (lock_rule::release_passes_on): then only our release
+    // writes our node, and a waiter behind us takes a write for it.
+    bool release_passes_on() const { return cfg_.rule->release_passes_on(node_name_); }
 
     // Whether a waiter behind us may have listed us as a waiter. Not when we hold on a listing that
     // shows nobody behind us: a node made later lists later, and sees us hold. (So an uncontended
@@ -591,7 +594,7 @@ private:
     // several holders): a waiter behind us that sees a write takes it for our release. So a node
     // whose version is past what we wrote was written by someone else.
     bool written_by_another(std::int32_t version) const {
-        return cfg_.rule->release_passes_on() && version > (touched_ ? 1 : 0);
+        return release_passes_on() && version > (touched_ ? 1 : 0);
     }
 
     // A holder: the waiter behind us now holds too. We lost; the node is still ours, so remove it.
@@ -679,7 +682,7 @@ private:
     // tells it that we held, with a data change in the same transaction.
     void delete_own() {
         release_ = ask({purpose::release});
-        emit(lock_out::delete_own{release_, node_path_, waited_ && cfg_.rule->release_passes_on()});
+        emit(lock_out::delete_own{release_, node_path_, waited_ && release_passes_on()});
     }
 
     void on(const lock_in::deleted& e) {

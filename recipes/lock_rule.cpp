@@ -19,9 +19,13 @@ std::optional<std::uint32_t> parse_u32(std::string_view s) {
 }
 }  // namespace
 
+lock_queue lowest_n_rule::queue(const std::vector<std::string>& children) const { return queue_of(children, {mutex_lock_name}); }
+
 lock_decision lowest_n_rule::decide(const std::vector<std::string>& sorted, std::size_t ours) const {
     return detail::prefix_decision(sorted, ours, std::vector<std::uint64_t>(sorted.size(), 1), n_);
 }
+
+std::size_t lowest_n_rule::holders(const std::vector<std::string>& sorted) const { return std::min(n_, sorted.size()); }
 
 std::optional<lease_node_info> parse_lease_node(std::string_view name) {
     if (!lock_sequence(name, semaphore_lock_name)) return std::nullopt;
@@ -73,23 +77,37 @@ std::optional<std::uint32_t> max_of_tag(std::string_view max_tag) {
 lease_rule::lease_rule(std::function<std::int64_t()> max_leases, std::string max_tag)
     : max_(std::move(max_leases)), tag_(std::move(max_tag)) {}
 
-lock_decision lease_rule::decide(const std::vector<std::string>& sorted, std::size_t ours) const {
+std::string lease_rule::node_name() const { return lease_node_name(tag_, 1); }
+
+lock_queue lease_rule::queue(const std::vector<std::string>& children) const { return queue_of(children, {semaphore_lock_name}); }
+
+namespace {
+// What a lease node weighs, and the maximum in force.
+std::vector<std::uint64_t> lease_weights(const std::vector<std::string>& sorted) {
     std::vector<std::uint64_t> weights;
     weights.reserve(sorted.size());
-    for (std::size_t i = 0; i < sorted.size(); ++i) {
-        const auto info = parse_lease_node(sorted[i]).value_or(lease_node_info{});
-        if (i <= ours && info.max_tag != tag_) {
+    for (const auto& name : sorted) weights.push_back(parse_lease_node(name).value_or(lease_node_info{}).weight);
+    return weights;
+}
+std::uint64_t at_least_zero(std::int64_t max) { return max < 0 ? 0 : static_cast<std::uint64_t>(max); }
+}  // namespace
+
+lock_decision lease_rule::decide(const std::vector<std::string>& sorted, std::size_t ours) const {
+    for (std::size_t i = 0; i <= ours && i < sorted.size(); ++i) {
+        if (parse_lease_node(sorted[i]).value_or(lease_node_info{}).max_tag != tag_) {
             lock_decision refused;
             refused.error = make_error_code(errc::max_mismatch);
             return refused;
         }
-        weights.push_back(info.weight);
     }
-    const auto max = max_();
-    return detail::prefix_decision(sorted, ours, weights, max < 0 ? 0 : static_cast<std::uint64_t>(max));
+    return detail::prefix_decision(sorted, ours, lease_weights(sorted), at_least_zero(max_()));
 }
 
-bool lease_rule::release_passes_on() const { return max_of_tag(tag_) == 1u; }
+bool lease_rule::release_passes_on(std::string_view) const { return max_of_tag(tag_) == 1u; }
+
+std::size_t lease_rule::holders(const std::vector<std::string>& sorted) const {
+    return detail::holder_count(lease_weights(sorted), sorted.size(), at_least_zero(max_()));
+}
 
 std::optional<std::uint32_t> lock_sequence(std::string_view name, std::string_view lock_name) {
     constexpr std::size_t digits = 10;
@@ -106,26 +124,31 @@ std::optional<std::uint32_t> lock_sequence(std::string_view name, std::string_vi
     return static_cast<std::uint32_t>(value);
 }
 
-std::optional<std::string> other_kind_node(const std::vector<std::string>& children, std::string_view lock_name) {
-    const auto other = lock_name == mutex_lock_name ? semaphore_lock_name : mutex_lock_name;
-    for (const auto& c : children)
-        if (c.rfind("_c_", 0) == 0 && lock_sequence(c, other)) return c;
+std::optional<std::string_view> lock_kind_of(std::string_view name) {
+    static constexpr std::pair<std::string_view, std::string_view> kinds[] = {
+        {mutex_lock_name, "mutex"}, {semaphore_lock_name, "semaphore"},
+        {read_lock_name, "read-write lock"}, {write_lock_name, "read-write lock"}};
+    for (const auto& [lock_name, kind] : kinds)
+        if (lock_sequence(name, lock_name)) return kind;
     return std::nullopt;
 }
 
-std::vector<std::string> sorted_participants(const std::vector<std::string>& children, std::string_view lock_name) {
+lock_queue queue_of(const std::vector<std::string>& children, std::initializer_list<std::string_view> names) {
+    lock_queue q;
     std::vector<std::pair<std::uint32_t, std::string>> keyed;
     keyed.reserve(children.size());
     // Every participant is created protected ("_c_<uuid>-", as Curator's are too). A sequential
     // node without that prefix was dropped in by something else; counted, it would hold forever.
-    for (const auto& c : children)
-        if (c.rfind("_c_", 0) == 0)
-            if (auto seq = lock_sequence(c, lock_name)) keyed.emplace_back(*seq, c);
+    for (const auto& c : children) {
+        if (c.rfind("_c_", 0) != 0) continue;
+        const auto name = std::find_if(names.begin(), names.end(), [&](std::string_view n) { return lock_sequence(c, n).has_value(); });
+        if (name != names.end()) keyed.emplace_back(*lock_sequence(c, *name), c);
+        else if (!q.other_kind && lock_kind_of(c)) q.other_kind = c;
+    }
     std::sort(keyed.begin(), keyed.end());
-    std::vector<std::string> out;
-    out.reserve(keyed.size());
-    for (auto& k : keyed) out.push_back(std::move(k.second));
-    return out;
+    q.sorted.reserve(keyed.size());
+    for (auto& k : keyed) q.sorted.push_back(std::move(k.second));
+    return q;
 }
 
 namespace detail {

@@ -32,8 +32,7 @@ std::int32_t checked_max(std::int32_t max, const std::string& path) {
 }  // namespace
 
 interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path, std::shared_ptr<limit> l)
-    : lock_base(c, std::move(path), std::string(semaphore_lock_name),
-                std::make_shared<lease_rule>([l] { return l->max.load(); }, l->tag)),
+    : lock_base(c, std::move(path), std::make_shared<lease_rule>([l] { return l->max.load(); }, l->tag)),
       limit_(std::move(l)) {}
 
 interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path, std::int32_t max_leases)

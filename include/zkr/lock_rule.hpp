@@ -1,5 +1,6 @@
-// The pluggable decision of the predecessor-watch driver: does our node hold, and if not, which
-// nodes do we watch? A read-write lock supplies its own rule without touching the driver.
+// The pluggable protocol of the predecessor-watch driver: which nodes take part and in what order,
+// does our node hold, and if not, which nodes do we watch? A new recipe supplies its own rule
+// without touching the driver.
 #pragma once
 
 #include <boost/system/error_code.hpp>
@@ -7,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +20,9 @@ namespace zkr {
 /// "lock-" (zkr's mutex and fair lock), InterProcessSemaphoreV2's "lease-".
 inline constexpr std::string_view mutex_lock_name = "lock-";
 inline constexpr std::string_view semaphore_lock_name = "lease-";
+/// InterProcessReadWriteLock's names: both kinds of node form one queue, ordered by sequence.
+inline constexpr std::string_view read_lock_name = "__READ__";
+inline constexpr std::string_view write_lock_name = "__WRIT__";
 
 struct lock_decision {
     bool holds = false;
@@ -32,27 +37,71 @@ struct lock_decision {
     boost::system::error_code error;
 };
 
+/// A lock path's children as one rule sees them.
+struct lock_queue {
+    /// The participants' node names in queue order (ours among them, once created).
+    std::vector<std::string> sorted;
+    /// A node of another kind of lock (a mutex's among a semaphore's, ...): the two kinds would not
+    /// exclude each other, so the rule refuses the path (errc::lock_kind_mismatch).
+    std::optional<std::string> other_kind;
+};
+
+/// Everything a recipe's protocol decides, for the one driver (lock_machine) to run: which
+/// children take part and in what order, whether ours holds and whom it watches, and which
+/// releases tell the node behind that it holds. Stateless apart from its limit; the machine, the
+/// driver, `zkr status` and the simulation ask it instead of parsing names themselves. A
+/// read-write lock is two rules on one queue (test/sim/read_write_rule.hpp).
 class lock_rule {
 public:
     virtual ~lock_rule() = default;
-    /// sorted: the participants' node names in sequence order; ours: our index in it.
+    /// What the nodes of this kind are called in messages: "mutex", "semaphore".
+    virtual std::string_view kind() const = 0;
+    /// The name of a node this rule's acquire creates, before the protect prefix and sequence
+    /// (a recipe may name one acquire's node itself: a semaphore's carries its weight).
+    virtual std::string node_name() const = 0;
+    /// The participants among a lock path's children, in queue order, and a node of another kind.
+    virtual lock_queue queue(const std::vector<std::string>& children) const = 0;
+    /// sorted: queue(...).sorted; ours: our index in it.
     virtual lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const = 0;
-    /// True when a holder's release makes the node just behind it the holder (a one-holder
-    /// lock). Such a holder releases with a data change and the delete in one transaction: the
-    /// waiter behind it, watching its node, learns from the data change alone that it holds (no
-    /// listing), while a waiter that gives up deletes plainly, which sends the one behind to list.
-    virtual bool release_passes_on() const { return false; }
+    /// True when the release of the holder `node` makes the node just behind it the holder (it
+    /// held only with nothing ahead of it: a one-holder lock, a read-write lock's writer). Such a
+    /// holder releases with a data change and the delete in one transaction: the waiter behind it,
+    /// watching its node, learns from the data change alone that it holds (no listing), while a
+    /// waiter that gives up deletes plainly, which sends the one behind to list. For any other node
+    /// a data change means nothing of the kind: a node that holds beside others (a semaphore's
+    /// lease, a reader) says nothing of the nodes ahead of it by going.
+    virtual bool release_passes_on(std::string_view node) const {
+        (void)node;
+        return false;
+    }
+    /// How many of the sorted participants hold now (the first ones): for tools such as
+    /// `zkr status`, and the simulation's checker.
+    virtual std::size_t holders(const std::vector<std::string>& sorted) const = 0;
 };
+
+/// The children that are protected lock nodes ("_c_<uuid>-...<name><seq>") of one of `names`,
+/// sorted by sequence (foreign nodes, a plain "lock-0000000001" too, are ignored), and the first
+/// protected node of another known kind (lock_kind_of).
+lock_queue queue_of(const std::vector<std::string>& children, std::initializer_list<std::string_view> names);
+/// The kind of lock whose protocol names a node like this one ("mutex" for "..lock-<seq>",
+/// "semaphore" for "..lease-<seq>", "read-write lock" for Curator's "..__READ__<seq>" and
+/// "..__WRIT__<seq>"); nullopt for anything else.
+std::optional<std::string_view> lock_kind_of(std::string_view node_name);
 
 /// The n lowest nodes hold. The first waiter watches the holders (any one's release may be its
 /// turn); every later waiter watches only the waiter just ahead of it, so a release wakes one
 /// waiter, never a herd. For n = 1 this is the classic lock: each waiter watches its predecessor.
+/// Its nodes are the mutex's ("lock-", as Curator's InterProcessMutex).
 class lowest_n_rule final : public lock_rule {
 public:
     explicit lowest_n_rule(std::size_t n) : n_(n) {}
+    std::string_view kind() const override { return "mutex"; }
+    std::string node_name() const override { return std::string(mutex_lock_name); }
+    lock_queue queue(const std::vector<std::string>& children) const override;
     lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const override;
     std::size_t leases() const noexcept { return n_; }
-    bool release_passes_on() const override { return n_ == 1; }
+    bool release_passes_on(std::string_view) const override { return n_ == 1; }
+    std::size_t holders(const std::vector<std::string>& sorted) const override;
 
 private:
     std::size_t n_;
@@ -83,12 +132,18 @@ std::optional<std::uint32_t> max_of_tag(std::string_view max_tag);
 class lease_rule final : public lock_rule {
 public:
     lease_rule(std::function<std::int64_t()> max_leases, std::string max_tag);
+    std::string_view kind() const override { return "semaphore"; }
+    /// A node of one lease (an acquire of several names its own: lease_node_name).
+    std::string node_name() const override;
+    lock_queue queue(const std::vector<std::string>& children) const override;
     lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const override;
     /// A fixed maximum of one lease is a one-holder lock (interprocess_semaphore_mutex, or
     /// semaphore_v2 with max 1): a holder's release passes the lock on, as a mutex's does. Not for
     /// more leases (a holder's release says nothing of the holders ahead of it) nor for a shared
     /// count (its maximum can change).
-    bool release_passes_on() const override;
+    bool release_passes_on(std::string_view) const override;
+    /// By the weights in the names and the maximum in force now.
+    std::size_t holders(const std::vector<std::string>& sorted) const override;
 
 private:
     std::function<std::int64_t()> max_;
@@ -98,15 +153,6 @@ private:
 /// The sequence number of a lock node: the 10 digits that end its name, if the name contains
 /// lock_name right before them ("_c_<uuid>-lock-0000000042" with lock_name "lock-").
 std::optional<std::uint32_t> lock_sequence(std::string_view node_name, std::string_view lock_name);
-
-/// The first child that is a zkr (or Curator) lock node of the other kind: a semaphore's lease
-/// node when lock_name is the mutex's "lock-", a mutex's lock node when it is "lease-". The two
-/// kinds ignore each other's nodes, so on one path they would hold at once.
-std::optional<std::string> other_kind_node(const std::vector<std::string>& children, std::string_view lock_name);
-
-/// Children that are lock nodes of this lock_name ("_c_<uuid>-...<lock_name><seq>"), sorted by
-/// sequence; foreign nodes (anything else, a plain "lock-0000000001" too) are ignored.
-std::vector<std::string> sorted_participants(const std::vector<std::string>& children, std::string_view lock_name);
 
 namespace detail {
 

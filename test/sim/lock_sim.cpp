@@ -347,7 +347,7 @@ private:
             for (const auto& [id, lm] : live_)
                 if (lm.m->phase() == lock_phase::holding && lm.m->state() == hold_state::held) {
                     held.push_back(lm.m->node_path());
-                    if (lm.rule->release_passes_on()) one_holder.insert(lm.m->node_path());
+                    if (lm.rule->release_passes_on(node_name(lm.m->node_path()))) one_holder.insert(lm.m->node_path());
                 }
             const auto last = std::string(lock_path) + "/" + *std::max_element(nodes->begin(), nodes->end(), [](const auto& a, const auto& b) {
                 return a.substr(a.size() - 10) < b.substr(b.size() - 10);  // by sequence
@@ -709,7 +709,7 @@ private:
         // A fixed semaphore's acquires ask for 1 to max leases at once, as acquire_many does.
         const int weight = s_.kind == recipe::semaphore && !odd ? 1 + static_cast<int>(pick(static_cast<std::size_t>(s_.max_holders))) : 1;
         const auto name = weight > 1 ? lease_node_name(fixed_tag_, static_cast<std::uint32_t>(weight)) : odd ? odd_node_name_ : node_name_;
-        live_[id] = {c.id, machines_({rule, lock_name_, try_only}), name, rule, weight};
+        live_[id] = {c.id, machines_({rule, try_only}), name, rule, weight};
         if (try_only) ended_by_[id].insert("try");
         c.running[id] = false;
         ++c.attempts_started;
@@ -877,13 +877,10 @@ private:
     std::optional<std::set<std::string>> nodes_that_fit() const {
         const auto kids = zk_.children(lock_path);
         if (!kids) return std::set<std::string>{};
-        const auto queue = sorted_participants(*kids, lock_name_);
+        const auto queue = rule_->queue(*kids).sorted;
         for (const auto& name : queue)
             if (const node* n = zk_.find(std::string(lock_path) + "/" + name); n && written_.count(n->czxid)) return std::nullopt;
-        const int max = max_now();
-        std::vector<std::uint64_t> weights;
-        for (const auto& name : queue) weights.push_back(parse_lease_node(name).value_or(lease_node_info{}).weight);
-        const auto holders = detail::holder_count(weights, queue.size(), static_cast<std::uint64_t>(max));
+        const auto holders = rule_->holders(queue);
         return std::set<std::string>(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(holders));
     }
 

@@ -18,7 +18,7 @@ TEST_CASE("lock nodes sort by sequence, whatever their guid, foreign nodes are i
     const std::vector<std::string> children = {node("zzz", 7), "foreign", node("aaa", 12), node("mmm", 3),
                                                "lock-notdigits", "x-lock-0000000001", "lock-0000000002",
                                                "_c_abc-lock-00000x0001"};
-    const auto sorted = zkr::sorted_participants(children, "lock-");
+    const auto sorted = zkr::queue_of(children, {"lock-"}).sorted;
     CHECK(sorted == std::vector<std::string>{node("mmm", 3), node("zzz", 7), node("aaa", 12)});
     CHECK(zkr::lock_sequence(node("a", 42), "lock-") == 42u);
     CHECK_FALSE(zkr::lock_sequence("lease-0000000001", "lock-"));
@@ -161,20 +161,54 @@ TEST_CASE("queue_view: a predecessor that held and released takes every node ahe
 }
 
 TEST_CASE("only a one-holder lock passes its release on to the node behind it") {
-    CHECK(zkr::lowest_n_rule(1).release_passes_on());
-    CHECK_FALSE(zkr::lowest_n_rule(2).release_passes_on());
-    CHECK(zkr::lease_rule([] { return 1; }, zkr::fixed_max_tag(1)).release_passes_on());
-    CHECK_FALSE(zkr::lease_rule([] { return 3; }, zkr::fixed_max_tag(3)).release_passes_on());
+    const auto lock = node("a", 1);
+    const auto lease = "_c_a-" + zkr::lease_node_name(zkr::fixed_max_tag(1), 1) + "0000000001";
+    CHECK(zkr::lowest_n_rule(1).release_passes_on(lock));
+    CHECK_FALSE(zkr::lowest_n_rule(2).release_passes_on(lock));
+    CHECK(zkr::lease_rule([] { return 1; }, zkr::fixed_max_tag(1)).release_passes_on(lease));
+    CHECK_FALSE(zkr::lease_rule([] { return 3; }, zkr::fixed_max_tag(3)).release_passes_on(lease));
     // A shared count's maximum can change between a holder's grant and its release.
-    CHECK_FALSE(zkr::lease_rule([] { return 1; }, zkr::shared_count_max_tag("/count")).release_passes_on());
+    CHECK_FALSE(zkr::lease_rule([] { return 1; }, zkr::shared_count_max_tag("/count")).release_passes_on(lease));
 }
 
-TEST_CASE("other_kind_node finds a lease among lock nodes and a lock node among leases, zkr's or Curator's") {
+TEST_CASE("a rule's queue names the first node of another kind: a lease among lock nodes, a lock node among leases, zkr's or Curator's") {
     const std::vector<std::string> locks = {"_c_a-lock-0000000001", "_c_b-lock-0000000002", "lock-0000000003", "junk"};
-    CHECK_FALSE(zkr::other_kind_node(locks, zkr::mutex_lock_name));
-    CHECK(zkr::other_kind_node(locks, zkr::semaphore_lock_name) == "_c_a-lock-0000000001");
+    const zkr::lowest_n_rule mutex(1);
+    const zkr::lease_rule semaphore([] { return 1; }, zkr::fixed_max_tag(1));
+    CHECK_FALSE(mutex.queue(locks).other_kind);
+    CHECK(semaphore.queue(locks).other_kind == "_c_a-lock-0000000001");
+    CHECK(semaphore.queue(locks).sorted.empty());
     auto mixed = locks;
     mixed.push_back("_c_c-m1-w1-lease-0000000004");
-    CHECK(zkr::other_kind_node(mixed, zkr::mutex_lock_name) == "_c_c-m1-w1-lease-0000000004");
-    CHECK_FALSE(zkr::other_kind_node({"lease-0000000001"}, zkr::mutex_lock_name));  // unprotected: not a participant
+    CHECK(mutex.queue(mixed).other_kind == "_c_c-m1-w1-lease-0000000004");
+    CHECK(mutex.queue(mixed).sorted == std::vector<std::string>{"_c_a-lock-0000000001", "_c_b-lock-0000000002"});
+    CHECK_FALSE(mutex.queue({"lease-0000000001"}).other_kind);  // unprotected: not a participant
+    // Curator's read-write lock nodes are a third kind: neither a mutex nor a semaphore takes part with them.
+    CHECK(mutex.queue({"_c_d-__WRIT__0000000005"}).other_kind == "_c_d-__WRIT__0000000005");
+    CHECK(semaphore.queue({"_c_d-__READ__0000000005"}).other_kind == "_c_d-__READ__0000000005");
+    CHECK(zkr::lock_kind_of("_c_d-__READ__0000000005") == "read-write lock");
+    CHECK(zkr::lock_kind_of("_c_d-m1-w1-lease-0000000005") == "semaphore");
+    CHECK_FALSE(zkr::lock_kind_of("_c_d-config-0000000005"));
+    // Two names in one queue, ordered by sequence alone (Curator's fixForSorting).
+    const auto rw = zkr::queue_of({"_c_b-__WRIT__0000000002", "_c_a-__READ__0000000003", "_c_z-__READ__0000000001"},
+                                  {zkr::read_lock_name, zkr::write_lock_name});
+    CHECK(rw.sorted == std::vector<std::string>{"_c_z-__READ__0000000001", "_c_b-__WRIT__0000000002", "_c_a-__READ__0000000003"});
+    CHECK_FALSE(rw.other_kind);
+}
+
+TEST_CASE("a rule counts its holders from the names: the n lowest, or the leases that fit the maximum now") {
+    const std::vector<std::string> q = {node("a", 1), node("b", 2), node("c", 3)};
+    CHECK(zkr::lowest_n_rule(1).holders(q) == 1);
+    CHECK(zkr::lowest_n_rule(5).holders(q) == 3);
+    CHECK(zkr::lowest_n_rule(1).holders({}) == 0);
+    std::int64_t max = 3;
+    const zkr::lease_rule rule([&] { return max; }, "m3");
+    const std::vector<std::string> leases = {"_c_a-m3-w2-lease-0000000001", "_c_b-m3-w2-lease-0000000002", "_c_c-m3-w1-lease-0000000003"};
+    CHECK(rule.holders(leases) == 1);  // 2 + 2 > 3: the second waits, and the third behind it
+    max = 4;
+    CHECK(rule.holders(leases) == 2);
+    max = -1;
+    CHECK(rule.holders(leases) == 0);
+    CHECK(rule.node_name() == "m3-w1-lease-");
+    CHECK(zkr::lowest_n_rule(1).node_name() == "lock-");
 }

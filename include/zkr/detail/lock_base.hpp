@@ -18,7 +18,7 @@ namespace zkr::detail {
 
 class lock_base {
 public:
-    lock_base(zkr::client& c, std::string path, std::string lock_name, std::shared_ptr<const lock_rule> rule);
+    lock_base(zkr::client& c, std::string path, std::shared_ptr<const lock_rule> rule);
     lock_base(const lock_base&) = delete;
     lock_base& operator=(const lock_base&) = delete;
     /// Ends this object's acquires still waiting with errc::cancelled (their nodes are removed);

@@ -102,7 +102,7 @@ struct acquire_request {
     /// it does not hold).
     std::optional<std::chrono::milliseconds> timeout;
     std::string data;
-    /// The node's name before the protect prefix and sequence; empty: the driver's lock_name.
+    /// The node's name before the protect prefix and sequence; empty: the rule's node_name().
     std::string node_name;
     /// If given, runs on the network thread once our node exists, with its path.
     std::function<void(const std::string&)> on_queued;
@@ -113,7 +113,7 @@ struct acquire_request {
 /// Acquires holds on one lock path with one rule. Thread-safe; its work runs on the network thread.
 class lock_driver : public std::enable_shared_from_this<lock_driver> {
 public:
-    lock_driver(zkr::client& c, std::string lock_path, std::string lock_name, std::shared_ptr<const lock_rule> rule);
+    lock_driver(zkr::client& c, std::string lock_path, std::shared_ptr<const lock_rule> rule);
 
     /// timeout: nullopt waits for ever; zero tries once and never queues (the node is removed
     /// at once when it does not hold). done runs on the network thread with (ec, hold); a null
@@ -155,7 +155,6 @@ public:
 
     zkr::client& get_client() noexcept { return client_; }
     const std::string& path() const noexcept { return path_; }
-    const std::string& lock_name() const noexcept { return lock_name_; }
     const lock_rule& rule() const noexcept { return *rule_; }
 
 private:
@@ -166,7 +165,6 @@ private:
     std::vector<std::weak_ptr<lock_engine>> pending_;
     zkr::client& client_;
     std::string path_;
-    std::string lock_name_;
     std::shared_ptr<const lock_rule> rule_;
 };
 
