@@ -489,7 +489,7 @@ private:
         // progress check: granted with nothing ahead and no signal, we left a waiter that fit
         // waiting until an unrelated release). In a one-holder lock it only waits for our
         // release, which signals itself.
-        if (view_.ahead() > 0 || (!release_passes_on() && may_be_awaited())) {
+        if (cfg_.rule->grants_awaited() && (view_.ahead() > 0 || (!release_passes_on() && may_be_awaited()))) {
             emit(lock_out::touch_own{node_path_});
             touched_ = true;
         }

@@ -74,6 +74,9 @@ public:
         (void)node;
         return false;
     }
+    /// Whether a waiter of this rule ever awaits a grant (lock_decision::await_grant). When not, a
+    /// node granted never touches itself to tell the one behind it: nobody listens for that.
+    virtual bool grants_awaited() const { return true; }
     /// How many of the sorted participants hold now (the first ones): for tools such as
     /// `zkr status`, and the simulation's checker.
     virtual std::size_t holders(const std::vector<std::string>& sorted) const = 0;

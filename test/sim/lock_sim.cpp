@@ -1,5 +1,6 @@
 #include "lock_sim.hpp"
 
+#include "read_write_rule.hpp"
 #include "sim_zookeeper.hpp"
 
 #include <zkr/path.hpp>
@@ -22,6 +23,7 @@ std::string_view to_string(recipe r) noexcept {
         case recipe::semaphore_mutex: return "semaphore_mutex";
         case recipe::semaphore: return "semaphore";
         case recipe::shared_semaphore: return "shared_semaphore";
+        case recipe::read_write: return "read_write";
     }
     return "?";
 }
@@ -30,9 +32,12 @@ schedule draw_schedule(std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     schedule s;
     s.seed = seed;
-    s.kind = static_cast<recipe>(rng() % 4);
+    s.kind = static_cast<recipe>(rng() % 5);
     s.clients = 2 + static_cast<int>(rng() % 7);  // 2..8
-    s.max_holders = s.kind == recipe::semaphore ? 2 + static_cast<int>(rng() % 2) : s.kind == recipe::shared_semaphore ? 3 : 1;
+    s.max_holders = s.kind == recipe::semaphore          ? 2 + static_cast<int>(rng() % 2)
+                    : s.kind == recipe::shared_semaphore ? 3
+                    : s.kind == recipe::read_write       ? 2 * s.clients  // readers share; a client runs at most two acquires
+                                                         : 1;
     s.attempts = 2 + static_cast<int>(rng() % 3);
     s.faults = static_cast<int>(rng() % 7);
     return s;
@@ -146,27 +151,22 @@ public:
         : s_(s), machines_(machines), traced_(traced), rng_(s.seed ^ 0x9e3779b97f4a7c15ULL) {
         if (s.kind == recipe::mutex) {
             rule_ = std::make_shared<lowest_n_rule>(1);
-            lock_name_ = "lock-";
-            node_name_ = "lock-";
+        } else if (s.kind == recipe::read_write) {
+            rule_ = std::make_shared<read_write_rule>(read_write_rule::side::write);
+            read_rule_ = std::make_shared<read_write_rule>(read_write_rule::side::read);
         } else if (s.kind == recipe::shared_semaphore) {
             shared_max_ = 1 + static_cast<int>(rng_() % 3);
-            const auto tag = shared_count_max_tag("/counts/x");
-            rule_ = std::make_shared<lease_rule>([this] { return shared_max_; }, tag);
-            lock_name_ = "lease-";
-            node_name_ = lease_node_name(tag, 1);
+            rule_ = std::make_shared<lease_rule>([this] { return shared_max_; }, shared_count_max_tag("/counts/x"));
         } else {
             const auto max = s.max_holders;
             const auto tag = fixed_max_tag(static_cast<std::uint32_t>(max));
             rule_ = std::make_shared<lease_rule>([max] { return max; }, tag);
-            lock_name_ = "lease-";
-            node_name_ = lease_node_name(tag, 1);
             fixed_tag_ = tag;
             // Now and then one client's semaphore disagrees on the maximum: the two never hold
             // at once, and the acquire that meets the other's node fails with max_mismatch.
             if (rng_() % 4 == 0) {
                 const auto odd_tag = fixed_max_tag(static_cast<std::uint32_t>(max + 1));
                 odd_rule_ = std::make_shared<lease_rule>([max] { return max + 1; }, odd_tag);
-                odd_node_name_ = lease_node_name(odd_tag, 1);
             }
         }
         faults_left_ = s.faults;
@@ -332,8 +332,8 @@ private:
             // would hold for ever. Its session is the operator's, which ends at quiescence.
             tally("a foreign node in the queue");
             if (!operator_session_) operator_session_ = zk_.open_session();
-            const char* names[] = {"lock-", "lease-", "m1-w1-lease-", "config-"};
-            const auto made = zk_.create_sequential(operator_session_, lock_path, names[pick(4)], "");
+            const char* names[] = {"lock-", "lease-", "m1-w1-lease-", "__WRIT__", "config-"};
+            const auto made = zk_.create_sequential(operator_session_, lock_path, names[pick(5)], "");
             note("a foreign node appears: " + made.path);
         } else if (what == 2) {
             tally("operator deletes the queue and its parent");
@@ -705,10 +705,11 @@ private:
         const auto style = pick(10);
         const bool try_only = style < 2;
         const bool odd = odd_rule_ && c.id == 0;
-        const lock_rule* rule = odd ? odd_rule_.get() : rule_.get();
+        // A read-write lock's acquires are readers or writers, half and half.
+        const lock_rule* rule = odd ? odd_rule_.get() : read_rule_ && pick(2) == 0 ? read_rule_.get() : rule_.get();
         // A fixed semaphore's acquires ask for 1 to max leases at once, as acquire_many does.
         const int weight = s_.kind == recipe::semaphore && !odd ? 1 + static_cast<int>(pick(static_cast<std::size_t>(s_.max_holders))) : 1;
-        const auto name = weight > 1 ? lease_node_name(fixed_tag_, static_cast<std::uint32_t>(weight)) : odd ? odd_node_name_ : node_name_;
+        const auto name = weight > 1 ? lease_node_name(fixed_tag_, static_cast<std::uint32_t>(weight)) : rule->node_name();
         live_[id] = {c.id, machines_({rule, try_only}), name, rule, weight};
         if (try_only) ended_by_[id].insert("try");
         c.running[id] = false;
@@ -795,7 +796,8 @@ private:
         note("c" + std::to_string(c.id) + " granted " + a.path + " token " + std::to_string(a.token));
         // A grant on a listing taken before an operator deleted our node is a hold in the window
         // above (not told yet): its lower token is what lets a fenced resource refuse it.
-        if (s_.max_holders == 1 && !tampered_.count(a.token)) {
+        // (A read-write lock's writers hold alone: their tokens rise too.)
+        if ((s_.max_holders == 1 || is_writer(node_name(a.path))) && !tampered_.count(a.token)) {
             if (a.token <= last_token_)
                 violate("fencing token " + std::to_string(a.token) + " after " + std::to_string(last_token_));
             last_token_ = a.token;
@@ -899,6 +901,7 @@ private:
     void check() {
         if (!out_.ok) return;
         int held = 0;
+        std::string writer;  // a read-write lock's writer that holds
         for (const auto& [id, lm] : live_) {
             const auto& m = *lm.m;
             if (m.phase() != lock_phase::holding || m.state() != hold_state::held) continue;
@@ -913,11 +916,14 @@ private:
                 continue;  // the documented window: not told yet
             }
             held += lm.weight;
+            if (is_writer(node_name(m.node_path()))) writer = m.node_path();
             const node* n = zk_.find(m.node_path());
             if (!n || n->owner != m.hold_session())
                 return violate("c" + std::to_string(lm.client) + " reads held, but its node " + m.node_path() +
                                (n ? " belongs to session " + std::to_string(n->owner) : " is gone"));
         }
+        if (!writer.empty() && held > 1)
+            return violate("a writer holds with others: " + writer + " and " + std::to_string(held - 1) + " more");
         if (held > s_.max_holders)
             violate(std::to_string(held) + " leases held at once (max " + std::to_string(s_.max_holders) + ")");
     }
@@ -993,12 +999,11 @@ private:
     std::mt19937_64 rng_;
     zookeeper zk_;
     std::shared_ptr<lock_rule> rule_, odd_rule_;
+    std::shared_ptr<lock_rule> read_rule_;  // read_write: rule_ is the writers'; both agree on the queue and its holders
     std::int64_t operator_session_ = 0;  // owns the foreign nodes an operator drops into the queue
     std::map<std::uint64_t, std::set<std::string>> ended_by_;  // what may end each acquire: try, deadline, cancel
-    std::string odd_node_name_;
     std::string fixed_tag_;  // a fixed semaphore's max tag (its weighted nodes' names)
     int shared_max_ = 0;  // shared_semaphore: the count's value now
-    std::string lock_name_, node_name_;
     std::vector<client> clients_;
     std::map<std::uint64_t, live_machine> live_;
     std::map<std::uint64_t, watch_target> watches_;

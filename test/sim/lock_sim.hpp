@@ -54,8 +54,9 @@ machine_factory machines_with() {
 machine_factory shipped_machines();
 
 /// shared_semaphore: a semaphore whose maximum is a shared count that the world changes while
-/// holders hold, sending reevaluate to every live machine as the driver does.
-enum class recipe { mutex, semaphore_mutex, semaphore, shared_semaphore };
+/// holders hold, sending reevaluate to every live machine as the driver does. read_write: the
+/// read-write lock's two rules (read_write_rule.hpp) on one queue, each acquire a reader or a writer.
+enum class recipe { mutex, semaphore_mutex, semaphore, shared_semaphore, read_write };
 std::string_view to_string(recipe r) noexcept;
 
 /// One schedule, all drawn from its seed.
@@ -63,8 +64,9 @@ struct schedule {
     std::uint64_t seed = 0;
     recipe kind = recipe::mutex;
     int clients = 2;
-    int max_holders = 1;  ///< the semaphore's leases (1 for the others; the most a shared count reaches);
-                          ///< a fixed semaphore's acquires ask for 1 to max_holders of them
+    int max_holders = 1;  ///< the semaphore's leases (1 for the others; the most a shared count reaches;
+                          ///< as many as clients run acquires for readers); a fixed semaphore's
+                          ///< acquires ask for 1 to max_holders of them
     int attempts = 3;     ///< acquires per client
     int faults = 0;       ///< faults injected before the network heals
 };
