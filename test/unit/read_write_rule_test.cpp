@@ -1,0 +1,106 @@
+// The read-write lock's rule (test/sim/read_write_rule.hpp): one queue of readers and writers.
+#include "../../recipes/lock_machine.hpp"
+#include "../sim/read_write_rule.hpp"
+
+#include "zkr_catch.hpp"
+
+using zkr::sim::read_write_rule;
+using names = std::vector<std::string>;
+
+namespace {
+const std::string r1 = "_c_a-__READ__0000000001", w2 = "_c_b-__WRIT__0000000002", r3 = "_c_c-__READ__0000000003",
+                  w4 = "_c_d-__WRIT__0000000004", r5 = "_c_e-__READ__0000000005";
+const read_write_rule reader(read_write_rule::side::read), writer(read_write_rule::side::write);
+}  // namespace
+
+TEST_CASE("read-write rule: readers share until a writer, a writer holds alone at the head") {
+    const names q = {r1, w2, r3, w4, r5};
+    CHECK(reader.decide(q, 0).holds);
+    CHECK(reader.holders(q) == 1);
+    CHECK(reader.holders({r1, r3, w2}) == 2);
+    CHECK(writer.holders({w2, r3}) == 1);
+    CHECK(writer.holders({}) == 0);
+    // A writer waits on the node just ahead of it, a reader or a writer.
+    CHECK_FALSE(writer.decide(q, 1).holds);
+    CHECK(writer.decide(q, 1).watch == names{r1});
+    CHECK(writer.decide(q, 3).watch == names{r3});
+    CHECK(writer.decide({w2, r3}, 0).holds);
+    // A reader behind a writer waits on the last writer ahead of it, never on readers.
+    CHECK_FALSE(reader.decide(q, 2).holds);
+    CHECK(reader.decide(q, 2).watch == names{w2});
+    CHECK(reader.decide(q, 4).watch == names{w4});
+    // Nobody awaits a grant: every waiter needs a node gone.
+    for (std::size_t i = 1; i < q.size(); ++i) CHECK_FALSE((i % 2 ? writer : reader).decide(q, i).await_grant);
+    CHECK_FALSE(reader.grants_awaited());
+}
+
+TEST_CASE("read-write rule: only a writer's release passes the lock on, and both sides share one queue of Curator's names") {
+    CHECK(reader.release_passes_on(w2));
+    CHECK_FALSE(writer.release_passes_on(r1));
+    CHECK(reader.node_name() == "__READ__");
+    CHECK(writer.node_name() == "__WRIT__");
+    const names children = {w4, "_c_x-lock-0000000009", r3, "__READ__0000000007", r1};
+    const auto q = reader.queue(children);
+    CHECK(q.sorted == names{r1, r3, w4});
+    CHECK(q.other_kind == "_c_x-lock-0000000009");  // a mutex's node: the two would not exclude each other
+    CHECK(writer.queue(children).sorted == q.sorted);
+}
+
+namespace {
+using namespace zkr::detail;
+constexpr std::int64_t session = 77;
+
+template <typename A>
+const A* find(const lock_actions& actions) {
+    for (const auto& a : actions)
+        if (const auto* p = std::get_if<A>(&a)) return p;
+    return nullptr;
+}
+
+// A machine of `rule` whose node is `ours`, after its first listing of `queue`.
+struct queued {
+    lock_machine m;
+    lock_actions last;
+    queued(const zkr::lock_rule& rule, const std::string& ours, const names& queue) : m({&rule, false}) {
+        const auto a = m.resume(lock_in::start{true, session});
+        m.resume(lock_in::created{find<lock_out::create>(a)->ticket, {}, "/l/" + ours, 1, session});
+        last = m.resume(lock_in::listed{find<lock_out::list>(a)->ticket, {}, queue});
+    }
+};
+}  // namespace
+
+TEST_CASE("lock machine on the read-write rule: a writer's release signal grants the reader behind it with no listing, and the reader signals nothing") {
+    queued q(reader, r3, {w2, r3, w4});
+    const auto* w = find<lock_out::watch_node>(q.last);
+    REQUIRE(w);
+    CHECK(w->name == w2);
+    const auto a = q.m.resume(lock_in::node_changed{w->ticket, zkr::watch_event_type::node_data_changed});
+    CHECK(find<lock_out::granted>(a));
+    CHECK_FALSE(find<lock_out::list>(a));
+    CHECK_FALSE(find<lock_out::touch_own>(a));  // the writer behind waits for our node to go, not for our grant
+    const auto rel = q.m.resume(lock_in::release{});
+    REQUIRE(find<lock_out::delete_own>(rel));
+    CHECK_FALSE(find<lock_out::delete_own>(rel)->signal);  // readers ahead of the writer may still hold
+}
+
+TEST_CASE("lock machine on the read-write rule: a writer waits for every reader ahead, and its release after waiting signals") {
+    queued q(writer, w4, {r1, r3, w4});
+    const auto* w = find<lock_out::watch_node>(q.last);
+    REQUIRE(w);
+    CHECK(w->name == r3);
+    // A reader's node written (by anyone) is no release: watch it again.
+    auto a = q.m.resume(lock_in::node_changed{w->ticket, zkr::watch_event_type::node_data_changed});
+    CHECK_FALSE(find<lock_out::granted>(a));
+    const auto* again = find<lock_out::watch_node>(a);
+    REQUIRE(again);
+    // Its deletion leaves r1 ahead, unwatched: list.
+    a = q.m.resume(lock_in::node_changed{again->ticket, zkr::watch_event_type::node_deleted});
+    CHECK_FALSE(find<lock_out::granted>(a));
+    const auto* list = find<lock_out::list>(a);
+    REQUIRE(list);
+    a = q.m.resume(lock_in::listed{list->ticket, {}, {w4}});
+    CHECK(find<lock_out::granted>(a));
+    const auto rel = q.m.resume(lock_in::release{});
+    REQUIRE(find<lock_out::delete_own>(rel));
+    CHECK(find<lock_out::delete_own>(rel)->signal);
+}
