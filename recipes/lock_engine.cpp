@@ -144,7 +144,7 @@ void lock_engine::carry_out(const lock_out::watch_own& a) {
 
 // Most waits and holds of a busy lock are shorter than the delay: they never pay for the watch.
 void lock_engine::carry_out(const lock_out::own_watch_later& a) {
-    own_timer_ = std::make_unique<boost::asio::steady_timer>(net_, hold::own_watch_delay);
+    own_timer_ = std::make_unique<boost::asio::steady_timer>(net_, a.delay);
     own_timer_->async_wait([self = shared_from_this(), t = a.ticket](error_code ec) {
         if (!ec) self->feed(lock_in::own_watch_due{t});
     });

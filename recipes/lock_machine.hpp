@@ -14,6 +14,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -29,6 +30,12 @@ namespace zkr::detail {
 /// back with the same ticket; a ticket the machine no longer holds is stale, and the event is
 /// dropped in one place (resume).
 using lock_ticket = std::uint64_t;
+
+/// A waiter or a hold sets the watch on its own node (which tells it of a deletion or a write by
+/// someone else) only once it has lasted this long: most waits and holds of a busy lock are
+/// shorter, and the request would cost one in five of a contended cycle. The machine's own policy:
+/// it leaves as own_watch_later's delay, so the engine and the simulation cannot disagree on it.
+inline constexpr std::chrono::milliseconds own_watch_delay{100};
 
 namespace lock_in {
 /// The acquire begins. connected/session: the connection as it is now.
@@ -128,9 +135,10 @@ struct watch_own {
     lock_ticket ticket = 0;
     std::string path;
 };
-/// Answer with lock_in::own_watch_due after hold_delay (most holds and waits are shorter).
+/// Answer with lock_in::own_watch_due after `delay`.
 struct own_watch_later {
     lock_ticket ticket = 0;
+    std::chrono::milliseconds delay{0};
 };
 /// setData on our node: tells the waiter behind us that we hold. Nothing to answer.
 struct touch_own {
@@ -526,7 +534,7 @@ private:
     // ---- our own node ----------------------------------------------------------------------
     // It tells a waiter that its node was deleted, and a holder that it lost. Set only after a
     // delay: most waits and holds of a busy lock are shorter, and it would cost a request each.
-    void own_watch_later() { own_timer_ = ask({purpose::own_timer}); emit(lock_out::own_watch_later{own_timer_}); }
+    void own_watch_later() { own_timer_ = ask({purpose::own_timer}); emit(lock_out::own_watch_later{own_timer_, own_watch_delay}); }
 
     void on(const lock_in::own_watch_due& e) {
         if (!live(e.ticket)) return;

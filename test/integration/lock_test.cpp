@@ -2,6 +2,8 @@
 // process, and separate processes (zkr_lock_worker).
 #include "recipe_checks.hpp"
 
+#include "../../recipes/lock_machine.hpp"  // own_watch_delay: the machine's policy
+
 #include <zkr/fair_lock.hpp>
 #include <zkr/interprocess_mutex.hpp>
 #include <zkr/path.hpp>
@@ -529,7 +531,7 @@ TEST_CASE("round trips: one to acquire uncontended, none to wake up") {
     // A hold that lasts sets the watch on its own node (to hear of its deletion) after a delay.
     before = zkr::detail::requests_sent(zkr::detail::connection_of(*a));
     ma.acquire();
-    std::this_thread::sleep_for(zkr::detail::hold::own_watch_delay + 150ms);
+    std::this_thread::sleep_for(zkr::detail::own_watch_delay + 150ms);
     CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*a)) - before == 3);
     // Contended: b queues with create, list and a watch on a's node; the watch on its own node
     // follows only once it has waited as long as a hold waits for its own.
@@ -543,7 +545,7 @@ TEST_CASE("round trips: one to acquire uncontended, none to wake up") {
     });
     REQUIRE(zkr::test::eventually([&] { return zkr::detail::requests_sent(zkr::detail::connection_of(*b)) - before >= 3; }));
     REQUIRE(zkr::test::eventually([&] { return zkr::detail::requests_sent(zkr::detail::connection_of(*b)) - before == 4; }, 5s));
-    CHECK(clk::now() - queue_start >= zkr::detail::hold::own_watch_delay);
+    CHECK(clk::now() - queue_start >= zkr::detail::own_watch_delay);
     std::this_thread::sleep_for(100ms);
     const auto queued = zkr::detail::requests_sent(zkr::detail::connection_of(*b));
     CHECK(queued - before == 4);

@@ -62,7 +62,6 @@ std::string describe(const lock_event& e) {
 }
 
 constexpr const char* lock_path = "/locks/x";
-constexpr std::int64_t own_watch_delay_ms = 100;
 
 error_code ec_of(rc code) {
     switch (code) {
@@ -773,7 +772,7 @@ private:
         send(c, {request::exists, id, a.ticket, a.path});
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::own_watch_later& a) {
-        at(own_watch_delay_ms, {timer::own_watch_due, c.id, id, a.ticket});
+        at(static_cast<std::size_t>(a.delay.count()), {timer::own_watch_due, c.id, id, a.ticket});
     }
     void carry_out(client& c, std::uint64_t, const lock_out::touch_own& a) {
         send(c, {request::set_data, 0, 0, a.path});

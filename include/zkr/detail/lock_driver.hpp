@@ -61,11 +61,6 @@ public:
     /// A multi that commits only while this hold's node exists on this hold's session.
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
 
-    /// A hold sets the watch on its own node (which tells it of a deletion by someone else) only
-    /// once it has lasted this long, unless its waiter had set one: most holds of a busy lock are
-    /// shorter, and the request would cost one in five of a contended cycle.
-    static constexpr std::chrono::milliseconds own_watch_delay{100};
-
 private:
     friend class lock_engine;
     friend class lock_driver;  // hands a release to the engine
