@@ -15,7 +15,7 @@ using boost::system::error_code;
 namespace {
 
 lock_machine::config machine_config(const lock_driver& d, const acquire_request& req) {
-    return {.rule = &d.rule(), .try_only = req.timeout && req.timeout->count() <= 0};
+    return {.rule = &d.rule(), .timeout = req.timeout};
 }
 
 }  // namespace
@@ -29,9 +29,8 @@ lock_engine::lock_engine(std::shared_ptr<lock_driver> driver, acquire_request re
       create_path_(join_path(driver_->path(), req.node_name.empty() ? driver_->rule().node_name() : req.node_name)),
       done_(std::move(done)),
       on_queued_(std::move(req.on_queued)),
-      on_waiting_(std::move(req.on_waiting)) {
-    if (req.timeout && req.timeout->count() > 0) deadline_ = std::chrono::steady_clock::now() + *req.timeout;
-}
+      on_waiting_(std::move(req.on_waiting)),
+      asked_at_(std::chrono::steady_clock::now()) {}
 
 lock_engine::~lock_engine() {
     if (auto d = std::exchange(done_, {})) d(make_error_code(errc::closed), nullptr);
@@ -46,12 +45,6 @@ void lock_engine::start() {
     // although the client reconnects at once. The machine queues again on the new session, and
     // the acquire ends only by its own outcome (granted, not granted, cancelled, closed).
     acquiring_self_ = shared_from_this();
-    if (deadline_) {
-        deadline_timer_ = std::make_unique<boost::asio::steady_timer>(net_, *deadline_);
-        deadline_timer_->async_wait([self = shared_from_this()](error_code ec) {
-            if (!ec) self->feed(lock_in::deadline{});
-        });
-    }
     std::weak_ptr<lock_engine> weak = weak_from_this();
     observer_ = add_state_observer(detail::connection_of(client_), [weak](connection_state s) {
         if (auto self = weak.lock()) self->feed(lock_in::connection{s, self->client_.session_id()});
@@ -140,6 +133,13 @@ void lock_engine::carry_out(const lock_out::watch_own& a) {
             self->feed(lock_in::own_read{t, ec, st ? std::optional<std::int64_t>(st->ephemeral_owner) : std::nullopt,
                                          st ? st->version : 0});
         }));
+}
+
+void lock_engine::carry_out(const lock_out::deadline_after& a) {
+    deadline_timer_ = std::make_unique<boost::asio::steady_timer>(net_, asked_at_ + a.delay);
+    deadline_timer_->async_wait([self = shared_from_this()](error_code ec) {
+        if (!ec) self->feed(lock_in::deadline{});
+    });
 }
 
 // Most waits and holds of a busy lock are shorter than the delay: they never pay for the watch.

@@ -40,6 +40,7 @@ public:
 
 private:
     void carry_out(const lock_action& a);
+    void carry_out(const lock_out::deadline_after& a);
     void carry_out(const lock_out::create& a);
     void carry_out(const lock_out::list& a);
     void carry_out(const lock_out::watch_node& a);
@@ -63,12 +64,12 @@ private:
     zkr::client& client_;
     boost::asio::any_io_executor net_;
     lock_machine machine_;
-    std::optional<std::chrono::steady_clock::time_point> deadline_;
     std::string data_;
     std::string create_path_;  // the node's path before the protect prefix and the sequence
     acquire_handler done_;
     std::function<void(const std::string&)> on_queued_;
     std::function<void()> on_waiting_;
+    std::chrono::steady_clock::time_point asked_at_;  // what a timeout counts from
 
     // From start() until the acquire's outcome is known: see start().
     std::shared_ptr<lock_engine> acquiring_self_;

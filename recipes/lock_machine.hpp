@@ -90,7 +90,7 @@ struct connection {
     connection_state state = connection_state::latent;
     std::int64_t session = 0;
 };
-/// The acquire's timeout passed.
+/// The timer of deadline_after ran out.
 struct deadline {};
 /// The timer of own_watch_later ran out.
 struct own_watch_due {
@@ -115,6 +115,11 @@ using lock_event = std::variant<lock_in::start, lock_in::created, lock_in::liste
                                 lock_in::deleted, lock_in::reevaluate>;
 
 namespace lock_out {
+/// Answer with lock_in::deadline after `delay`: the acquire's timeout, counted from when the caller
+/// asked (the engine knows when that was).
+struct deadline_after {
+    std::chrono::milliseconds delay{0};
+};
 /// Create our node: `<lock path>/<protect prefix><name><sequence>`, ephemeral sequential, parents
 /// as containers. Answer with lock_in::created.
 struct create {
@@ -190,7 +195,7 @@ struct release_done {
 };
 }  // namespace lock_out
 
-using lock_action = std::variant<lock_out::create, lock_out::list, lock_out::watch_node, lock_out::watch_own,
+using lock_action = std::variant<lock_out::deadline_after, lock_out::create, lock_out::list, lock_out::watch_node, lock_out::watch_own,
                                  lock_out::own_watch_later, lock_out::touch_own, lock_out::remove_node,
                                  lock_out::remove_created, lock_out::delete_own, lock_out::queued, lock_out::waiting, lock_out::granted,
                                  lock_out::not_granted, lock_out::hold_changed, lock_out::release_done>;
@@ -218,7 +223,9 @@ class basic_lock_machine {
 public:
     struct config {
         const lock_rule* rule = nullptr;  ///< must outlive the machine
-        bool try_only = false;            ///< try once, never queue
+        /// nullopt: wait for ever; zero or less: try once, never queue; more: give up after it.
+        std::optional<std::chrono::milliseconds> timeout;
+        bool try_only() const noexcept { return timeout && timeout->count() <= 0; }
     };
 
     explicit basic_lock_machine(config c) : cfg_(std::move(c)) {}
@@ -303,8 +310,9 @@ private:
         connected_ = e.connected;
         session_ = e.session;
         phase_ = lock_phase::queuing;
+        if (cfg_.timeout && !cfg_.try_only()) emit(lock_out::deadline_after{*cfg_.timeout});
         // A try answers at once: with no connection to try on there is nothing to wait for.
-        if (cfg_.try_only && !connected_) return fail(make_error_code(errc::not_connected));
+        if (cfg_.try_only() && !connected_) return fail(make_error_code(errc::not_connected));
         create_and_list();
     }
 
@@ -391,7 +399,7 @@ private:
         const auto d = view_.decide(*cfg_.rule);
         if (d.error) return fail(d.error);
         if (d.holds) return grant();
-        if (cfg_.try_only) return finish_acquire({}, /*remove=*/true);
+        if (cfg_.try_only()) return finish_acquire({}, /*remove=*/true);
         phase_ = lock_phase::waiting;
         waited_ = true;
         emit(lock_out::waiting{});
@@ -653,7 +661,7 @@ private:
     void connection_while_acquiring(connection_state s) {
         if (s == connection_state::closed) return fail(make_error_code(errc::closed));
         // A try does not wait through an outage (its node, if any, goes on reconnection).
-        if (cfg_.try_only && !connected_) return fail(make_error_code(errc::connection_loss));
+        if (cfg_.try_only() && !connected_) return fail(make_error_code(errc::connection_loss));
         // A new session: our node belonged to the old one. Remove it (it may outlive us until
         // the server expires the old session) and queue again.
         if (connected_ && created_ && !Rules::owns(owner_, session_)) {

@@ -703,18 +703,21 @@ private:
         const auto id = ++next_machine_;
         const auto style = pick(10);
         const bool try_only = style < 2;
+        // A try, a timed acquire (its deadline comes from the machine's deadline_after), or an untimed one.
+        std::optional<std::chrono::milliseconds> timeout;
+        if (try_only) timeout = std::chrono::milliseconds(0);
+        else if (style < 6) timeout = std::chrono::milliseconds(50 + pick(400));
         const bool odd = odd_rule_ && c.id == 0;
         // A read-write lock's acquires are readers or writers, half and half.
         const lock_rule* rule = odd ? odd_rule_.get() : read_rule_ && pick(2) == 0 ? read_rule_.get() : rule_.get();
         // A fixed semaphore's acquires ask for 1 to max leases at once, as acquire_many does.
         const int weight = s_.kind == recipe::semaphore && !odd ? 1 + static_cast<int>(pick(static_cast<std::size_t>(s_.max_holders))) : 1;
         const auto name = weight > 1 ? lease_node_name(fixed_tag_, static_cast<std::uint32_t>(weight)) : rule->node_name();
-        live_[id] = {c.id, machines_({rule, try_only}), name, rule, weight};
+        live_[id] = {c.id, machines_({rule, timeout}), name, rule, weight};
         if (try_only) ended_by_[id].insert("try");
         c.running[id] = false;
         ++c.attempts_started;
         note("c" + std::to_string(c.id) + " acquires (m" + std::to_string(id) + (try_only ? ", try" : "") + ")");
-        if (style >= 2 && style < 6) at(50 + pick(400), {timer::deadline, c.id, id});
         if (pick(10) == 0) at(pick(300), {timer::cancel, c.id, id});
         feed(c, id, lock_in::start{c.connected, c.session});
     }
@@ -770,6 +773,9 @@ private:
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::watch_own& a) {
         send(c, {request::exists, id, a.ticket, a.path});
+    }
+    void carry_out(client& c, std::uint64_t id, const lock_out::deadline_after& a) {
+        at(static_cast<std::size_t>(a.delay.count()), {timer::deadline, c.id, id});
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::own_watch_later& a) {
         at(static_cast<std::size_t>(a.delay.count()), {timer::own_watch_due, c.id, id, a.ticket});

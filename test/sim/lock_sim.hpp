@@ -35,7 +35,7 @@ template <typename Rules>
 machine_factory machines_with() {
     struct adapter final : machine {
         explicit adapter(detail::lock_machine::config c)
-            : m(typename detail::basic_lock_machine<Rules>::config{c.rule, c.try_only}) {}
+            : m(typename detail::basic_lock_machine<Rules>::config{c.rule, c.timeout}) {}
         detail::lock_actions resume(const detail::lock_event& e) override { return m.resume(e); }
         detail::lock_phase phase() const override { return m.phase(); }
         hold_state state() const override { return m.state(); }

@@ -33,7 +33,7 @@ std::string node(int seq) {
 
 // A machine whose node is `ours` in a queue of `queue` (sequence numbers), after its listing.
 struct queued {
-    lock_machine m{{&one, false}};
+    lock_machine m{{&one, std::nullopt}};
     lock_actions last;
 
     queued(int ours, std::vector<int> queue) {
@@ -85,7 +85,7 @@ TEST_CASE("lock machine: a waiter watches only its predecessor, and its deletion
 }
 
 TEST_CASE("lock machine: replies of an abandoned attempt are dropped, and its late node removed") {
-    lock_machine m({&one, false});
+    lock_machine m({&one, std::nullopt});
     const auto a = m.resume(lock_in::start{true, session});
     const auto create = find<lock_out::create>(a)->ticket;
     const auto list = find<lock_out::list>(a)->ticket;
@@ -102,7 +102,7 @@ TEST_CASE("lock machine: replies of an abandoned attempt are dropped, and its la
 }
 
 TEST_CASE("lock machine: a create that gave up after it may have landed asks to remove its node") {
-    lock_machine m({&one, false});
+    lock_machine m({&one, std::nullopt});
     const auto a = m.resume(lock_in::start{true, session});
     const auto create = find<lock_out::create>(a)->ticket;
     const auto out = m.resume(lock_in::created{create, make_error_code(errc::connection_loss)});
@@ -165,7 +165,7 @@ TEST_CASE("lock machine: a hold is lost when a new session comes, and a try neve
     CHECK(q.m.state() == hold_state::lost);
     CHECK(find<lock_out::release_done>(q.m.resume(lock_in::release{}))->ec == errc::lock_lost);
 
-    lock_machine t({&one, true});
+    lock_machine t({&one, std::chrono::milliseconds(0)});
     a = t.resume(lock_in::start{false, 0});
     REQUIRE(a.size() == 1);
     CHECK(std::get<lock_out::not_granted>(a[0]).ec == errc::not_connected);
@@ -264,7 +264,7 @@ TEST_CASE("lock machine: an untimed waiter whose session is lost waits on, and q
 // until some unrelated release.
 TEST_CASE("lock machine: a grant in a lock of several holders always signals the waiter behind") {
     const lowest_n_rule two{2};
-    lock_machine m({&two, false});
+    lock_machine m({&two, std::nullopt});
     auto a = m.resume(lock_in::start{true, session});
     const auto create = find<lock_out::create>(a)->ticket;
     const auto list = find<lock_out::list>(a)->ticket;
@@ -297,4 +297,22 @@ TEST_CASE("lock machine: a stray node of our own session ahead of us is deleted,
     CHECK(rm->path == "/l/" + node(2));
     CHECK_FALSE(find<lock_out::granted>(a));  // not before the deletion is seen
     CHECK(find<lock_out::granted>(r.m.resume(lock_in::node_changed{w2->ticket, watch_event_type::node_deleted})));
+}
+
+TEST_CASE("lock machine: the acquire's timeout leaves as a timer action, once, and a try or an untimed acquire asks for none") {
+    using std::chrono::milliseconds;
+    lock_machine timed({&one, milliseconds(250)});
+    const auto a = timed.resume(lock_in::start{true, session});
+    REQUIRE(count<lock_out::deadline_after>(a) == 1);
+    CHECK(find<lock_out::deadline_after>(a)->delay == milliseconds(250));
+    CHECK(find<lock_out::create>(a));
+    lock_machine untimed({&one, std::nullopt}), try_only({&one, milliseconds(0)});
+    CHECK(count<lock_out::deadline_after>(untimed.resume(lock_in::start{true, session})) == 0);
+    CHECK(count<lock_out::deadline_after>(try_only.resume(lock_in::start{true, session})) == 0);
+    // A grant ends the acquire: a late deadline changes nothing.
+    timed.resume(lock_in::created{find<lock_out::create>(a)->ticket, {}, "/l/" + node(1), 1001, session});
+    const auto listed = timed.resume(lock_in::listed{find<lock_out::list>(a)->ticket, {}, {node(1)}});
+    REQUIRE(find<lock_out::granted>(listed));
+    CHECK(timed.resume(lock_in::deadline{}).empty());
+    CHECK(timed.state() == hold_state::held);
 }

@@ -61,7 +61,7 @@ const A* find(const lock_actions& actions) {
 struct queued {
     lock_machine m;
     lock_actions last;
-    queued(const zkr::lock_rule& rule, const std::string& ours, const names& queue) : m({&rule, false}) {
+    queued(const zkr::lock_rule& rule, const std::string& ours, const names& queue) : m({&rule, std::nullopt}) {
         const auto a = m.resume(lock_in::start{true, session});
         m.resume(lock_in::created{find<lock_out::create>(a)->ticket, {}, "/l/" + ours, 1, session});
         last = m.resume(lock_in::listed{find<lock_out::list>(a)->ticket, {}, queue});
