@@ -34,8 +34,7 @@ lock_engine::lock_engine(std::shared_ptr<lock_driver> driver, acquire_request re
 
 lock_engine::~lock_engine() {
     if (auto d = std::exchange(done_, {})) d(make_error_code(errc::closed), nullptr);
-    for (auto* slot : {&incoming_release_, &pending_release_})
-        if (auto d = std::exchange(*slot, {})) d(make_error_code(errc::closed));
+    for (auto& [caller, done] : std::exchange(releases_, {})) done(make_error_code(errc::closed));
 }
 
 void lock_engine::start() {
@@ -68,15 +67,12 @@ void lock_engine::feed(lock_event e) {
     if (machine_.finished()) wind_down();
 }
 
+// The machine may answer at once (nothing held, or no connection), or later. A release from a
+// completion of ours, while the machine's actions are carried out, waits in the inbox for them.
 void lock_engine::release(release_handler done) {
-    if (feeding_) {  // a completion of ours releases at once: after the actions of this event
-        boost::asio::post(net_, [self = shared_from_this(), done = std::move(done)]() mutable { self->release(std::move(done)); });
-        return;
-    }
-    // The machine may answer at once (nothing held, or no connection); otherwise later.
-    incoming_release_ = std::move(done);
-    feed(lock_in::release{});
-    if (incoming_release_) pending_release_ = std::exchange(incoming_release_, {});
+    const auto caller = ++last_caller_;
+    releases_.emplace(caller, std::move(done));
+    feed(lock_in::release{caller});
 }
 
 void lock_engine::carry_out(const lock_action& a) {
@@ -216,8 +212,11 @@ void lock_engine::carry_out(const lock_out::hold_changed& a) {
 }
 
 void lock_engine::carry_out(const lock_out::release_done& a) {
-    auto& slot = incoming_release_ ? incoming_release_ : pending_release_;
-    if (auto d = std::exchange(slot, {})) d(a.ec);
+    const auto it = releases_.find(a.caller);
+    if (it == releases_.end()) return;
+    auto done = std::move(it->second);
+    releases_.erase(it);
+    done(a.ec);
 }
 
 void lock_engine::complete(const error_code& ec, std::shared_ptr<hold> h) {

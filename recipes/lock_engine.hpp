@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -83,8 +84,9 @@ private:
     // Set while a release is under way: the recipe may let go of the hold with the delete still
     // pending, and its listeners must still hear `released`. The hold keeps this engine alive.
     std::shared_ptr<hold> releasing_;
-    // The release being fed now (its answer may come at once), and the one answered later.
-    release_handler incoming_release_, pending_release_;
+    // The callers of releases not yet answered, by the id the machine echoes in release_done.
+    std::map<std::uint64_t, release_handler> releases_;
+    std::uint64_t last_caller_ = 0;
 };
 
 }  // namespace zkr::detail

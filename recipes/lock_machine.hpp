@@ -11,6 +11,8 @@
 #include <zkr/path.hpp>
 #include <zkr/watch_event.hpp>
 
+#include "ticket_book.hpp"
+
 #include <boost/system/error_code.hpp>
 
 #include <algorithm>
@@ -26,10 +28,9 @@
 
 namespace zkr::detail {
 
-/// Names one request (or timer) the machine asked for. Its reply, or its watch's event, comes
-/// back with the same ticket; a ticket the machine no longer holds is stale, and the event is
-/// dropped in one place (resume).
-using lock_ticket = std::uint64_t;
+// A lock_ticket names one request (or timer) the machine asked for. Its reply, or its watch's
+// event, comes back with the same ticket; a ticket the machine no longer holds is stale, and the
+// event is dropped in one place (resume).
 
 /// A waiter or a hold sets the watch on its own node (which tells it of a deletion or a write by
 /// someone else) only once it has lasted this long: most waits and holds of a busy lock are
@@ -98,8 +99,10 @@ struct own_watch_due {
 };
 /// The caller gives up the acquire (the recipe went away, or cancel()).
 struct cancel {};
-/// The caller releases the hold.
-struct release {};
+/// A caller releases the hold. caller: who asks (release_done answers with it).
+struct release {
+    std::uint64_t caller = 0;
+};
 /// Our release's delete (or multi) answered. connection_loss without a connection: fail-fast.
 struct deleted {
     lock_ticket ticket = 0;
@@ -191,6 +194,7 @@ struct hold_changed {
 /// The release's caller may hear its outcome now (the delete may still be pending: then ec is
 /// retryable and the machine deletes on reconnection).
 struct release_done {
+    std::uint64_t caller = 0;
     boost::system::error_code ec;
 };
 }  // namespace lock_out
@@ -233,7 +237,19 @@ public:
     lock_actions resume(const lock_event& e) {
         lock_actions out;
         out_ = &out;
-        std::visit([this](const auto& ev) { on(ev); }, e);
+        std::visit(
+            [this](const auto& ev) {
+                // The one place where stale events are dropped: a reply's ticket is live until its
+                // reply comes (a watch's, until its event); everything an attempt asked for dies
+                // when it restarts, ends or is granted. Handlers get a copy of the request: they
+                // may drop it.
+                if constexpr (requires { ev.ticket; }) {
+                    if (const auto* r = book_.find(ev.ticket)) on(ev, request(*r));
+                } else {
+                    on(ev);
+                }
+            },
+            e);
         out_ = nullptr;
         return out;
     }
@@ -245,13 +261,12 @@ public:
     std::int64_t token() const noexcept { return token_; }
     std::int64_t hold_session() const noexcept { return hold_session_; }
     /// Whether the machine still waits for this ticket's reply or event (a stale one is dropped).
-    bool awaits(lock_ticket t) const { return requests_.count(t) > 0; }
+    bool awaits(lock_ticket t) const { return book_.has(t); }
     /// True once nothing the machine asked for can still matter: the acquire ended without a hold,
     /// or the hold ended (lost, or released with no delete pending), and no create is in flight.
     bool finished() const noexcept {
         // An abandoned create still in flight matters: its node must be removed when it answers.
-        for (const auto& [t, r] : requests_)
-            if (r.what == purpose::create) return false;
+        if (book_.any([](const request& r) { return r.what == purpose::create; })) return false;
         return phase_ == lock_phase::done ||
                (phase_ == lock_phase::holding && (hold_ == hold_state::lost || hold_ == hold_state::released));
     }
@@ -266,34 +281,21 @@ private:
         std::string name;          // watch: the node's name
     };
 
-    // ---- the one place where stale events are dropped --------------------------------------
-    // A reply's ticket is live until its reply comes (a watch's, until its event); everything an
-    // attempt asked for dies when it restarts, ends or is granted.
-    request* live(lock_ticket t) {
-        const auto it = requests_.find(t);
-        return it == requests_.end() ? nullptr : &it->second;
-    }
-    lock_ticket ask(request r) {
-        const auto t = ++next_ticket_;
-        requests_.emplace(t, std::move(r));
-        return t;
-    }
-    void drop(lock_ticket t) { requests_.erase(t); }
+    // ---- the tickets ------------------------------------------------------------------------
+    lock_ticket ask(request r) { return book_.ask(std::move(r)); }
+    void drop(lock_ticket t) { book_.drop(t); }
     /// Forget what was asked, except the creates (their nodes must go) and what `keep` names.
     void abandon_all(std::set<purpose> keep = {}) {
-        for (auto it = requests_.begin(); it != requests_.end();) {
-            if (it->second.what == purpose::create) {
-                it->second.abandoned = true;
-                ++it;
-            } else if (keep.count(it->second.what)) {
-                ++it;
-            } else {
-                it = requests_.erase(it);
+        book_.forget_unless([&](request& r) {
+            if (r.what == purpose::create) {
+                r.abandoned = true;
+                return true;
             }
-        }
-        if (!keep.count(purpose::own)) own_ = 0;
-        if (!keep.count(purpose::own_timer)) own_timer_ = 0;
+            return keep.count(r.what) > 0;
+        });
     }
+    /// The own-node watch, or the timer that sets it, is out.
+    bool own_watch_pending() const { return book_.of(purpose::own) || book_.of(purpose::own_timer); }
 
     template <typename A>
     void emit(A a) {
@@ -330,11 +332,9 @@ private:
         emit(lock_out::list{ask({purpose::list, fresh})});
     }
 
-    void on(const lock_in::created& e) {
-        // A create's ticket is never dropped before its reply (abandon_all keeps creates): the
-        // check is only a guard, and on one line so that coverage does not count it as a path.
-        const auto* r = live(e.ticket); if (!r) return;
-        const bool abandoned = r->abandoned;
+    // A create's ticket is never dropped before its reply (abandon_all keeps creates).
+    void on(const lock_in::created& e, const request& r) {
+        const bool abandoned = r.abandoned;
         drop(e.ticket);
         if (e.ec && is_retryable(e.ec)) emit(lock_out::remove_created{e.ticket});
         if (abandoned || !acquiring()) {
@@ -357,10 +357,8 @@ private:
         }
     }
 
-    void on(const lock_in::listed& e) {
-        auto* r = live(e.ticket);
-        if (!r) return;
-        const bool fresh = r->fresh;
+    void on(const lock_in::listed& e, const request& r) {
+        const bool fresh = r.fresh;
         drop(e.ticket);
         list_pending_ = false;
         if (!acquiring()) return;
@@ -403,7 +401,7 @@ private:
         phase_ = lock_phase::waiting;
         waited_ = true;
         emit(lock_out::waiting{});
-        if (!own_ && !own_timer_) own_watch_later();
+        if (!own_watch_pending()) own_watch_later();
         for (const auto& name : d.watch)
             if (watching_.insert(name).second) watch(name, d.await_grant);
     }
@@ -418,11 +416,9 @@ private:
         emit(lock_out::watch_node{ask(std::move(r)), name});
     }
 
-    void on(const lock_in::node_read& e) {
-        auto* r = live(e.ticket);
-        if (!r) return;
-        const auto name = r->name;
-        const bool await_grant = r->await_grant;
+    void on(const lock_in::node_read& e, const request& r) {
+        const auto& name = r.name;
+        const bool await_grant = r.await_grant;
         if (e.ec) drop(e.ticket);  // no watch was set
         if (phase_ != lock_phase::waiting) return;
         if (e.ec == errc::no_node) {
@@ -436,11 +432,9 @@ private:
         if (await_grant && e.version > 0 && signalled_.insert(name).second) list(true);  // granted before we watched
     }
 
-    void on(const lock_in::node_changed& e) {
-        auto* r = live(e.ticket);
-        if (!r) return;
-        const auto name = r->name;
-        const bool await_grant = r->await_grant;
+    void on(const lock_in::node_changed& e, const request& r) {
+        const auto& name = r.name;
+        const bool await_grant = r.await_grant;
         drop(e.ticket);
         if (phase_ != lock_phase::waiting) return;
         watching_.erase(name);
@@ -509,7 +503,7 @@ private:
             emit(lock_out::touch_own{node_path_});
             touched_ = true;
         }
-        if (!own_ && !own_timer_) own_watch_later();
+        if (!own_watch_pending()) own_watch_later();
         emit(lock_out::granted{node_path_, token_, hold_session_});
         if (!connected_) set_hold(hold_state::doubtful);
     }
@@ -542,30 +536,22 @@ private:
     // ---- our own node ----------------------------------------------------------------------
     // It tells a waiter that its node was deleted, and a holder that it lost. Set only after a
     // delay: most waits and holds of a busy lock are shorter, and it would cost a request each.
-    void own_watch_later() { own_timer_ = ask({purpose::own_timer}); emit(lock_out::own_watch_later{own_timer_, own_watch_delay}); }
+    void own_watch_later() { emit(lock_out::own_watch_later{ask({purpose::own_timer}), own_watch_delay}); }
 
-    void on(const lock_in::own_watch_due& e) {
-        if (!live(e.ticket)) return;
+    void on(const lock_in::own_watch_due& e, const request&) {
         drop(e.ticket);
-        own_timer_ = 0;
-        if (!own_ && (phase_ == lock_phase::waiting || holding_valid())) watch_own();
+        if (!book_.of(purpose::own) && (phase_ == lock_phase::waiting || holding_valid())) watch_own();
     }
 
     // After a reconnection the same request re-validates a hold: the node must still exist and
     // belong to our session.
     void watch_own() {
-        if (own_) drop(own_);  // a newer watch supersedes it (the same node's event fires both)
-        own_ = ask({purpose::own});
-        emit(lock_out::watch_own{own_, node_path_});
+        book_.drop_all(purpose::own);  // a newer watch supersedes it (the same node's event fires both)
+        emit(lock_out::watch_own{ask({purpose::own}), node_path_});
     }
 
-    void on(const lock_in::own_read& e) {
-        if (!live(e.ticket)) return;
-        if (e.ec) {  // no watch was set
-            drop(e.ticket);
-            if (own_ == e.ticket) own_ = 0;
-            return;
-        }
+    void on(const lock_in::own_read& e, const request&) {
+        if (e.ec) return drop(e.ticket);  // no watch was set
         if (acquiring()) {
             if (!e.owner) vanished();
             else if (written_by_another(e.version)) requeue_written();
@@ -580,10 +566,8 @@ private:
             set_hold(hold_state::held);
     }
 
-    void on(const lock_in::own_changed& e) {
-        if (!live(e.ticket)) return;
+    void on(const lock_in::own_changed& e, const request&) {
         drop(e.ticket);
-        own_ = 0;
         if (acquiring()) {
             if (e.type == watch_event_type::node_deleted) vanished();
             else if (e.type == watch_event_type::node_data_changed && release_passes_on()) requeue_written();
@@ -645,7 +629,7 @@ private:
                     else if (hold_ == hold_state::releasing) finish_release({});  // the node went with it
                 } else if (hold_ == hold_state::doubtful) {
                     watch_own();  // held again only once re-validated
-                } else if (hold_ == hold_state::releasing && !release_) {
+                } else if (hold_ == hold_state::releasing && !book_.of(purpose::release)) {
                     delete_own();
                 }
                 break;
@@ -681,38 +665,39 @@ private:
         emit(lock_out::hold_changed{s});
     }
 
-    void on(const lock_in::release&) {
+    void on(const lock_in::release& e) {
         if (!holding_valid()) {
-            emit(lock_out::release_done{make_error_code(phase_ == lock_phase::holding && hold_ == hold_state::lost
-                                                            ? errc::lock_lost
-                                                            : errc::lock_not_held)});
+            emit(lock_out::release_done{e.caller, make_error_code(phase_ == lock_phase::holding && hold_ == hold_state::lost
+                                                                      ? errc::lock_lost
+                                                                      : errc::lock_not_held)});
             return;
         }
-        caller_waits_ = true;
+        caller_ = e.caller;
         set_hold(hold_state::releasing);
         if (connected_) delete_own();
-        else on(lock_in::deleted{ask({purpose::release}), make_error_code(errc::connection_loss)});
+        else delete_pending(make_error_code(errc::connection_loss));
     }
 
     // Once we waited, a waiter behind us may have listed nodes ahead of ours: our release then
     // tells it that we held, with a data change in the same transaction.
     void delete_own() {
-        release_ = ask({purpose::release});
-        emit(lock_out::delete_own{release_, node_path_, waited_ && release_passes_on()});
+        emit(lock_out::delete_own{ask({purpose::release}), node_path_, waited_ && release_passes_on()});
     }
 
-    void on(const lock_in::deleted& e) {
-        if (!live(e.ticket)) return;
+    void on(const lock_in::deleted& e, const request&) {
         drop(e.ticket);
-        if (release_ == e.ticket) release_ = 0;
         if (hold_ != hold_state::releasing) return;
         // A read-only server refuses the delete: it is as good as no connection (the node stays,
         // owned by our live session, ahead of every waiter), not a final answer.
         if (!e.ec || e.ec == errc::no_node || (!is_retryable(e.ec) && e.ec != errc::not_read_only))
             return finish_release(e.ec == errc::no_node ? boost::system::error_code{} : e.ec);
-        // No connection: the caller hears it now, and the node goes once the connection returns
-        // (read-write: a `connected` or `reconnected` event).
-        tell_release(e.ec);
+        delete_pending(e.ec);
+    }
+
+    // No connection: the caller hears it now, and the node goes once the connection returns
+    // (read-write: a `connected` or `reconnected` event).
+    void delete_pending(const boost::system::error_code& ec) {
+        tell_release(ec);
         if constexpr (!Rules::keep_pending_delete) finish_release({});  // sim-unreachable: planted-branch
     }
 
@@ -722,18 +707,13 @@ private:
     }
 
     void tell_release(const boost::system::error_code& ec) {
-        if (!std::exchange(caller_waits_, false)) return;
-        emit(lock_out::release_done{ec});
+        if (const auto caller = std::exchange(caller_, std::nullopt)) emit(lock_out::release_done{*caller, ec});
     }
 
     config cfg_;
     lock_actions* out_ = nullptr;
     lock_phase phase_ = lock_phase::idle;
-    std::map<lock_ticket, request> requests_;
-    lock_ticket next_ticket_ = 0;
-    lock_ticket own_ = 0;        // the live own-node watch
-    lock_ticket own_timer_ = 0;  // the live own_watch_later
-    lock_ticket release_ = 0;    // the delete in flight
+    ticket_book<request> book_;
     bool connected_ = false;
     bool read_only_ = false;
     std::int64_t session_ = 0;
@@ -752,7 +732,7 @@ private:
     std::size_t listing_behind_ = 0;    // participants behind us in that listing
     hold_state hold_ = hold_state::held;
     std::int64_t hold_session_ = 0;
-    bool caller_waits_ = false;
+    std::optional<std::uint64_t> caller_;  // the release's caller, until it hears the outcome
 };
 
 using lock_machine = basic_lock_machine<>;

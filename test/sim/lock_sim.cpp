@@ -236,7 +236,7 @@ private:
             case timer::hold_end:
                 if (holds(c, t.machine)) {
                     note("c" + std::to_string(c.id) + " releases");
-                    feed(c, t.machine, lock_in::release{});
+                    feed(c, t.machine, release());
                 }
                 break;
             case timer::next_attempt: start_attempt(c); break;
@@ -726,7 +726,7 @@ private:
         const auto it = live_.find(id);
         if (it == live_.end()) return;
         auto& m = *it->second.m;
-        if (std::holds_alternative<lock_in::release>(e)) ++releases_asked_[id];
+        if (const auto* r = std::get_if<lock_in::release>(&e)) unanswered_releases_.insert(r->caller);
         const auto actions = m.resume(e);
         for (const auto& a : actions) std::visit([&](const auto& act) { carry_out(c, id, act); }, a);
         if (m.finished() && !c.running.count(id)) live_.erase(id);
@@ -842,16 +842,17 @@ private:
         if (a.state == hold_state::lost && holds(c, id)) {
             next(c, id);
             // Now and then the caller releases anyway: it must hear lock_lost, and nothing else.
-            if (pick(3) == 0) c.local.push_back({id, lock_in::release{}});
+            if (pick(3) == 0) c.local.push_back({id, release()});
         }
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::release_done& a) {
-        if (++release_answers_[id] > releases_asked_[id]) violate("m" + std::to_string(id) + " heard more release outcomes than it was asked");
+        if (!unanswered_releases_.erase(a.caller))
+            violate("m" + std::to_string(id) + " answered release caller " + std::to_string(a.caller) + ", which did not ask or heard already");
         note("c" + std::to_string(c.id) + " release done: " + (a.ec ? a.ec.message() : "ok"));
         if (holds(c, id)) {
             next(c, id);
             // Now and then the caller releases twice: the second hears lock_not_held.
-            if (pick(4) == 0) c.local.push_back({id, lock_in::release{}});
+            if (pick(4) == 0) c.local.push_back({id, release()});
         }
     }
 
@@ -969,7 +970,12 @@ private:
         return false;
     }
 
+    // A release by a new caller (the engine's, one per release call).
+    lock_in::release release() { return {++last_caller_}; }
+
     void check_quiescent() {
+        if (!unanswered_releases_.empty())
+            return violate("release caller " + std::to_string(*unanswered_releases_.begin()) + " never heard the outcome");
         for (const auto& c : clients_)
             if (!c.closed && c.attempts_done < s_.attempts)
                 return violate("c" + std::to_string(c.id) + " never finished: a waiter was not granted after the faults stopped");
@@ -1024,7 +1030,8 @@ private:
     // Own-node reads the server answered after the change, and own-node watch events it fired.
     std::set<std::pair<std::uint64_t, lock_ticket>> informative_reads_, informative_events_;
     std::set<std::uint64_t> outcomes_;
-    std::map<std::uint64_t, int> releases_asked_, release_answers_;
+    std::uint64_t last_caller_ = 0;
+    std::set<std::uint64_t> unanswered_releases_;  // callers of releases fed to a live machine, not answered yet
     std::map<std::uint64_t, hold_state> hold_states_;
     outcome out_;
 };
