@@ -254,12 +254,32 @@ public:
         return out;
     }
 
-    lock_phase phase() const noexcept { return phase_; }
-    /// Meaningful once granted.
-    hold_state state() const noexcept { return hold_; }
-    const std::string& node_path() const noexcept { return node_path_; }
-    std::int64_t token() const noexcept { return token_; }
-    std::int64_t hold_session() const noexcept { return hold_session_; }
+    lock_phase phase() const noexcept {
+        if (const auto* a = acquiring()) return a->waiting ? lock_phase::waiting : lock_phase::queuing;
+        if (holding()) return lock_phase::holding;
+        return std::holds_alternative<idle>(phase_) ? lock_phase::idle : lock_phase::done;
+    }
+    /// The hold's state once granted; nothing before, nor after an acquire that did not hold.
+    std::optional<hold_state> state() const noexcept {
+        if (const auto* h = holding()) return h->state;
+        return std::nullopt;
+    }
+    /// Our node's path while it is known (created, or held); empty otherwise.
+    const std::string& node_path() const noexcept {
+        static const std::string none;
+        const auto* n = node();
+        return n ? n->path : none;
+    }
+    /// Our node's czxid (the fencing token) while it is known; 0 otherwise.
+    std::int64_t token() const noexcept {
+        const auto* n = node();
+        return n ? n->token : 0;
+    }
+    /// The session the hold was granted on; 0 before a grant.
+    std::int64_t hold_session() const noexcept {
+        const auto* h = holding();
+        return h ? h->session : 0;
+    }
     /// Whether the machine still waits for this ticket's reply or event (a stale one is dropped).
     bool awaits(lock_ticket t) const { return book_.has(t); }
     /// True once nothing the machine asked for can still matter: the acquire ended without a hold,
@@ -267,8 +287,9 @@ public:
     bool finished() const noexcept {
         // An abandoned create still in flight matters: its node must be removed when it answers.
         if (book_.any([](const request& r) { return r.what == purpose::create; })) return false;
-        return phase_ == lock_phase::done ||
-               (phase_ == lock_phase::holding && (hold_ == hold_state::lost || hold_ == hold_state::released));
+        if (std::holds_alternative<done>(phase_)) return true;
+        const auto* h = holding();
+        return h && (h->state == hold_state::lost || h->state == hold_state::released);
     }
 
 private:
@@ -280,6 +301,56 @@ private:
         bool abandoned = false;    // create: its node, if made, is removed
         std::string name;          // watch: the node's name
     };
+
+    // ---- the phases: each one's fields, so that a wrong combination cannot be written --------
+    struct our_node {
+        std::string path, name;
+        std::int64_t token = 0;  // its czxid
+        std::int64_t owner = 0;  // its ephemeral owner
+    };
+    struct idle {};
+    // Queuing (our node being made and listed) or waiting (behind others).
+    struct acquiring_phase {
+        bool waiting = false;
+        std::optional<our_node> node;  // once created
+        bool list_pending = false;
+        std::optional<std::vector<std::string>> early_listing;  // a listing that came before our node
+        queue_view view;
+        std::set<std::string> watching;   // nodes whose watch is set
+        std::set<std::string> signalled;  // waiters ahead whose grant we already acted on
+        int restarts = 0;
+        bool waited = false;               // we ever waited (a waiter behind may have listed nodes ahead of ours)
+        bool deciding_on_listing = false;  // decide() runs on a listing just taken
+        std::size_t listing_behind = 0;    // participants behind us in that listing
+    };
+    struct holding_phase {
+        our_node node;
+        hold_state state = hold_state::held;
+        std::int64_t session = 0;  // the session it was granted on
+        bool waited = false;       // its release signals (the acquire waited)
+        bool touched = false;      // our node was written once by touch_own
+        std::optional<std::uint64_t> caller;  // the release's caller, until it hears the outcome
+    };
+    struct done {};
+
+    acquiring_phase* acquiring() noexcept { return std::get_if<acquiring_phase>(&phase_); }
+    const acquiring_phase* acquiring() const noexcept { return std::get_if<acquiring_phase>(&phase_); }
+    acquiring_phase* waiting() noexcept {
+        auto* a = acquiring();
+        return a && a->waiting ? a : nullptr;
+    }
+    holding_phase* holding() noexcept { return std::get_if<holding_phase>(&phase_); }
+    const holding_phase* holding() const noexcept { return std::get_if<holding_phase>(&phase_); }
+    /// A hold that still counts: held or doubtful.
+    holding_phase* holding_valid() noexcept {
+        auto* h = holding();
+        return h && (h->state == hold_state::held || h->state == hold_state::doubtful) ? h : nullptr;
+    }
+    const our_node* node() const noexcept {
+        if (const auto* a = acquiring()) return a->node ? &*a->node : nullptr;
+        if (const auto* h = holding()) return &h->node;
+        return nullptr;
+    }
 
     // ---- the tickets ------------------------------------------------------------------------
     lock_ticket ask(request r) { return book_.ask(std::move(r)); }
@@ -301,17 +372,14 @@ private:
     void emit(A a) {
         out_->emplace_back(std::move(a));
     }
-    bool acquiring() const noexcept { return phase_ == lock_phase::queuing || phase_ == lock_phase::waiting; }
-    bool holding_valid() const noexcept {
-        return phase_ == lock_phase::holding && (hold_ == hold_state::held || hold_ == hold_state::doubtful);
-    }
 
     // ---- acquiring -------------------------------------------------------------------------
+    // A handler that moves to another phase returns at once: the old phase's fields are gone.
     void on(const lock_in::start& e) {
-        if (phase_ != lock_phase::idle) return;
+        if (!std::holds_alternative<idle>(phase_)) return;
         connected_ = e.connected;
         session_ = e.session;
-        phase_ = lock_phase::queuing;
+        phase_ = acquiring_phase{};
         if (cfg_.timeout && !cfg_.try_only()) emit(lock_out::deadline_after{*cfg_.timeout});
         // A try answers at once: with no connection to try on there is nothing to wait for.
         if (cfg_.try_only() && !connected_) return fail(make_error_code(errc::not_connected));
@@ -321,89 +389,88 @@ private:
     // One round trip: the create and the listing go back to back, and the server applies them in
     // order, so the listing already holds our node.
     void create_and_list() {
-        created_ = false;
-        early_listing_.reset();
+        auto& a = *acquiring();
+        a.node.reset();
+        a.early_listing.reset();
         emit(lock_out::create{ask({purpose::create})});
         list(false);
     }
 
     void list(bool fresh) {
-        list_pending_ = true;
+        acquiring()->list_pending = true;
         emit(lock_out::list{ask({purpose::list, fresh})});
     }
 
     // A create's ticket is never dropped before its reply (abandon_all keeps creates).
     void on(const lock_in::created& e, const request& r) {
-        const bool abandoned = r.abandoned;
         drop(e.ticket);
         if (e.ec && is_retryable(e.ec)) emit(lock_out::remove_created{e.ticket});
-        if (abandoned || !acquiring()) {
+        auto* a = acquiring();
+        if (r.abandoned || !a) {
             if (!e.ec) emit(lock_out::remove_node{e.path});  // a node of an abandoned attempt
             return;
         }
         if (e.ec) return fail(e.ec);
-        created_ = true;
-        node_path_ = e.path;
-        node_name_ = e.path.substr(e.path.rfind('/') + 1);
-        token_ = e.czxid;
-        owner_ = e.owner;
-        emit(lock_out::queued{node_path_});
-        if (early_listing_) {
-            auto listing = std::move(*early_listing_);
-            early_listing_.reset();
+        a->node = our_node{e.path, e.path.substr(e.path.rfind('/') + 1), e.czxid, e.owner};
+        emit(lock_out::queued{e.path});
+        if (a->early_listing) {
+            auto listing = std::move(*a->early_listing);
+            a->early_listing.reset();
             evaluate(std::move(listing), false);
-        } else if (!list_pending_) {
+        } else if (!a->list_pending) {
             list(true);  // the pipelined listing failed before the create was retried
         }
     }
 
     void on(const lock_in::listed& e, const request& r) {
-        const bool fresh = r.fresh;
         drop(e.ticket);
-        list_pending_ = false;
-        if (!acquiring()) return;
+        auto* a = acquiring();
+        if (!a) return;
+        a->list_pending = false;
         if (e.ec && e.ec != errc::no_node) return fail(e.ec);
-        if (!created_) {
+        if (!a->node) {
             // Replies come in order: this happens only when the create was retried. Keep the
             // listing for when the create is done.
-            if (!e.ec) early_listing_ = e.children;
+            if (!e.ec) a->early_listing = e.children;
             return;
         }
         // Our node is in the queue, so a missing queue means it went with its parent (deleted by
         // hand, or the server reaped the container): queue again, which makes the parents anew.
         // Listing again instead would spin: nothing would ever bring the parent back.
         if (e.ec) return vanished();
-        evaluate(e.children, fresh);
+        evaluate(e.children, r.fresh);
     }
 
     void evaluate(std::vector<std::string> children, bool fresh) {
+        auto& a = *acquiring();
         // Two kinds of lock on one path ignore each other's nodes: refuse, as a semaphore refuses
         // one that disagrees on its maximum (the recipe names the node in its message).
         auto [sorted, other_kind] = cfg_.rule->queue(children);
         if (other_kind) return fail(make_error_code(errc::lock_kind_mismatch));
-        const auto ours = std::find(sorted.begin(), sorted.end(), node_name_);
+        const auto ours = std::find(sorted.begin(), sorted.end(), a.node->name);
         const auto behind = ours == sorted.end() ? 0 : static_cast<std::size_t>(sorted.end() - ours - 1);
-        if (!view_.reset(std::move(sorted), node_name_)) {
+        if (!a.view.reset(std::move(sorted), a.node->name)) {
             if (!fresh) return list(true);  // listed before our (retried) create landed
             return vanished();
         }
-        listing_behind_ = behind;
-        deciding_on_listing_ = true;
+        a.listing_behind = behind;
+        a.deciding_on_listing = true;
         decide();
-        deciding_on_listing_ = false;
+        if (auto* still = acquiring()) still->deciding_on_listing = false;
     }
 
     void decide() {
-        const auto d = view_.decide(*cfg_.rule);
+        auto& a = *acquiring();
+        const auto d = a.view.decide(*cfg_.rule);
         if (d.error) return fail(d.error);
         if (d.holds) return grant();
         if (cfg_.try_only()) return finish_acquire({}, /*remove=*/true);
-        phase_ = lock_phase::waiting;
-        waited_ = true;
+        a.waiting = true;
+        a.waited = true;
         emit(lock_out::waiting{});
         if (!own_watch_pending()) own_watch_later();
         for (const auto& name : d.watch)
-            if (watching_.insert(name).second) watch(name, d.await_grant);
+            if (a.watching.insert(name).second) watch(name, d.await_grant);
     }
 
     // Watch only the nodes the rule names. getData, not exists: no watch is left behind on a node
@@ -417,111 +484,117 @@ private:
     }
 
     void on(const lock_in::node_read& e, const request& r) {
-        const auto& name = r.name;
-        const bool await_grant = r.await_grant;
         if (e.ec) drop(e.ticket);  // no watch was set
-        if (phase_ != lock_phase::waiting) return;
+        auto* a = waiting();
+        if (!a) return;
         if (e.ec == errc::no_node) {
-            watching_.erase(name);
-            return node_gone(name);
+            a->watching.erase(r.name);
+            return node_gone(r.name);
         }
         if (e.ec) return fail(e.ec);
         // Nobody else would ever delete it: it would stay ahead of every waiter, ours too, until
         // our session ends. Its deletion is then the event we wait for.
-        if (e.stray) emit(lock_out::remove_node{join_path(parent_path(node_path_), name)});
-        if (await_grant && e.version > 0 && signalled_.insert(name).second) list(true);  // granted before we watched
+        if (e.stray) emit(lock_out::remove_node{join_path(parent_path(a->node->path), r.name)});
+        if (r.await_grant && e.version > 0 && a->signalled.insert(r.name).second) list(true);  // granted before we watched
     }
 
     void on(const lock_in::node_changed& e, const request& r) {
-        const auto& name = r.name;
-        const bool await_grant = r.await_grant;
         drop(e.ticket);
-        if (phase_ != lock_phase::waiting) return;
-        watching_.erase(name);
-        if (e.type == watch_event_type::node_deleted) return node_gone(name);
-        if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on(name))
-            return released_after_holding(name);
+        auto* a = waiting();
+        if (!a) return;
+        a->watching.erase(r.name);
+        if (e.type == watch_event_type::node_deleted) return node_gone(r.name);
+        if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on(r.name))
+            return released_after_holding(r.name);
         if (e.type == watch_event_type::not_watching) return;  // the session went: restart comes with it
-        if (await_grant && signalled_.insert(name).second) return list(true);
-        watching_.insert(name);
-        watch(name, await_grant);
+        if (r.await_grant && a->signalled.insert(r.name).second) return list(true);
+        a->watching.insert(r.name);
+        watch(r.name, r.await_grant);
     }
 
     // A node ahead of ours is gone. The view is a superset of the nodes really ahead, so when it
     // says we hold, we do. When we already watch every node the rule names, we wait on; otherwise
     // the other nodes the view lists are most likely gone too: list once.
     void node_gone(const std::string& name) {
-        Rules::forget(view_, name);
-        const auto d = view_.decide(*cfg_.rule);
+        auto& a = *acquiring();
+        Rules::forget(a.view, name);
+        const auto d = a.view.decide(*cfg_.rule);
         if (d.error) return fail(d.error);
         if (d.holds) return grant();
         for (const auto& n : d.watch)
-            if (!watching_.count(n)) return list(true);
+            if (!a.watching.count(n)) return list(true);
     }
 
-    // The node ahead of ours held and released in one transaction with a data change (a
-    // one-holder lock): everything up to it is gone, and we hold with no request.
+    // The node ahead of ours held and released in one transaction with a data change (its rule's
+    // release_passes_on): everything up to it is gone, and we hold with no request.
     void released_after_holding(const std::string& name) {
-        view_.remove_through(name);
-        const auto& nodes = view_.nodes();
-        std::erase_if(watching_, [&](const std::string& n) { return std::find(nodes.begin(), nodes.end(), n) == nodes.end(); });
+        auto& a = *acquiring();
+        a.view.remove_through(name);
+        const auto& nodes = a.view.nodes();
+        std::erase_if(a.watching, [&](const std::string& n) { return std::find(nodes.begin(), nodes.end(), n) == nodes.end(); });
         decide();
     }
 
     // Our node was deleted while we waited (by hand, or with an old session): queue again.
     void vanished() {
-        if (++restarts_ > 100) return fail(make_error_code(errc::no_node));
+        if (++acquiring()->restarts > 100) return fail(make_error_code(errc::no_node));
         restart();
     }
 
+    // A new attempt: only the count of restarts and whether we ever waited carry over.
     void restart() {
         abandon_all();
-        view_ = {};
-        watching_.clear();
-        signalled_.clear();
-        phase_ = lock_phase::queuing;
+        auto& a = *acquiring();
+        const auto restarts = a.restarts;
+        const bool waited = a.waited;
+        a = acquiring_phase{};
+        a.restarts = restarts;
+        a.waited = waited;
         create_and_list();
     }
 
     void grant() {
-        if (!Rules::owns(owner_, session_)) {  // a node of an earlier session never counts as ours
-            emit(lock_out::remove_node{node_path_});  // sim-unreachable: owner-guard
-            return restart();                          // sim-unreachable: owner-guard
+        auto& a = *acquiring();
+        if (!Rules::owns(a.node->owner, session_)) {  // a node of an earlier session never counts as ours
+            emit(lock_out::remove_node{a.node->path});  // sim-unreachable: owner-guard
+            return restart();                            // sim-unreachable: owner-guard
         }
         // The predecessors' watches die; the own-node watch (or its timer) passes to the hold.
         abandon_all({purpose::own, purpose::own_timer});
-        phase_ = lock_phase::holding;
-        hold_ = hold_state::held;
-        hold_session_ = session_;
         // A waiter behind us that listed us as a waiter watches only us, for our grant: tell it by
         // touching our node. In a lock of several holders it may hold now too (the limit can
         // cover it as well), or must now watch the holders ahead of us (found by the simulation's
         // progress check: granted with nothing ahead and no signal, we left a waiter that fit
         // waiting until an unrelated release). In a one-holder lock it only waits for our
         // release, which signals itself.
-        if (cfg_.rule->grants_awaited() && (view_.ahead() > 0 || (!release_passes_on() && may_be_awaited()))) {
-            emit(lock_out::touch_own{node_path_});
-            touched_ = true;
-        }
+        const bool touch = cfg_.rule->grants_awaited() &&
+                           (a.view.ahead() > 0 || (!passes_on(*a.node) && may_be_awaited(a)));
+        holding_phase held{std::move(*a.node), hold_state::held, session_, a.waited, touch, std::nullopt};
+        phase_ = std::move(held);
+        const auto& h = *holding();
+        if (touch) emit(lock_out::touch_own{h.node.path});
         if (!own_watch_pending()) own_watch_later();
-        emit(lock_out::granted{node_path_, token_, hold_session_});
+        emit(lock_out::granted{h.node.path, h.node.token, h.session});
         if (!connected_) set_hold(hold_state::doubtful);
     }
 
-    void fail(const boost::system::error_code& ec) { finish_acquire(ec, created_); }
+    void fail(const boost::system::error_code& ec) { finish_acquire(ec, true); }
 
+    // remove: our node, if made, goes (every way an acquire ends without a hold removes it).
     void finish_acquire(const boost::system::error_code& ec, bool remove) {
-        if (remove && created_) emit(lock_out::remove_node{node_path_});
+        auto& a = *acquiring();
+        if (remove && a.node) emit(lock_out::remove_node{a.node->path});
         abandon_all();
-        phase_ = lock_phase::done;
+        phase_ = done{};
         emit(lock_out::not_granted{ec});
     }
 
     void on(const lock_in::deadline&) {
-        if (!acquiring()) return;
+        const auto* a = acquiring();
+        if (!a) return;
         // "Not acquired in time" would claim someone else holds it. Without a connection and with
         // no node queued, we never found out: say so.
-        if (!created_ && !connected_) return fail(make_error_code(errc::not_connected));
+        if (!a->node && !connected_) return fail(make_error_code(errc::not_connected));
         finish_acquire({}, true);  // a create still in flight is abandoned: its reply removes the node
     }
 
@@ -530,7 +603,7 @@ private:
     }
 
     void on(const lock_in::reevaluate&) {
-        if (phase_ == lock_phase::waiting && created_ && !view_.nodes().empty()) decide();
+        if (const auto* a = waiting(); a && a->node && !a->view.nodes().empty()) decide();
     }
 
     // ---- our own node ----------------------------------------------------------------------
@@ -540,14 +613,14 @@ private:
 
     void on(const lock_in::own_watch_due& e, const request&) {
         drop(e.ticket);
-        if (!book_.of(purpose::own) && (phase_ == lock_phase::waiting || holding_valid())) watch_own();
+        if (!book_.of(purpose::own) && (waiting() || holding_valid())) watch_own();
     }
 
     // After a reconnection the same request re-validates a hold: the node must still exist and
     // belong to our session.
     void watch_own() {
         book_.drop_all(purpose::own);  // a newer watch supersedes it (the same node's event fires both)
-        emit(lock_out::watch_own{ask({purpose::own}), node_path_});
+        emit(lock_out::watch_own{ask({purpose::own}), node()->path});
     }
 
     void on(const lock_in::own_read& e, const request&) {
@@ -557,56 +630,59 @@ private:
             else if (written_by_another(e.version)) requeue_written();
             return;
         }
-        if (!holding_valid()) return;
-        if (!e.owner || !Rules::owns(*e.owner, hold_session_)) return set_hold(hold_state::lost);
+        auto* h = holding_valid();
+        if (!h) return;
+        if (!e.owner || !Rules::owns(*e.owner, h->session)) return set_hold(hold_state::lost);
         // A write that landed before our watch was set: the waiter behind us took it for our
         // release, and we would never hear of it otherwise.
         if (written_by_another(e.version)) return lose_written();
-        if (hold_ == hold_state::doubtful && connected_ && !read_only_ && session_ == hold_session_)
+        if (h->state == hold_state::doubtful && connected_ && !read_only_ && session_ == h->session)
             set_hold(hold_state::held);
     }
 
     void on(const lock_in::own_changed& e, const request&) {
         drop(e.ticket);
-        if (acquiring()) {
+        if (const auto* a = acquiring()) {
             if (e.type == watch_event_type::node_deleted) vanished();
-            else if (e.type == watch_event_type::node_data_changed && release_passes_on()) requeue_written();
+            else if (e.type == watch_event_type::node_data_changed && passes_on(*a->node)) requeue_written();
             else if (e.type != watch_event_type::not_watching) watch_own();
             return;
         }
-        if (!holding_valid()) return;
+        auto* h = holding_valid();
+        if (!h) return;
         if (e.type == watch_event_type::node_deleted || e.type == watch_event_type::not_watching)
             return set_hold(hold_state::lost);
-        if (e.type == watch_event_type::node_data_changed && release_passes_on()) return lose_written();
+        if (e.type == watch_event_type::node_data_changed && passes_on(h->node)) return lose_written();
         watch_own();
     }
 
-    // Whether our release passes the lock on (lock_rule::release_passes_on): then only our release
-    // writes our node, and a waiter behind us takes a write for it.
-    bool release_passes_on() const { return cfg_.rule->release_passes_on(node_name_); }
+    // Whether this node's release passes the lock on (lock_rule::release_passes_on): then only
+    // our release writes it, and a waiter behind us takes a write for it.
+    bool passes_on(const our_node& n) const { return cfg_.rule->release_passes_on(n.name); }
 
     // Whether a waiter behind us may have listed us as a waiter. Not when we hold on a listing that
     // shows nobody behind us: a node made later lists later, and sees us hold. (So an uncontended
     // acquire still costs no signal.)
-    bool may_be_awaited() const { return !deciding_on_listing_ || listing_behind_ > 0; }
+    static bool may_be_awaited(const acquiring_phase& a) { return !a.deciding_on_listing || a.listing_behind > 0; }
 
     // Only our own release writes our node of a one-holder lock (touch_own is for rules with
     // several holders): a waiter behind us that sees a write takes it for our release. So a node
     // whose version is past what we wrote was written by someone else.
     bool written_by_another(std::int32_t version) const {
-        return release_passes_on() && version > (touched_ ? 1 : 0);
+        const auto* h = holding();
+        return passes_on(*node()) && version > (h && h->touched ? 1 : 0);
     }
 
     // A holder: the waiter behind us now holds too. We lost; the node is still ours, so remove it.
     void lose_written() {
         set_hold(hold_state::lost);
-        emit(lock_out::remove_node{node_path_});
+        emit(lock_out::remove_node{holding()->node.path});
     }
 
     // A waiter: the one behind us may take the write for our release, and our node can no longer
     // tell it anything true. Leave the queue and join it again with a new node.
     void requeue_written() {
-        emit(lock_out::remove_node{node_path_});
+        emit(lock_out::remove_node{acquiring()->node->path});
         restart();
     }
 
@@ -616,27 +692,28 @@ private:
         read_only_ = e.state == connection_state::read_only;
         if (connected_) session_ = e.session;
         if (acquiring()) return connection_while_acquiring(e.state);
-        if (phase_ != lock_phase::holding) return;
+        auto* h = holding();
+        if (!h) return;
         switch (e.state) {
             case connection_state::suspended:
             case connection_state::read_only:
-                if (hold_ == hold_state::held) set_hold(hold_state::doubtful);
+                if (h->state == hold_state::held) set_hold(hold_state::doubtful);
                 break;
             case connection_state::connected:
             case connection_state::reconnected:
-                if (session_ != hold_session_) {
+                if (session_ != h->session) {
                     if (holding_valid()) set_hold(hold_state::lost);
-                    else if (hold_ == hold_state::releasing) finish_release({});  // the node went with it
-                } else if (hold_ == hold_state::doubtful) {
+                    else if (h->state == hold_state::releasing) finish_release({});  // the node went with it
+                } else if (h->state == hold_state::doubtful) {
                     watch_own();  // held again only once re-validated
-                } else if (hold_ == hold_state::releasing && !book_.of(purpose::release)) {
+                } else if (h->state == hold_state::releasing && !book_.of(purpose::release)) {
                     delete_own();
                 }
                 break;
             case connection_state::lost:
             case connection_state::closed:
                 if (holding_valid()) set_hold(hold_state::lost);
-                else if (hold_ == hold_state::releasing) finish_release(make_error_code(errc::connection_loss));
+                else if (h->state == hold_state::releasing) finish_release(make_error_code(errc::connection_loss));
                 break;
             default: break;
         }
@@ -648,16 +725,18 @@ private:
         if (cfg_.try_only() && !connected_) return fail(make_error_code(errc::connection_loss));
         // A new session: our node belonged to the old one. Remove it (it may outlive us until
         // the server expires the old session) and queue again.
-        if (connected_ && created_ && !Rules::owns(owner_, session_)) {
-            emit(lock_out::remove_node{node_path_});
+        const auto& a = *acquiring();
+        if (connected_ && a.node && !Rules::owns(a.node->owner, session_)) {
+            emit(lock_out::remove_node{a.node->path});
             restart();
         }
     }
 
     // ---- the hold --------------------------------------------------------------------------
     void set_hold(hold_state s) {
-        if (hold_ == s) return;
-        hold_ = s;
+        auto& h = *holding();
+        if (h.state == s) return;
+        h.state = s;
         if (s != hold_state::held && s != hold_state::doubtful) {
             // The own watch and its timer no longer matter (a pending delete keeps its ticket).
             abandon_all({purpose::release});
@@ -666,13 +745,14 @@ private:
     }
 
     void on(const lock_in::release& e) {
-        if (!holding_valid()) {
-            emit(lock_out::release_done{e.caller, make_error_code(phase_ == lock_phase::holding && hold_ == hold_state::lost
-                                                                      ? errc::lock_lost
-                                                                      : errc::lock_not_held)});
+        auto* h = holding_valid();
+        if (!h) {
+            const auto* ended = holding();
+            emit(lock_out::release_done{e.caller, make_error_code(ended && ended->state == hold_state::lost ? errc::lock_lost
+                                                                                                              : errc::lock_not_held)});
             return;
         }
-        caller_ = e.caller;
+        h->caller = e.caller;
         set_hold(hold_state::releasing);
         if (connected_) delete_own();
         else delete_pending(make_error_code(errc::connection_loss));
@@ -681,12 +761,14 @@ private:
     // Once we waited, a waiter behind us may have listed nodes ahead of ours: our release then
     // tells it that we held, with a data change in the same transaction.
     void delete_own() {
-        emit(lock_out::delete_own{ask({purpose::release}), node_path_, waited_ && release_passes_on()});
+        const auto& h = *holding();
+        emit(lock_out::delete_own{ask({purpose::release}), h.node.path, h.waited && passes_on(h.node)});
     }
 
     void on(const lock_in::deleted& e, const request&) {
         drop(e.ticket);
-        if (hold_ != hold_state::releasing) return;
+        const auto* h = holding();
+        if (!h || h->state != hold_state::releasing) return;
         // A read-only server refuses the delete: it is as good as no connection (the node stays,
         // owned by our live session, ahead of every waiter), not a final answer.
         if (!e.ec || e.ec == errc::no_node || (!is_retryable(e.ec) && e.ec != errc::not_read_only))
@@ -707,32 +789,17 @@ private:
     }
 
     void tell_release(const boost::system::error_code& ec) {
-        if (const auto caller = std::exchange(caller_, std::nullopt)) emit(lock_out::release_done{*caller, ec});
+        if (const auto caller = std::exchange(holding()->caller, std::nullopt)) emit(lock_out::release_done{*caller, ec});
     }
 
     config cfg_;
     lock_actions* out_ = nullptr;
-    lock_phase phase_ = lock_phase::idle;
+    std::variant<idle, acquiring_phase, holding_phase, done> phase_;
     ticket_book<request> book_;
+    // The connection as last heard: every phase needs it.
     bool connected_ = false;
     bool read_only_ = false;
     std::int64_t session_ = 0;
-    bool created_ = false;
-    bool list_pending_ = false;
-    std::optional<std::vector<std::string>> early_listing_;
-    std::string node_path_, node_name_;
-    std::int64_t token_ = 0, owner_ = 0;
-    queue_view view_;
-    std::set<std::string> watching_;   // nodes whose watch is set
-    std::set<std::string> signalled_;  // waiters ahead whose grant we already acted on
-    int restarts_ = 0;
-    bool waited_ = false;
-    bool touched_ = false;  // our node was written once by touch_own
-    bool deciding_on_listing_ = false;  // decide() runs on a listing just taken
-    std::size_t listing_behind_ = 0;    // participants behind us in that listing
-    hold_state hold_ = hold_state::held;
-    std::int64_t hold_session_ = 0;
-    std::optional<std::uint64_t> caller_;  // the release's caller, until it hears the outcome
 };
 
 using lock_machine = basic_lock_machine<>;

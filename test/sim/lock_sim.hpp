@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,7 @@ public:
     virtual ~machine() = default;
     virtual detail::lock_actions resume(const detail::lock_event& e) = 0;
     virtual detail::lock_phase phase() const = 0;
-    virtual hold_state state() const = 0;
+    virtual std::optional<hold_state> state() const = 0;  ///< once granted
     virtual const std::string& node_path() const = 0;
     virtual std::int64_t hold_session() const = 0;
     virtual std::int64_t token() const = 0;
@@ -38,7 +39,7 @@ machine_factory machines_with() {
             : m(typename detail::basic_lock_machine<Rules>::config{c.rule, c.timeout}) {}
         detail::lock_actions resume(const detail::lock_event& e) override { return m.resume(e); }
         detail::lock_phase phase() const override { return m.phase(); }
-        hold_state state() const override { return m.state(); }
+        std::optional<hold_state> state() const override { return m.state(); }
         const std::string& node_path() const override { return m.node_path(); }
         std::int64_t hold_session() const override { return m.hold_session(); }
         std::int64_t token() const override { return m.token(); }
