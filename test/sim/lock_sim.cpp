@@ -331,8 +331,16 @@ private:
             // would hold for ever. Its session is the operator's, which ends at quiescence.
             tally("a foreign node in the queue");
             if (!operator_session_) operator_session_ = zk_.open_session();
-            const char* names[] = {"lock-", "lease-", "m1-w1-lease-", "__WRIT__", "config-"};
-            const auto made = zk_.create_sequential(operator_session_, lock_path, names[pick(5)], "");
+            // Or a protected node of another kind of lock (another library's mutex on the same
+            // path): no acquire may take part with it; each fails with lock_kind_mismatch.
+            const char* names[] = {"lock-", "lease-", "m1-w1-lease-", "__WRIT__", "config-", nullptr};
+            const char* name = names[pick(6)];
+            std::string other_kind;
+            if (!name) {
+                other_kind = std::string("_c_operator-") + (s_.kind == recipe::mutex ? "m1-w1-lease-" : "lock-");
+                other_kind_present_ = true;
+            }
+            const auto made = zk_.create_sequential(operator_session_, lock_path, name ? name : other_kind.c_str(), "");
             note("a foreign node appears: " + made.path);
         } else if (what == 2) {
             tally("operator deletes the queue and its parent");
@@ -344,7 +352,7 @@ private:
             std::vector<std::string> held;
             std::set<std::string> one_holder;  // written, these holds end (a lease of several holds on)
             for (const auto& [id, lm] : live_)
-                if (lm.m->phase() == lock_phase::holding && lm.m->state() == hold_state::held) {
+                if (lm.m->state() == hold_state::held) {
                     held.push_back(lm.m->node_path());
                     if (lm.rule->release_passes_on(node_name(lm.m->node_path()))) one_holder.insert(lm.m->node_path());
                 }
@@ -829,6 +837,7 @@ private:
         if (!a.ec && !by.count("deadline") && !by.count("try")) missing = "a deadline or a try";
         else if (a.ec == errc::cancelled && !by.count("cancel")) missing = "a cancel";
         else if (a.ec == errc::closed && !c.closed) missing = "a close";
+        else if (a.ec == errc::lock_kind_mismatch && !other_kind_present_) missing = "another kind's node";
         if (missing) violate("m" + std::to_string(id) + " not granted (" + (a.ec ? a.ec.message() : "timed out") + ") without " + missing);
         note("c" + std::to_string(c.id) + " not granted: " + (a.ec ? a.ec.message() : "timed out"));
         if (c.running.count(id)) next(c, id);
@@ -897,7 +906,7 @@ private:
         int held = 0;
         for (const auto& [id, lm] : live_) {
             const auto& m = *lm.m;
-            if (m.phase() == lock_phase::holding && m.state() == hold_state::held && !not_yet_told_lost(clients_[lm.client], id) &&
+            if (m.state() == hold_state::held && !not_yet_told_lost(clients_[lm.client], id) &&
                 !tampered_.count(m.token()))
                 held += lm.weight;
         }
@@ -910,7 +919,7 @@ private:
         std::string writer;  // a read-write lock's writer that holds
         for (const auto& [id, lm] : live_) {
             const auto& m = *lm.m;
-            if (m.phase() != lock_phase::holding || m.state() != hold_state::held) continue;
+            if (m.state() != hold_state::held) continue;  // (nothing before a grant)
             // A session the server ended while its connection lived: the holder cannot know until
             // its client hears of it (docs/recipes.md: a process paused past its session acts on
             // until it runs again; only a fencing token protects then).
@@ -1015,6 +1024,7 @@ private:
     std::map<std::uint64_t, std::set<std::string>> ended_by_;  // what may end each acquire: try, deadline, cancel
     std::string fixed_tag_;  // a fixed semaphore's max tag (its weighted nodes' names)
     int shared_max_ = 0;  // shared_semaphore: the count's value now
+    bool other_kind_present_ = false;  // an operator made a node of another kind of lock on the path
     std::vector<client> clients_;
     std::map<std::uint64_t, live_machine> live_;
     std::map<std::uint64_t, watch_target> watches_;
