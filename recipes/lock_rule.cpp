@@ -2,8 +2,9 @@
 
 #include <zkr/error.hpp>
 
+#include "../src/parse_number.hpp"  // the client layer's one parse
+
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 
 namespace zkr {
@@ -11,12 +12,7 @@ namespace zkr {
 namespace {
 constexpr std::size_t sequence_digits = 10;
 
-std::optional<std::uint32_t> parse_u32(std::string_view s) {
-    std::uint32_t v = 0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc{} || end != s.data() + s.size() || s.empty()) return std::nullopt;
-    return v;
-}
+std::optional<std::uint32_t> parse_u32(std::string_view s) { return detail::parse_number<std::uint32_t>(s); }
 }  // namespace
 
 lock_queue lowest_n_rule::queue(const std::vector<std::string>& children) const { return queue_of(children, {mutex_lock_name}); }

@@ -2,10 +2,11 @@
 
 #include <zkr/path.hpp>
 
+#include "../src/parse_number.hpp"  // the client layer's one parse
+
 #include <boost/asio/bind_executor.hpp>
 #include <spdlog/spdlog.h>
 
-#include <charconv>
 #include <future>
 #include <map>
 #include <mutex>
@@ -15,12 +16,7 @@ namespace zkr {
 using boost::system::error_code;
 
 namespace {
-std::optional<std::int32_t> parse_count(const std::string& text) {
-    std::int32_t v = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
-    return v;
-}
+std::optional<std::int32_t> parse_count(const std::string& text) { return detail::parse_number<std::int32_t>(text); }
 }  // namespace
 
 // What the watch callbacks share with the object; they hold it weakly, so they end with it.

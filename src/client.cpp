@@ -1,13 +1,13 @@
 #include <zkr/client.hpp>
 
 #include "connection.hpp"
+#include "parse_number.hpp"
 
 #include <zkr/detail/sync_result.hpp>
 #include <zkr/path.hpp>
 
 #include <spdlog/spdlog.h>
 
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 
@@ -42,9 +42,8 @@ void check_connect_string(const std::string& cs) {
             bad_option(entry == cs ? "connect_string \"" + cs + "\" is not host:port"
                                    : "connect_string \"" + cs + "\": \"" + entry + "\" is not host:port");
         const std::string port = entry.substr(colon + 1);
-        unsigned value = 0;
-        const auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-        if (port.empty() || ec != std::errc{} || p != port.data() + port.size() || value == 0 || value > 65535)
+        const auto value = detail::parse_number<unsigned>(port);
+        if (!value || *value == 0 || *value > 65535)
             bad_option("connect_string \"" + cs + "\": port \"" + port + "\" of \"" + entry +
                        "\" is not a number in 1..65535");
         for (const char ch : entry.substr(0, colon))

@@ -139,6 +139,7 @@ private:
 
     inflight* track(std::unique_ptr<inflight> f);
     std::unique_ptr<inflight> take(const void* data);
+    static std::pair<connection*, std::unique_ptr<inflight>> claim(const void* data);
     watch_ctx* register_watch(const op_ptr& op);
     void settle_watch(watch_ctx* w, bool registered);
     void fire_watch(watch_ctx* w, watch_event_type type);

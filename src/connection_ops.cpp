@@ -88,6 +88,13 @@ connection::inflight* connection::track(std::unique_ptr<inflight> f) {
     return raw;
 }
 
+// The prologue of every C completion: the connection its record names, and the record taken
+// back (null when the connection already let it go).
+std::pair<connection*, std::unique_ptr<connection::inflight>> connection::claim(const void* data) {
+    auto* self = static_cast<const inflight*>(data)->conn;
+    return {self, self->take(data)};
+}
+
 std::unique_ptr<connection::inflight> connection::take(const void* data) {
     auto it = inflight_.find(data);
     if (it == inflight_.end()) return nullptr;
@@ -302,8 +309,7 @@ void connection::delete_guaranteed(const std::string& path, std::int32_t version
 }
 
 void connection::on_string_stat(int rc, const char* value, const struct Stat* stat, const void* data) {
-    auto* self = static_cast<const inflight*>(data)->conn;
-    auto f = self->take(data);
+    auto [self, f] = claim(data);
     if (!f || f->abandoned) return;
     response r;
     if (rc == ZOK) {
@@ -314,15 +320,13 @@ void connection::on_string_stat(int rc, const char* value, const struct Stat* st
 }
 
 void connection::on_void(int rc, const void* data) {
-    auto* self = static_cast<const inflight*>(data)->conn;
-    auto f = self->take(data);
+    auto [self, f] = claim(data);
     if (!f || f->abandoned) return;
     self->on_result(f->op, rc, {});
 }
 
 void connection::on_stat(int rc, const struct Stat* stat, const void* data) {
-    auto* self = static_cast<const inflight*>(data)->conn;
-    auto f = self->take(data);
+    auto [self, f] = claim(data);
     if (!f) return;
     if (f->watch) self->settle_watch(f->watch, rc == ZOK || (rc == ZNONODE && f->op->req.kind == op_kind::exists));
     if (f->abandoned) return;
@@ -337,8 +341,7 @@ void connection::on_stat(int rc, const struct Stat* stat, const void* data) {
 }
 
 void connection::on_data(int rc, const char* value, int len, const struct Stat* stat, const void* data) {
-    auto* self = static_cast<const inflight*>(data)->conn;
-    auto f = self->take(data);
+    auto [self, f] = claim(data);
     if (!f) return;
     if (f->watch) self->settle_watch(f->watch, rc == ZOK);
     if (f->abandoned) return;
@@ -351,8 +354,7 @@ void connection::on_data(int rc, const char* value, int len, const struct Stat* 
 }
 
 void connection::on_children(int rc, const struct String_vector* strings, const struct Stat* stat, const void* data) {
-    auto* self = static_cast<const inflight*>(data)->conn;
-    auto f = self->take(data);
+    auto [self, f] = claim(data);
     if (!f) return;
     if (f->watch) self->settle_watch(f->watch, rc == ZOK);
     if (f->abandoned) return;
@@ -370,8 +372,7 @@ void connection::on_children(int rc, const struct String_vector* strings, const 
 }
 
 void connection::on_multi(int rc, const void* data) {
-    auto* self = static_cast<const inflight*>(data)->conn;
-    auto f = self->take(data);
+    auto [self, f] = claim(data);
     if (!f || f->abandoned) return;
     response r;
     r.results = f->multi.collect(rc);
@@ -406,8 +407,7 @@ void connection::fire_watch(watch_ctx* w, watch_event_type type) {
 }
 
 void connection::on_parent_created(int rc, const char*, const struct Stat*, const void* data) {
-    auto* self = static_cast<const inflight*>(data)->conn;
-    auto f = self->take(data);
+    auto [self, f] = claim(data);
     if (rc == ZOK || rc == ZNODEEXISTS) return;
     self->options_.logger->debug("creating a parent failed: {}", zerror(rc));
     // Not a retryable failure: the create's own "no node" would hide the reason, so keep this one.
@@ -416,8 +416,7 @@ void connection::on_parent_created(int rc, const char*, const struct Stat*, cons
 }
 
 void connection::on_guaranteed_delete(int rc, const void* data) {
-    auto* self = static_cast<const inflight*>(data)->conn;
-    auto f = self->take(data);
+    auto [self, f] = claim(data);
     if (!f || f->abandoned) return;
     // The next reconnection tries again; a read-only server, the next read-write connection.
     if (is_retryable(to_error_code(rc)) || rc == ZNOTREADONLY) return;
