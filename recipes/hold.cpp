@@ -33,16 +33,10 @@ hold::hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, st
 hold::~hold() = default;
 
 std::uint64_t hold::add_listener(std::function<void(hold_state)> fn, std::function<bool()> listening) {
-    std::lock_guard lock(listeners_mutex_);
-    const auto id = next_listener_++;
-    listeners_.emplace(id, listener{std::move(fn), std::move(listening)});
-    return id;
+    return listeners_.add(listener{std::move(fn), std::move(listening)});
 }
 
-void hold::remove_listener(std::uint64_t id) {
-    std::lock_guard lock(listeners_mutex_);
-    listeners_.erase(id);
-}
+void hold::remove_listener(std::uint64_t id) { listeners_.remove(id); }
 
 void hold::set_state(hold_state s) {
     const hold_state old = state_.exchange(s);
@@ -50,11 +44,8 @@ void hold::set_state(hold_state s) {
     client_.logger()->info("hold on {} (token {}): {} -> {}", node_path_, token_, to_string(old), to_string(s));
     if (ended(s)) request_stop();
     std::vector<std::function<void(hold_state)>> targets;
-    {
-        std::lock_guard lock(listeners_mutex_);
-        for (auto& [id, l] : listeners_)
-            if (!l.listening || l.listening()) targets.push_back(l.fn);
-    }
+    for (auto& l : listeners_.snapshot())
+        if (!l.listening || l.listening()) targets.push_back(std::move(l.fn));
     if (targets.empty()) return;
     boost::asio::post(callback_executor(detail::connection_of(client_)), [targets = std::move(targets), s] {
         for (const auto& fn : targets) fn(s);

@@ -1,5 +1,7 @@
 #include <zkr/detail/lock_base.hpp>
 
+#include <zkr/detail/listener_registry.hpp>
+
 #include <zkr/path.hpp>
 
 #include <spdlog/spdlog.h>
@@ -10,20 +12,10 @@
 namespace zkr::detail {
 
 struct lock_base::listeners {
-    std::mutex m;
-    std::map<std::uint64_t, std::function<void(hold_state)>> fns;
-    std::uint64_t next = 1;
-    bool any() {
-        std::lock_guard lock(m);
-        return !fns.empty();
-    }
-    void call(hold_state s) {
-        std::vector<std::function<void(hold_state)>> copy;
-        {
-            std::lock_guard lock(m);
-            for (auto& [id, fn] : fns) copy.push_back(fn);
-        }
-        for (auto& fn : copy) fn(s);
+    listener_registry<std::function<void(hold_state)>> fns;
+    bool any() const { return !fns.empty(); }
+    void call(hold_state s) const {
+        for (const auto& fn : fns.snapshot()) fn(s);
     }
 };
 
@@ -73,17 +65,9 @@ std::vector<std::string> lock_base::participant_nodes() const {
 
 state_subscription lock_base::add_hold_listener(std::function<void(hold_state)> listener) {
     if (!listener) throw zkr::error(make_error_code(errc::invalid_argument), {}, "hold listener is empty");
-    std::uint64_t id;
-    {
-        std::lock_guard lock(listeners_->m);
-        id = listeners_->next++;
-        listeners_->fns.emplace(id, std::move(listener));
-    }
+    const auto id = listeners_->fns.add(std::move(listener));
     return state_subscription([weak = std::weak_ptr<listeners>(listeners_), id] {
-        if (auto l = weak.lock()) {
-            std::lock_guard lock(l->m);
-            l->fns.erase(id);
-        }
+        if (auto l = weak.lock()) l->fns.remove(id);
     });
 }
 

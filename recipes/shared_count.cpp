@@ -1,5 +1,7 @@
 #include <zkr/shared_count.hpp>
 
+#include <zkr/detail/listener_registry.hpp>
+
 #include <zkr/path.hpp>
 
 #include "../src/parse_number.hpp"  // the client layer's one parse
@@ -8,7 +10,6 @@
 #include <spdlog/spdlog.h>
 
 #include <future>
-#include <map>
 #include <mutex>
 
 namespace zkr {
@@ -26,8 +27,7 @@ struct shared_count::state : std::enable_shared_from_this<state> {
     mutable std::mutex mutex;
     std::int32_t value = 0;
     std::int32_t version = -1;
-    std::map<std::uint64_t, std::function<void(std::int32_t)>> listeners;
-    std::uint64_t next_listener = 1;
+    detail::listener_registry<std::function<void(std::int32_t)>> listeners;
     std::uint64_t observer = 0;
 
     state(client& cl, std::string p) : c(cl), path(std::move(p)) {}
@@ -79,14 +79,13 @@ struct shared_count::state : std::enable_shared_from_this<state> {
             c.logger()->error("shared count {}: \"{}\" is not a 32-bit integer; keeping {}", path, data, value);
             return;
         }
-        std::vector<std::function<void(std::int32_t)>> targets;
         {
             std::lock_guard lock(mutex);
             version = new_version;
             if (*parsed == value) return;
             value = *parsed;
-            for (auto& [id, fn] : listeners) targets.push_back(fn);
         }
+        auto targets = listeners.snapshot();
         if (targets.empty()) return;
         boost::asio::post(detail::callback_executor(detail::connection_of(c)), [targets = std::move(targets), v = *parsed] {
             for (const auto& fn : targets) fn(v);
@@ -146,17 +145,9 @@ bool shared_count::try_set_count(std::int32_t expected, std::int32_t value) {
 
 state_subscription shared_count::add_listener(std::function<void(std::int32_t)> listener) {
     if (!listener) throw zkr::error(make_error_code(errc::invalid_argument), path_, "shared count listener is empty");
-    std::uint64_t id;
-    {
-        std::lock_guard lock(state_->mutex);
-        id = state_->next_listener++;
-        state_->listeners.emplace(id, std::move(listener));
-    }
+    const auto id = state_->listeners.add(std::move(listener));
     return state_subscription([weak = std::weak_ptr<state>(state_), id] {
-        if (auto s = weak.lock()) {
-            std::lock_guard lock(s->mutex);
-            s->listeners.erase(id);
-        }
+        if (auto s = weak.lock()) s->listeners.remove(id);
     });
 }
 

@@ -79,7 +79,7 @@ void connection::do_close() {
     reopen_timer_.cancel();
     // Observers first (recipes' waiters and holds): they must learn of the close while what they
     // wait on still exists; closing the handle drops the watches that keep waiters alive.
-    for (auto& [id, fn] : std::exchange(observers_, {})) fn(connection_state::closed);
+    for (const auto& fn : observers_.take_all()) fn(connection_state::closed);
     const auto closed = make_error_code(errc::closed);
     for (auto waiting = std::exchange(waiting_, {}); const auto& op : waiting) finish(op, closed, {});
     for (auto sleeping = std::exchange(sleeping_, {}); const auto& op : sleeping) finish(op, closed, {});
@@ -101,30 +101,16 @@ bool connection::block_until_connected(std::chrono::milliseconds timeout) {
 std::uint64_t connection::add_listener(std::function<void(connection_state)> fn) {
     auto l = std::make_shared<listener>();
     l->fn = std::move(fn);
-    std::lock_guard lock(mutex_);
-    const auto id = next_id_++;
-    listeners_.emplace(id, std::move(l));
-    return id;
+    return listeners_.add(std::move(l));
 }
 
 void connection::remove_listener(std::uint64_t id) noexcept {
-    std::lock_guard lock(mutex_);
-    if (auto it = listeners_.find(id); it != listeners_.end()) {
-        it->second->active = false;
-        listeners_.erase(it);
-    }
+    if (const auto l = listeners_.remove(id)) (*l)->active = false;  // a call already posted is skipped
 }
 
-std::uint64_t connection::add_observer(std::function<void(connection_state)> fn) {
-    std::lock_guard lock(mutex_);
-    const auto id = next_id_++;
-    boost::asio::dispatch(io_, [this, id, fn = std::move(fn)]() mutable { observers_.emplace(id, std::move(fn)); });
-    return id;
-}
+std::uint64_t connection::add_observer(std::function<void(connection_state)> fn) { return observers_.add(std::move(fn)); }
 
-void connection::remove_observer(std::uint64_t id) {
-    boost::asio::dispatch(io_, [this, id] { observers_.erase(id); });
-}
+void connection::remove_observer(std::uint64_t id) { observers_.remove(id); }
 
 // ---------------------------------------------------------------------------------------------
 // Session supervision
@@ -196,12 +182,8 @@ void connection::notify(connection_state s) {
         state_changed_.notify_all();
     }
     // A copy: observers may add or remove observers while they run.
-    for (auto observers = observers_; auto& [id, fn] : observers) fn(s);
-    std::vector<std::shared_ptr<listener>> targets;
-    {
-        std::lock_guard lock(mutex_);
-        for (auto& [id, l] : listeners_) targets.push_back(l);
-    }
+    for (const auto& fn : observers_.snapshot()) fn(s);
+    auto targets = listeners_.snapshot();
     if (targets.empty()) return;
     boost::asio::post(callbacks_, [targets = std::move(targets), s] {
         for (const auto& l : targets)

@@ -3,6 +3,7 @@
 // watches and session tracking. Internal; the public face is zkr::client.
 #pragma once
 
+#include <zkr/detail/listener_registry.hpp>
 #include "session_machine.hpp"
 
 #include <zkr/client_options.hpp>
@@ -200,7 +201,8 @@ private:
         bool ephemeral = false;
     };
     std::vector<orphan> orphans_;
-    std::map<std::uint64_t, std::function<void(connection_state)>> observers_;
+    // Recipes' observers: called on the network thread, in order with each change.
+    listener_registry<std::function<void(connection_state)>> observers_;
 
     // Shared state.
     std::atomic<connection_state> state_{connection_state::latent};
@@ -209,7 +211,7 @@ private:
     std::atomic<std::uint64_t> requests_sent_{0};
     std::atomic<int> replies_to_lose_{0};  // fault injection (tests): how many replies
     std::atomic<int> reply_fault_{0};      // and what they become
-    mutable std::mutex mutex_;  // guards accepting_, started_, submitted_, listeners_, password_, and the condition below
+    mutable std::mutex mutex_;  // guards accepting_, started_, submitted_, password_, and the condition below
     std::condition_variable state_changed_;
     bool accepting_ = true;
     bool started_ = false;
@@ -220,8 +222,8 @@ private:
         std::function<void(connection_state)> fn;
         std::atomic<bool> active{true};
     };
-    std::map<std::uint64_t, std::shared_ptr<listener>> listeners_;
-    std::uint64_t next_id_ = 1;
+    // The users' listeners: called on the callback thread; a removed one is not called again.
+    listener_registry<std::shared_ptr<listener>> listeners_;
 };
 
 }  // namespace zkr::detail

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <zkr/client.hpp>
+#include <zkr/detail/listener_registry.hpp>
 #include <zkr/detail/request.hpp>
 #include <zkr/hold_state.hpp>
 #include <zkr/lock_rule.hpp>
@@ -81,13 +82,11 @@ private:
     // state_ are seq_cst: of a token taken while the hold ends, at least one side sees the other.
     mutable std::stop_source stop_;
     mutable std::atomic<bool> stop_wanted_{false};
-    std::mutex listeners_mutex_;
     struct listener {
         std::function<void(hold_state)> fn;
         std::function<bool()> listening;
     };
-    std::map<std::uint64_t, listener> listeners_;
-    std::uint64_t next_listener_ = 1;
+    listener_registry<listener> listeners_;
 };
 
 using acquire_handler = unique_function<void(const boost::system::error_code&, std::shared_ptr<hold>)>;
