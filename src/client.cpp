@@ -165,7 +165,8 @@ failure run_sync(connection& c, request req, response& out) {
         return fail(errc::invalid_state, "a blocking zkr call on the client's network thread would deadlock");
     const auto started = std::chrono::steady_clock::now();
     auto result = std::make_shared<sync_result<std::pair<boost::system::error_code, response>>>();
-    c.submit(std::move(req), [result](const boost::system::error_code& ec, response&& r) { result->set({ec, std::move(r)}); });
+    c.submit(std::move(req), [result](const boost::system::error_code& ec, response&& r) { result->set({ec, std::move(r)}); },
+             /*checked=*/true);
     auto [ec, r] = result->get(c.options().blocking_call_spin);
     out = std::move(r);
     if (ec == errc::not_connected) return {ec, not_connected_reason(c, std::chrono::steady_clock::now() - started)};
@@ -298,103 +299,75 @@ detail::request client::make_multi(std::vector<multi_op> ops) {
 
 namespace {
 
-// The sync overloads: run, then either report through ec or throw with the path and the reason.
-detail::response run(detail::connection& c, detail::request req, boost::system::error_code& ec) {
+// Every sync overload: runs the request; with ec, reports through it; without, throws with the
+// path and the reason.
+detail::response run(detail::connection& c, detail::request req, boost::system::error_code* ec) {
+    const std::string path = ec || req.kind == detail::op_kind::multi ? std::string() : printable_path(req.path);
     detail::response out;
-    ec = detail::run_sync(c, std::move(req), out).ec;
+    auto f = detail::run_sync(c, std::move(req), out);
+    if (ec) *ec = f.ec;
+    else detail::throw_if(f.ec, path, f.message);
     return out;
 }
 
-detail::response run_or_throw(detail::connection& c, detail::request req) {
-    const std::string path = req.kind == detail::op_kind::multi ? std::string() : printable_path(req.path);
-    detail::response out;
-    auto f = detail::run_sync(c, std::move(req), out);
-    detail::throw_if(f.ec, path, f.message);
-    return out;
-}
+using watcher = std::function<void(const watch_event&)>;
 
 }  // namespace
 
+// The overloads without a watcher are the watcher forms with none (post_to_callbacks(none) is no watch).
 create_result client::create(std::string path, std::string data, create_options opts, boost::system::error_code& ec) {
-    auto r = run(*impl_, make_create(std::move(path), std::move(data), std::move(opts)), ec);
+    auto r = run(*impl_, make_create(std::move(path), std::move(data), std::move(opts)), &ec);
     return {std::move(r.path), r.stat};
 }
 create_result client::create(std::string path, std::string data, create_options opts) {
-    auto r = run_or_throw(*impl_, make_create(std::move(path), std::move(data), std::move(opts)));
+    auto r = run(*impl_, make_create(std::move(path), std::move(data), std::move(opts)), nullptr);
     return {std::move(r.path), r.stat};
 }
 
-data_result client::get_data(std::string path, boost::system::error_code& ec) {
-    return extract_data(run(*impl_, make_read(detail::op_kind::get_data, std::move(path), {}), ec));
+data_result client::get_data(std::string path, boost::system::error_code& ec) { return get_data(std::move(path), watcher{}, ec); }
+data_result client::get_data(std::string path) { return get_data(std::move(path), watcher{}); }
+data_result client::get_data(std::string path, watcher w, boost::system::error_code& ec) {
+    return extract_data(run(*impl_, make_read(detail::op_kind::get_data, std::move(path), detail::post_to_callbacks(*impl_, std::move(w))), &ec));
 }
-data_result client::get_data(std::string path) {
-    return extract_data(run_or_throw(*impl_, make_read(detail::op_kind::get_data, std::move(path), {})));
-}
-data_result client::get_data(std::string path, std::function<void(const watch_event&)> watcher,
-                             boost::system::error_code& ec) {
-    return extract_data(run(*impl_,
-                            make_read(detail::op_kind::get_data, std::move(path),
-                                      detail::post_to_callbacks(*impl_, std::move(watcher))),
-                            ec));
-}
-data_result client::get_data(std::string path, std::function<void(const watch_event&)> watcher) {
-    return extract_data(run_or_throw(*impl_, make_read(detail::op_kind::get_data, std::move(path),
-                                                       detail::post_to_callbacks(*impl_, std::move(watcher)))));
+data_result client::get_data(std::string path, watcher w) {
+    return extract_data(run(*impl_, make_read(detail::op_kind::get_data, std::move(path), detail::post_to_callbacks(*impl_, std::move(w))), nullptr));
 }
 
 zkr::stat client::set_data(std::string path, std::string data, std::int32_t version, boost::system::error_code& ec) {
-    return run(*impl_, make_set(std::move(path), std::move(data), version), ec).stat;
+    return run(*impl_, make_set(std::move(path), std::move(data), version), &ec).stat;
 }
 zkr::stat client::set_data(std::string path, std::string data, std::int32_t version) {
-    return run_or_throw(*impl_, make_set(std::move(path), std::move(data), version)).stat;
+    return run(*impl_, make_set(std::move(path), std::move(data), version), nullptr).stat;
 }
 
-std::optional<zkr::stat> client::exists(std::string path, boost::system::error_code& ec) {
-    return extract_exists(run(*impl_, make_read(detail::op_kind::exists, std::move(path), {}), ec));
+std::optional<zkr::stat> client::exists(std::string path, boost::system::error_code& ec) { return exists(std::move(path), watcher{}, ec); }
+std::optional<zkr::stat> client::exists(std::string path) { return exists(std::move(path), watcher{}); }
+std::optional<zkr::stat> client::exists(std::string path, watcher w, boost::system::error_code& ec) {
+    return extract_exists(run(*impl_, make_read(detail::op_kind::exists, std::move(path), detail::post_to_callbacks(*impl_, std::move(w))), &ec));
 }
-std::optional<zkr::stat> client::exists(std::string path) {
-    return extract_exists(run_or_throw(*impl_, make_read(detail::op_kind::exists, std::move(path), {})));
-}
-std::optional<zkr::stat> client::exists(std::string path, std::function<void(const watch_event&)> watcher,
-                                        boost::system::error_code& ec) {
-    return extract_exists(run(*impl_,
-                              make_read(detail::op_kind::exists, std::move(path),
-                                        detail::post_to_callbacks(*impl_, std::move(watcher))),
-                              ec));
-}
-std::optional<zkr::stat> client::exists(std::string path, std::function<void(const watch_event&)> watcher) {
-    return extract_exists(run_or_throw(*impl_, make_read(detail::op_kind::exists, std::move(path),
-                                                         detail::post_to_callbacks(*impl_, std::move(watcher)))));
+std::optional<zkr::stat> client::exists(std::string path, watcher w) {
+    return extract_exists(run(*impl_, make_read(detail::op_kind::exists, std::move(path), detail::post_to_callbacks(*impl_, std::move(w))), nullptr));
 }
 
-children_result client::get_children(std::string path, boost::system::error_code& ec) {
-    return extract_children(run(*impl_, make_read(detail::op_kind::get_children, std::move(path), {}), ec));
+children_result client::get_children(std::string path, boost::system::error_code& ec) { return get_children(std::move(path), watcher{}, ec); }
+children_result client::get_children(std::string path) { return get_children(std::move(path), watcher{}); }
+children_result client::get_children(std::string path, watcher w, boost::system::error_code& ec) {
+    return extract_children(run(*impl_, make_read(detail::op_kind::get_children, std::move(path), detail::post_to_callbacks(*impl_, std::move(w))), &ec));
 }
-children_result client::get_children(std::string path) {
-    return extract_children(run_or_throw(*impl_, make_read(detail::op_kind::get_children, std::move(path), {})));
-}
-children_result client::get_children(std::string path, std::function<void(const watch_event&)> watcher,
-                                     boost::system::error_code& ec) {
-    return extract_children(run(*impl_,
-                                make_read(detail::op_kind::get_children, std::move(path),
-                                          detail::post_to_callbacks(*impl_, std::move(watcher))),
-                                ec));
-}
-children_result client::get_children(std::string path, std::function<void(const watch_event&)> watcher) {
-    return extract_children(run_or_throw(*impl_, make_read(detail::op_kind::get_children, std::move(path),
-                                                           detail::post_to_callbacks(*impl_, std::move(watcher)))));
+children_result client::get_children(std::string path, watcher w) {
+    return extract_children(run(*impl_, make_read(detail::op_kind::get_children, std::move(path), detail::post_to_callbacks(*impl_, std::move(w))), nullptr));
 }
 
 void client::remove(std::string path, remove_options opts, boost::system::error_code& ec) {
-    run(*impl_, make_remove(std::move(path), opts), ec);
+    run(*impl_, make_remove(std::move(path), opts), &ec);
 }
-void client::remove(std::string path, remove_options opts) { run_or_throw(*impl_, make_remove(std::move(path), opts)); }
+void client::remove(std::string path, remove_options opts) { run(*impl_, make_remove(std::move(path), opts), nullptr); }
 
 std::vector<multi_result> client::multi(std::vector<multi_op> ops, boost::system::error_code& ec) {
-    return std::move(run(*impl_, make_multi(std::move(ops)), ec).results);
+    return std::move(run(*impl_, make_multi(std::move(ops)), &ec).results);
 }
 std::vector<multi_result> client::multi(std::vector<multi_op> ops) {
-    return std::move(run_or_throw(*impl_, make_multi(std::move(ops))).results);
+    return std::move(run(*impl_, make_multi(std::move(ops)), nullptr).results);
 }
 
 }  // namespace zkr

@@ -66,7 +66,8 @@ public:
     /// as soon as it looks. Any thread; what the hold states a caller sees rest on.
     bool silent_past_receive_timeout() const noexcept;
 
-    void submit(request req, completion done);
+    /// checked: check_request passed already (it runs once per request).
+    void submit(request req, completion done, bool checked = false);
     std::uint64_t requests_sent() const noexcept { return requests_sent_.load(); }
     void lose_next_replies(int n) noexcept {
         reply_fault_ = ZCONNECTIONLOSS;

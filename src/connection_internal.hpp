@@ -28,6 +28,7 @@ std::string new_protect_prefix();
 struct connection::operation {
     request req;
     completion done;
+    bool checked = false;  // check_request passed already (a sync call checks on its caller's thread)
     int retries = 0;
     clock::time_point started = clock::now();
     std::string path;            // full path (namespace applied)
