@@ -61,3 +61,14 @@ TEST_CASE("lock machine script: every I/O step of a contended acquire fails in t
     CHECK(fail_each_step(reader, {named("__READ__", 4), {named("__READ__", 1), named("__WRIT__", 2), named("__READ__", 3)}}, errors) >= 4);
     CHECK(fail_each_step(writer, {named("__WRIT__", 4), {named("__READ__", 1), named("__WRIT__", 2), named("__READ__", 3)}}, errors) >= 5);
 }
+
+TEST_CASE("lock machine script: a deadline, a cancel or a closed client before any I/O step's reply ends the acquire cleanly, its node removed") {
+    const acquisition_model contended{lock_node(3), {lock_node(1), lock_node(2)}};
+    const acquisition_model writer_behind_readers{named("__WRIT__", 4), {named("__READ__", 1), named("__READ__", 3)}};
+    for (const auto* model : {&contended, &writer_behind_readers}) {
+        const lock_rule& rule = model == &contended ? static_cast<const lock_rule&>(mutex_rule) : writer;
+        interrupt_each_step(rule, *model, lock_in::deadline{}, boost::system::error_code{});
+        interrupt_each_step(rule, *model, lock_in::cancel{}, make_error_code(errc::cancelled));
+        interrupt_each_step(rule, *model, lock_in::connection{connection_state::closed, 0}, make_error_code(errc::closed));
+    }
+}

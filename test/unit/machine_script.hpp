@@ -68,6 +68,7 @@ struct acquisition_model {
 struct acquisition_result {
     int io_steps = 0;  ///< requests the machine sent that expect a reply (create, list, reads, delete)
     int acquire_outcomes = 0, release_outcomes = 0;
+    boost::system::error_code not_granted;  ///< the acquire's error, when it did not hold
     bool granted = false;
     bool finished = false;
     std::vector<std::string> left;  ///< our nodes made and never deleted nor asked to be removed (nor, when
@@ -76,11 +77,14 @@ struct acquisition_result {
 };
 
 /// Runs one acquisition to its end: granted, released. `fail_step` (0-based; -1: none) names the
-/// I/O step whose reply carries `ec` instead of success. A pending delete after a retryable error
-/// is let through by one reconnection of the same session, as the real connection would.
+/// I/O step whose reply carries `ec` instead of success or, with `interrupt`, the step before whose
+/// reply that event comes (a deadline, a cancel, a connection change). A pending delete after a
+/// retryable error is let through by one reconnection of the same session, as the real connection
+/// would.
 inline acquisition_result run_acquisition(const lock_rule& rule, const acquisition_model& model, int fail_step,
-                                          boost::system::error_code ec) {
-    lock_machine m({&rule, std::nullopt});
+                                          boost::system::error_code ec, std::optional<lock_event> interrupt = std::nullopt) {
+    // Timed (the deadline never comes unless interrupt is one), so that a deadline counts.
+    lock_machine m({&rule, std::chrono::milliseconds(1000)});
     acquisition_result r;
     std::ostringstream trace;
     std::deque<lock_event> inbox{lock_in::start{true, model.session}};
@@ -88,8 +92,14 @@ inline acquisition_result run_acquisition(const lock_rule& rule, const acquisiti
     queue.push_back(model.ours);
     const std::string our_path = "/l/" + model.ours;
     bool created = false, gone = false, healed = false, refused_delete = false;
-    // The reply of an I/O step: success, or the planted error at fail_step.
-    const auto failing = [&] { return r.io_steps++ == fail_step; };
+    // The reply of an I/O step: success, or the planted error at fail_step (or the interruption
+    // first, then success).
+    const auto failing = [&] {
+        if (r.io_steps++ != fail_step) return false;
+        if (!interrupt) return true;
+        inbox.push_back(*interrupt);
+        return false;
+    };
     for (int guard = 0; guard < 1000; ++guard) {
         if (inbox.empty()) {
             // Nothing in flight: a release whose delete met the error waits for the connection.
@@ -145,6 +155,7 @@ inline acquisition_result run_acquisition(const lock_rule& rule, const acquisiti
                         inbox.push_back(lock_in::release{});
                     } else if constexpr (std::is_same_v<A, lock_out::not_granted>) {
                         ++r.acquire_outcomes;
+                        r.not_granted = a.ec;
                     } else if constexpr (std::is_same_v<A, lock_out::release_done>) {
                         ++r.release_outcomes;
                         if (refused_delete && a.ec == ec) gone = true;  // left, and the caller was told why
@@ -157,6 +168,15 @@ inline acquisition_result run_acquisition(const lock_rule& rule, const acquisiti
     if (created && !gone) r.left.push_back(our_path);
     r.trace = trace.str();
     return r;
+}
+
+/// Checks that a run ended cleanly: one outcome for the acquire, one for a release of a grant,
+/// nothing the machine still waits for, and no node of ours left behind.
+inline void check_clean(const acquisition_result& r) {
+    CHECK(r.acquire_outcomes == 1);
+    CHECK(r.release_outcomes == (r.granted ? 1 : 0));
+    CHECK(r.finished);
+    CHECK(r.left.empty());
 }
 
 /// Fails each I/O step of the acquisition in turn, with each error, and checks that every run
@@ -173,13 +193,24 @@ inline int fail_each_step(const lock_rule& rule, const acquisition_model& model,
         for (int step = 0; step < happy.io_steps; ++step) {
             const auto r = run_acquisition(rule, model, step, ec);
             INFO("step " << step << " of " << happy.io_steps << " fails with " << ec.message() << "\n" << r.trace);
-            CHECK(r.acquire_outcomes == 1);
-            CHECK(r.release_outcomes == (r.granted ? 1 : 0));
-            CHECK(r.finished);
-            CHECK(r.left.empty());
+            check_clean(r);
         }
     }
     return happy.io_steps;
+}
+
+/// Delivers `interrupt` before each I/O step's reply in turn (the reply still comes), and checks
+/// that every run ends cleanly. An acquire that the interruption ended hears why: `expect` (clear
+/// for a deadline, which reads "not acquired in time").
+inline void interrupt_each_step(const lock_rule& rule, const acquisition_model& model, const lock_event& interrupt,
+                                std::optional<boost::system::error_code> expect) {
+    const auto steps = run_acquisition(rule, model, -1, {}).io_steps;
+    for (int step = 0; step < steps; ++step) {
+        const auto r = run_acquisition(rule, model, step, {}, interrupt);
+        INFO("an interruption (event " << interrupt.index() << ") before step " << step << " of " << steps << "\n" << r.trace);
+        check_clean(r);
+        if (!r.granted && expect) CHECK(r.not_granted == *expect);
+    }
 }
 
 }  // namespace zkr::test
