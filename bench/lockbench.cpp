@@ -16,6 +16,7 @@
 // and do not wait for the delete (default sync: release(), which returns once the delete is done).
 // Prints rate, acquire p50/p99, handoff p50/p99, fairness (min/max per client), ZooKeeper requests
 // per cycle, CPU time per 1,000 cycles; --json prints one JSON object instead.
+#include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "zk_cluster.hpp"
 
 #include <zkr/zkr.hpp>

@@ -1,5 +1,6 @@
 #include <zkr/client.hpp>
 
+#include "client_hooks.hpp"
 #include "connection.hpp"
 #include "parse_number.hpp"
 

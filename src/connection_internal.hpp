@@ -2,6 +2,7 @@
 // a watch, and the C client's process-wide lock and log. Private to src/.
 #pragma once
 
+#include "client_hooks.hpp"
 #include "connection.hpp"
 #include "zk_convert.hpp"
 

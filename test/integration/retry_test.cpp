@@ -1,4 +1,5 @@
 // Retries against a real server that goes away and comes back.
+#include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "zk_cluster.hpp"
 
 #include "zkr_catch.hpp"

@@ -6,6 +6,7 @@
 // Mutex-like recipes do a fenced read-modify-write of STORE while they hold; the semaphore takes
 // 1 or 2 leases at random and only confirms (several holders at once would race on the store by design).
 // Each hold: grant, [read, sleep HOLD_MS, write], confirm (a guarded multi), release.
+#include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "fenced_store.hpp"
 #include "history.hpp"
 

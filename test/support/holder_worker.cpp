@@ -16,6 +16,7 @@
 //   LEFT <pid> <ms the scope's exit took>
 //   RECONNECTED <pid>                 outage: connected again after leaving
 //   GONE <pid>                        outage: the node was deleted while this session lives on
+#include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include <zkr/detail/request.hpp>
 #include <zkr/zkr.hpp>
 

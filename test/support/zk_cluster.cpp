@@ -1,3 +1,4 @@
+#include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "zk_cluster.hpp"
 
 #include "process.hpp"

@@ -13,7 +13,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -73,8 +72,6 @@ std::string not_connected_reason(connection& c, std::chrono::steady_clock::durat
 /// Where handlers without an associated executor run: a thread of the client, never the
 /// network thread.
 boost::asio::any_io_executor callback_executor(connection& c);
-/// The current session's id and password (for tests that expire a session on purpose).
-std::pair<std::int64_t, std::string> session_credentials(connection& c);
 /// Whether start() was called (the network thread runs or has run).
 bool is_started(connection& c);
 /// For recipes: the client's network thread. Handlers bound to it run inline there; they must
@@ -87,20 +84,6 @@ void remove_state_observer(connection& c, std::uint64_t id);
 /// Connected, but nothing read from the server for longer than the C client's receive timeout:
 /// the process may have been paused, so a hold must not be reported as held (any thread).
 bool silent_past_receive_timeout(connection& c);
-/// Requests sent to the server so far (for round-trip tests and benchmarks).
-std::uint64_t requests_sent(connection& c);
-/// Fault injection for tests: the next n successful replies are treated as lost to a connection
-/// drop (the server applied the request; the client never learns it). Exercises recovery paths
-/// such as protected create.
-void lose_next_replies(connection& c, int n);
-/// Fault injection for tests: the next n successful replies come back as "session expired", as a
-/// server answers the requests of a session it has closed on a connection it has not closed yet.
-void expire_next_replies(connection& c, int n);
-/// Held around every call into the ZooKeeper C client in this process. The single-threaded library
-/// keeps process-wide state (static buffers for log lines and endpoint names, the xid counter), so
-/// clients on different network threads must not enter it at once. Recursive: completions run
-/// inside zookeeper_process and issue new calls.
-std::recursive_mutex& c_client_mutex();
 /// Runs fn on the callback executor (used for watches registered through sync calls).
 watch_function post_to_callbacks(connection& c, std::function<void(const watch_event&)> fn);
 
