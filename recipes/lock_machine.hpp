@@ -625,6 +625,9 @@ private:
 
     void on(const lock_in::own_read& e, const request&) {
         if (e.ec) return drop(e.ticket);  // no watch was set
+        // A live own-node ticket means we have our node (a restart or an end drops the ticket):
+        // only a guard, so that a slip of the tickets can never dereference a node we lack.
+        const auto* n = node(); if (!n) return;
         if (acquiring()) {
             if (!e.owner) vanished();
             else if (written_by_another(e.version)) requeue_written();
@@ -643,9 +646,10 @@ private:
 
     void on(const lock_in::own_changed& e, const request&) {
         drop(e.ticket);
-        if (const auto* a = acquiring()) {
+        const auto* n = node(); if (!n) return;  // a guard, as in own_read
+        if (acquiring()) {
             if (e.type == watch_event_type::node_deleted) vanished();
-            else if (e.type == watch_event_type::node_data_changed && passes_on(*a->node)) requeue_written();
+            else if (e.type == watch_event_type::node_data_changed && passes_on(*n)) requeue_written();
             else if (e.type != watch_event_type::not_watching) watch_own();
             return;
         }
@@ -670,7 +674,7 @@ private:
     // whose version is past what we wrote was written by someone else.
     bool written_by_another(std::int32_t version) const {
         const auto* h = holding();
-        return passes_on(*node()) && version > (h && h->touched ? 1 : 0);
+        return passes_on(*node()) && version > (h && h->touched ? 1 : 0);  // (node(): own_read's guard)
     }
 
     // A holder: the waiter behind us now holds too. We lost; the node is still ours, so remove it.
