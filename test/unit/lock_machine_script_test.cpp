@@ -72,3 +72,15 @@ TEST_CASE("lock machine script: a deadline, a cancel or a closed client before a
         interrupt_each_step(rule, *model, lock_in::connection{connection_state::closed, 0}, make_error_code(errc::closed));
     }
 }
+
+TEST_CASE("lock machine script: a try behind a holder gives up at once and removes its node, whichever I/O step fails") {
+    acquisition_model model{lock_node(3), {lock_node(1)}};
+    model.timeout = std::chrono::milliseconds(0);
+    const auto r = run_acquisition(mutex_rule, model, -1, {});
+    CHECK_FALSE(r.granted);
+    CHECK_FALSE(r.not_granted);  // "not acquired": someone else holds
+    check_clean(r);
+    CHECK(fail_each_step(mutex_rule, model, errors) >= 2);  // create, list
+    model.ahead.clear();  // uncontended: the try holds
+    CHECK(run_acquisition(mutex_rule, model, -1, {}).granted);
+}
