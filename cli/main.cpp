@@ -341,7 +341,7 @@ int lock_command(const std::vector<std::string>& argv) {
             if (!(wait ? mutex->acquire(*wait) : (mutex->lock(), true))) return std::nullopt;
             return held{mutex->node_path(), mutex->fencing_token(), [&] {
                             boost::system::error_code ec;
-                            mutex->unlock(ec);
+                            mutex->release(ec);
                             return ec;
                         }};
         });

@@ -24,7 +24,7 @@ fair_lock::~fair_lock() {
 
 bool fair_lock::acquire(std::chrono::milliseconds timeout) { return acquire_for(checked_timeout(timeout)); }
 
-void fair_lock::lock() { acquire_for(std::nullopt); }
+void fair_lock::acquire() { acquire_for(std::nullopt); }
 
 bool fair_lock::acquire_for(std::optional<std::chrono::milliseconds> limit) {
     const auto start = std::chrono::steady_clock::now();
@@ -67,7 +67,6 @@ bool fair_lock::acquire_for(std::optional<std::chrono::milliseconds> limit) {
     return true;
 }
 
-bool fair_lock::try_lock() { return acquire(std::chrono::milliseconds(0)); }
 
 std::shared_ptr<detail::hold> fair_lock::take_for_unlock(boost::system::error_code& ec) {
     ec = {};
@@ -81,8 +80,15 @@ std::shared_ptr<detail::hold> fair_lock::take_for_unlock(boost::system::error_co
     return std::move(hold_);
 }
 
-void fair_lock::unlock(boost::system::error_code& ec) {
+void fair_lock::release(boost::system::error_code& ec) {
     if (auto h = take_for_unlock(ec)) ec = driver_->release_sync(h);
+}
+
+void fair_lock::release() {
+    boost::system::error_code ec;
+    release(ec);
+    if (ec == errc::lock_not_held) detail::throw_if(ec, driver_->path(), "release of a fair lock this object does not hold");
+    detail::throw_if(ec, driver_->path(), ec.message() + " while releasing the lock");
 }
 
 void fair_lock::unlock() noexcept {

@@ -219,7 +219,7 @@ std::stop_token interprocess_semaphore_mutex::stop_token() const {
     return lease_ ? lease_->stop_token() : detail::stopped_token();
 }
 
-bool interprocess_semaphore_mutex::is_acquired_in_this_process() const {
+bool interprocess_semaphore_mutex::is_held() const {
     std::lock_guard lock(mutex_);
     return lease_.has_value();
 }

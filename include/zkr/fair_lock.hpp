@@ -26,28 +26,45 @@ public:
     fair_lock(client& c, std::string path);
     ~fair_lock();
 
-    void lock();
-    /// Tries once; throws not_connected at once when there is no connection to try on.
-    bool try_lock();
-    /// One level less; releases the hold after the last. Never throws: a failure is logged.
-    void unlock() noexcept;
-    /// unlock(), reporting: lock_not_held, lock_lost (the hold had already ended), connection_loss
-    /// (no connection: the node is deleted once it returns), closed.
-    void unlock(boost::system::error_code& ec);
-    /// unlock() without waiting for the delete: when this returns the object holds one level less
+    /// Blocks until held (one more level when the object holds already).
+    void acquire();
+    /// True when held within the timeout; false (and no node left behind) otherwise. Zero tries
+    /// once, and throws not_connected at once when there is no connection to try on.
+    bool acquire(std::chrono::milliseconds timeout);
+    /// One level less; releases the hold after the last. Throws zkr::error: lock_not_held,
+    /// lock_lost (the hold had already ended), connection_loss (no connection: the node is deleted
+    /// once it returns), closed.
+    void release();
+    /// release(), reporting through ec instead of throwing.
+    void release(boost::system::error_code& ec);
+    /// release() without waiting for the delete: when this returns the object holds one level less
     /// (not at all after the last one), and an acquire on the same client is queued behind the
     /// delete (one session's requests reach the server in order). Completes with (error_code) once
     /// the delete has its outcome, on the handler's associated executor (default: the client's
     /// callback thread): lock_not_held if nothing was held, lock_lost if the hold had already
     /// ended, and on connection loss the error while the node is deleted on reconnection (as for
-    /// unlock()). Until then another process may still find the lock taken. A nested level
+    /// release()). Until then another process may still find the lock taken. A nested level
     /// completes at once with no request.
     template <typename Token>
-    auto async_unlock(Token&& token) {
+    auto async_release(Token&& token) {
         return async_release_hold([this](boost::system::error_code& ec) { return take_for_unlock(ec); },
                                   std::forward<Token>(token));
     }
-    bool acquire(std::chrono::milliseconds timeout);
+
+    // Lockable / TimedLockable.
+    void lock() { acquire(); }
+    /// Tries once; throws not_connected at once when there is no connection to try on.
+    bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
+    /// One level less; releases the hold after the last. Never throws: a failure is logged.
+    void unlock() noexcept;
+
+    /// Old names, kept for one release.
+    [[deprecated("use release(ec)")]] void unlock(boost::system::error_code& ec) { release(ec); }
+    template <typename Token>
+    [[deprecated("use async_release")]] auto async_unlock(Token&& token) {
+        return async_release(std::forward<Token>(token));
+    }
+
     /// Completes with (error_code, lock_hold): a hold owned by the lock_hold, not by this object
     /// (not counted by is_held(), hold_count() or unlock()), in the same queue. Empty without error
     /// when the timeout passed. If this object is destroyed first, it ends with cancelled.

@@ -91,6 +91,9 @@ public:
     template <typename Token>
     auto async_release(Token&& token);
 
+    /// Whether the calling thread holds (the hold that release() and unlock() would end).
+    bool is_held() const { return is_owned_by_current_thread(); }
+    /// Whether any thread of this process holds through this object (Curator's isAcquiredInThisProcess).
     bool is_acquired_in_this_process() const;
     bool is_owned_by_current_thread() const;
     /// The czxid of the calling thread's lock node: strictly increasing across successive holders.

@@ -35,7 +35,9 @@ public:
     void release();
     void release(boost::system::error_code& ec);
 
-    bool is_acquired_in_this_process() const;
+    /// Whether this object holds its lease (any thread may release it).
+    bool is_held() const;
+    [[deprecated("use is_held()")]] bool is_acquired_in_this_process() const { return is_held(); }
     /// Throws lock_not_held when not held.
     std::int64_t fencing_token() const;
     hold_state state() const;

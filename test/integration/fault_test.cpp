@@ -122,7 +122,7 @@ TEST_CASE("a reply read only after the session could have expired is not believe
     CHECK(next.fencing_token() > token);
     next.unlock();
     boost::system::error_code ec;
-    m.unlock(ec);
+    m.release(ec);
     CHECK(zkr::test::eventually([&] { return zkr::test::nodes_under(*direct, path) == 0; }, 10s));
 }
 

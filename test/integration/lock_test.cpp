@@ -440,11 +440,10 @@ TEST_CASE("async_acquire: callback, use_future, use_awaitable, and the lock_hold
     holder.release();
 }
 
-// The async release of each recipe (interprocess_mutex::async_release, fair_lock::async_unlock).
+// The async release of each recipe: one verb, async_release.
 template <typename Lock, typename Token>
 auto release_async(Lock& m, Token&& token) {
-    if constexpr (std::is_same_v<Lock, zkr::fair_lock>) return m.async_unlock(std::forward<Token>(token));
-    else return m.async_release(std::forward<Token>(token));
+    return m.async_release(std::forward<Token>(token));
 }
 
 template <typename Lock>
@@ -510,7 +509,7 @@ TEST_CASE("mutex async_release: the thread stops holding at once, its next acqui
     check_async_release<zkr::interprocess_mutex>("async-release");
 }
 
-TEST_CASE("fair_lock async_unlock: the object stops holding at once, its next acquire queues behind the delete, the outcome comes later") {
+TEST_CASE("fair_lock async_release: the object stops holding at once, its next acquire queues behind the delete, the outcome comes later") {
     check_async_release<zkr::fair_lock>("async-unlock");
 }
 

@@ -102,11 +102,12 @@ TEST_CASE("misuse: release without acquire, and a double release, for every reci
 
     zkr::fair_lock fl(*f.c, f.path);
     boost::system::error_code ec;
-    fl.unlock(ec);
+    fl.release(ec);
     CHECK(ec == errc::lock_not_held);
+    expect_error([&] { fl.release(); }, errc::lock_not_held, "does not hold");
     fl.lock();
     fl.unlock();
-    fl.unlock(ec);
+    fl.release(ec);
     CHECK(ec == errc::lock_not_held);
     // The Lockable path never throws (a guard's destructor calls it): the misuse is written to
     // stderr. A debug build of zkr asserts there instead (tested in a process of its own:
@@ -329,3 +330,27 @@ TEST_CASE("unlock() by a thread that does not hold the mutex is reported on stde
     std::remove(log.c_str());
     std::remove(err.c_str());
 }
+
+// The old names stay for one release as deprecated aliases of the one set of verbs.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST_CASE("deprecated aliases: fair_lock's unlock(ec) and async_unlock, the semaphore mutex's is_acquired_in_this_process, still work") {
+    fixture f;
+    zkr::fair_lock fl(*f.c, f.path);
+    fl.acquire();
+    fl.acquire();  // two levels
+    boost::system::error_code ec;
+    fl.unlock(ec);
+    CHECK_FALSE(ec);
+    CHECK(fl.is_held());
+    CHECK_NOTHROW(fl.async_unlock(boost::asio::use_future).get());  // the future throws an error
+    CHECK_FALSE(fl.is_held());
+    zkr::interprocess_semaphore_mutex sm(*f.c, f.path + "-semaphore");
+    CHECK_FALSE(sm.is_acquired_in_this_process());
+    sm.acquire();
+    CHECK(sm.is_acquired_in_this_process());
+    CHECK(sm.is_held());
+    sm.release();
+    CHECK(zkr::test::eventually([&] { return zkr::test::nodes_under(*f.c, f.path) == 0; }, 5s));
+}
+#pragma GCC diagnostic pop

@@ -584,9 +584,9 @@ TEST_CASE("semaphore_mutex: not re-entrant, and released from another thread") {
     auto a = connect(zk.connect_string());
     auto b = connect(zk.connect_string());
     zkr::interprocess_semaphore_mutex ma(*a, path), mb(*b, path);
-    CHECK_FALSE(ma.is_acquired_in_this_process());
+    CHECK_FALSE(ma.is_held());
     std::unique_lock lock(ma);  // Lockable
-    CHECK(ma.is_acquired_in_this_process());
+    CHECK(ma.is_held());
     CHECK(ma.is_valid());
     const auto token = ma.fencing_token();
     // A second acquire by the same thread waits behind the first: it times out.
@@ -596,7 +596,7 @@ TEST_CASE("semaphore_mutex: not re-entrant, and released from another thread") {
     CHECK_FALSE(mb.try_lock());
     // Another thread releases it.
     std::thread([&] { lock.unlock(); }).join();
-    CHECK_FALSE(ma.is_acquired_in_this_process());
+    CHECK_FALSE(ma.is_held());
     CHECK(mb.try_lock_for(5s));
     CHECK(mb.fencing_token() > token);
     boost::system::error_code ec;

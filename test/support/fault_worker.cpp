@@ -151,8 +151,7 @@ std::function<std::optional<hold>(ms)> lock_acquirer(Lock& lock) {
         h.confirm = [&lock] { lock.guarded_multi(confirm_ops()); };
         h.state = [&lock] { return std::string(zkr::to_string(lock.state())); };
         h.release = [&lock](boost::system::error_code& ec) {
-            if constexpr (std::is_same_v<Lock, zkr::fair_lock>) lock.unlock(ec);
-            else lock.release(ec);
+            lock.release(ec);
         };
         return h;
     };
