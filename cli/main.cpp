@@ -491,8 +491,8 @@ int status_command(const std::vector<std::string>& argv) {
     if (ec) throw exit_error(exit_zookeeper, "listing " + path + ": " + ec.message());
     // A lock's nodes end in "lock-<seq>", a semaphore's in "lease-<seq>". Both kinds on one path
     // would not exclude each other (zkr refuses to acquire there): show both, and say so.
-    const auto locks = zkr::lowest_n_rule(1).queue(children).sorted;
-    const auto leases = zkr::lease_rule([] { return 0; }, {}).queue(children).sorted;
+    const auto locks = zkr::queue_of(children, {zkr::mutex_lock_name}).sorted;
+    const auto leases = zkr::queue_of(children, {zkr::semaphore_lock_name}).sorted;
     if (locks.empty() && leases.empty()) {
         if (children.empty()) std::cout << path << ": free (nothing holds or waits)\n";
         else std::cout << path << ": free (nothing holds or waits; " << children.size() << " other node" << (children.size() == 1 ? "" : "s")

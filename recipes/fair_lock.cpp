@@ -67,7 +67,6 @@ bool fair_lock::acquire_for(std::optional<std::chrono::milliseconds> limit) {
     return true;
 }
 
-
 std::shared_ptr<detail::hold> fair_lock::take_for_unlock(boost::system::error_code& ec) {
     ec = {};
     std::lock_guard lock(mutex_);
@@ -87,8 +86,7 @@ void fair_lock::release(boost::system::error_code& ec) {
 void fair_lock::release() {
     boost::system::error_code ec;
     release(ec);
-    if (ec == errc::lock_not_held) detail::throw_if(ec, driver_->path(), "release of a fair lock this object does not hold");
-    detail::throw_if(ec, driver_->path(), ec.message() + " while releasing the lock");
+    detail::throw_release_error(ec, driver_->path(), "release of a fair lock this object does not hold", "the lock");
 }
 
 void fair_lock::unlock() noexcept {

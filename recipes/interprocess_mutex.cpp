@@ -73,9 +73,7 @@ void interprocess_mutex::unlock() noexcept {
 void interprocess_mutex::release() {
     boost::system::error_code ec;
     release(ec);
-    if (ec == errc::lock_not_held)
-        detail::throw_if(ec, driver_->path(), "release by a thread that does not hold the lock");
-    detail::throw_if(ec, driver_->path(), ec.message() + " while releasing the lock");
+    detail::throw_release_error(ec, driver_->path(), "release by a thread that does not hold the lock", "the lock");
 }
 
 std::shared_ptr<detail::hold> interprocess_mutex::current_hold() const {

@@ -186,6 +186,11 @@ std::string lock_driver::kind_mismatch_message(std::string_view what) const {
     return m + "and the two kinds do not exclude each other; use one kind per path (zkr status " + path_ + " lists both)";
 }
 
+void throw_release_error(const error_code& ec, std::string_view path, std::string_view not_held, std::string_view what) {
+    if (ec == errc::lock_not_held) detail::throw_if(ec, path, not_held);
+    detail::throw_if(ec, path, ec.message() + " while releasing " + std::string(what));
+}
+
 std::vector<std::string> lock_driver::participants(error_code& ec) {
     auto r = client_.get_children(path_, ec);
     if (ec == errc::no_node) {

@@ -11,8 +11,6 @@ namespace zkr {
 
 namespace {
 constexpr std::size_t sequence_digits = 10;
-
-std::optional<std::uint32_t> parse_u32(std::string_view s) { return detail::parse_number<std::uint32_t>(s); }
 }  // namespace
 
 lock_queue lowest_n_rule::queue(const std::vector<std::string>& children) const { return queue_of(children, {mutex_lock_name}); }
@@ -33,7 +31,7 @@ std::optional<lease_node_info> parse_lease_node(std::string_view name) {
     const auto w_start = head.rfind('-') == std::string_view::npos ? 0 : head.rfind('-') + 1;
     const std::string_view w_part = head.substr(w_start);
     if (w_part.size() < 2 || w_part[0] != 'w') return info;
-    const auto weight = parse_u32(w_part.substr(1));
+    const auto weight = detail::parse_number<std::uint32_t>(w_part.substr(1));
     if (!weight || *weight == 0) return info;
     if (w_start < 2) return info;
     std::string_view m_head = head.substr(0, w_start - 1);
@@ -67,7 +65,7 @@ bool is_shared_count_tag(std::string_view max_tag) { return max_tag.rfind("mc", 
 
 std::optional<std::uint32_t> max_of_tag(std::string_view max_tag) {
     if (max_tag.size() < 2 || max_tag[0] != 'm' || is_shared_count_tag(max_tag)) return std::nullopt;
-    return parse_u32(max_tag.substr(1));
+    return detail::parse_number<std::uint32_t>(max_tag.substr(1));
 }
 
 lease_rule::lease_rule(std::function<std::int64_t()> max_leases, std::string max_tag)
@@ -78,31 +76,38 @@ std::string lease_rule::node_name() const { return lease_node_name(tag_, 1); }
 lock_queue lease_rule::queue(const std::vector<std::string>& children) const { return queue_of(children, {semaphore_lock_name}); }
 
 namespace {
-// What a lease node weighs, and the maximum in force.
-std::vector<std::uint64_t> lease_weights(const std::vector<std::string>& sorted) {
+// What each lease node says in its name (each parsed once per decision).
+std::vector<lease_node_info> lease_infos(const std::vector<std::string>& sorted) {
+    std::vector<lease_node_info> infos;
+    infos.reserve(sorted.size());
+    for (const auto& name : sorted) infos.push_back(parse_lease_node(name).value_or(lease_node_info{}));
+    return infos;
+}
+std::vector<std::uint64_t> weights_of(const std::vector<lease_node_info>& infos) {
     std::vector<std::uint64_t> weights;
-    weights.reserve(sorted.size());
-    for (const auto& name : sorted) weights.push_back(parse_lease_node(name).value_or(lease_node_info{}).weight);
+    weights.reserve(infos.size());
+    for (const auto& info : infos) weights.push_back(info.weight);
     return weights;
 }
 std::uint64_t at_least_zero(std::int64_t max) { return max < 0 ? 0 : static_cast<std::uint64_t>(max); }
 }  // namespace
 
 lock_decision lease_rule::decide(const std::vector<std::string>& sorted, std::size_t ours) const {
-    for (std::size_t i = 0; i <= ours && i < sorted.size(); ++i) {
-        if (parse_lease_node(sorted[i]).value_or(lease_node_info{}).max_tag != tag_) {
+    const auto infos = lease_infos(sorted);
+    for (std::size_t i = 0; i <= ours && i < infos.size(); ++i) {
+        if (infos[i].max_tag != tag_) {
             lock_decision refused;
             refused.error = make_error_code(errc::max_mismatch);
             return refused;
         }
     }
-    return detail::prefix_decision(sorted, ours, lease_weights(sorted), at_least_zero(max_()));
+    return detail::prefix_decision(sorted, ours, weights_of(infos), at_least_zero(max_()));
 }
 
 bool lease_rule::release_passes_on(std::string_view) const { return max_of_tag(tag_) == 1u; }
 
 std::size_t lease_rule::holders(const std::vector<std::string>& sorted) const {
-    return detail::holder_count(lease_weights(sorted), sorted.size(), at_least_zero(max_()));
+    return detail::holder_count(weights_of(lease_infos(sorted)), sorted.size(), at_least_zero(max_()));
 }
 
 std::optional<std::uint32_t> lock_sequence(std::string_view name, std::string_view lock_name) {
@@ -137,8 +142,10 @@ lock_queue queue_of(const std::vector<std::string>& children, std::initializer_l
     // node without that prefix was dropped in by something else; counted, it would hold forever.
     for (const auto& c : children) {
         if (c.rfind("_c_", 0) != 0) continue;
-        const auto name = std::find_if(names.begin(), names.end(), [&](std::string_view n) { return lock_sequence(c, n).has_value(); });
-        if (name != names.end()) keyed.emplace_back(*lock_sequence(c, *name), c);
+        std::optional<std::uint32_t> seq;
+        for (const auto name : names)
+            if ((seq = lock_sequence(c, name))) break;
+        if (seq) keyed.emplace_back(*seq, c);
         else if (!q.other_kind && lock_kind_of(c)) q.other_kind = c;
     }
     std::sort(keyed.begin(), keyed.end());

@@ -189,8 +189,7 @@ void interprocess_semaphore_mutex::release(error_code& ec) {
 void interprocess_semaphore_mutex::release() {
     error_code ec;
     release(ec);
-    if (ec == errc::lock_not_held) detail::throw_if(ec, {}, "release of an interprocess_semaphore_mutex that is not held");
-    detail::throw_if(ec, {}, ec.message() + " while releasing the semaphore mutex");
+    detail::throw_release_error(ec, {}, "release of an interprocess_semaphore_mutex that is not held", "the semaphore mutex");
 }
 
 void interprocess_semaphore_mutex::unlock() noexcept {

@@ -17,7 +17,7 @@ namespace zkr {
 using boost::system::error_code;
 
 namespace {
-std::optional<std::int32_t> parse_count(const std::string& text) { return detail::parse_number<std::int32_t>(text); }
+constexpr auto parse_count = detail::parse_number<std::int32_t>;
 }  // namespace
 
 // What the watch callbacks share with the object; they hold it weakly, so they end with it.

@@ -27,10 +27,6 @@ public:
         const auto it = live_.find(t);
         return it == live_.end() ? nullptr : &it->second;
     }
-    Record* find(lock_ticket t) {
-        const auto it = live_.find(t);
-        return it == live_.end() ? nullptr : &it->second;
-    }
     bool has(lock_ticket t) const { return live_.count(t) > 0; }
     /// The live ticket asked for `what` (the machine keeps at most one of some purposes), or 0.
     lock_ticket of(purpose what) const {

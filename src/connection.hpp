@@ -3,10 +3,10 @@
 // watches and session tracking. Internal; the public face is zkr::client.
 #pragma once
 
-#include <zkr/detail/listener_registry.hpp>
 #include "session_machine.hpp"
 
 #include <zkr/client_options.hpp>
+#include <zkr/detail/listener_registry.hpp>
 #include <zkr/connection_state.hpp>
 #include <zkr/detail/request.hpp>
 

@@ -1,7 +1,8 @@
 // Listeners by id, safe to add and remove from any thread: the one registry of the client's
 // connection-state listeners and observers, a hold's listeners, a recipe's hold listeners and a
-// shared count's listeners (a detail header because a hold, declared in one, keeps one). Calls happen outside its lock, on a snapshot, so a listener may add or
-// remove listeners (itself too) while it runs.
+// shared count's listeners (a detail header because a hold, declared in one, keeps one). Calls
+// happen outside its lock, on a snapshot, so a listener may add or remove listeners (itself too)
+// while it runs.
 #pragma once
 
 #include <cstdint>

@@ -178,6 +178,10 @@ void release_then_complete(lock_driver& driver, std::shared_ptr<hold> h, boost::
 /// unlock(), which must never throw through a guard. Waits for the delete only while connected (see
 /// lock_driver::release_sync); what went wrong is logged (lock_lost, a pending delete, ...).
 void release_quietly(lock_driver& driver, const std::shared_ptr<hold>& h) noexcept;
+/// The end of every throwing release(): nothing for a clear ec; else zkr::error with not_held as
+/// the message of lock_not_held (a misuse), and "<reason> while releasing <what>" otherwise.
+void throw_release_error(const boost::system::error_code& ec, std::string_view path, std::string_view not_held,
+                         std::string_view what);
 /// Logs the outcome ec of a release of `node` that no caller hears (a destructor, unlock()).
 void log_quiet_release(zkr::client& c, const std::string& node, const boost::system::error_code& ec) noexcept;
 /// A stop token whose stop was requested: the token of a hold that is not there.
