@@ -1,5 +1,5 @@
 // The lock state machine, event by event, without a server.
-#include "../../recipes/lock_machine.hpp"
+#include "machine_script.hpp"
 
 #include "zkr_catch.hpp"
 
@@ -8,19 +8,8 @@ namespace {
 using namespace zkr;
 using namespace zkr::detail;
 
-template <typename A>
-const A* find(const lock_actions& actions) {
-    for (const auto& a : actions)
-        if (const auto* p = std::get_if<A>(&a)) return p;
-    return nullptr;
-}
-
-template <typename A>
-std::size_t count(const lock_actions& actions) {
-    std::size_t n = 0;
-    for (const auto& a : actions) n += std::holds_alternative<A>(a) ? 1 : 0;
-    return n;
-}
+using zkr::test::count_actions;
+using zkr::test::find_action;
 
 const lowest_n_rule one{1};
 constexpr std::int64_t session = 77;
@@ -31,71 +20,64 @@ std::string node(int seq) {
     return buf;
 }
 
-// A machine whose node is `ours` in a queue of `queue` (sequence numbers), after its listing.
-struct queued {
-    lock_machine m{{&one, std::nullopt}};
-    lock_actions last;
+std::vector<std::string> nodes(const std::vector<int>& seqs) {
+    std::vector<std::string> out;
+    for (int q : seqs) out.push_back(node(q));
+    return out;
+}
 
-    queued(int ours, std::vector<int> queue) {
-        const auto a = m.resume(lock_in::start{true, session});
-        const auto* create = find<lock_out::create>(a);
-        const auto* list = find<lock_out::list>(a);
-        REQUIRE(create);
-        REQUIRE(list);  // the listing goes out with the create: one round trip
-        REQUIRE(m.resume(lock_in::created{create->ticket, {}, "/l/" + node(ours), 1000 + ours, session}).size() == 1);
-        std::vector<std::string> children;
-        for (int q : queue) children.push_back(node(q));
-        last = m.resume(lock_in::listed{list->ticket, {}, children});
-    }
+// A machine whose node is `ours` in a queue of `queue` (sequence numbers), after its listing.
+struct queued : zkr::test::queued_machine {
+    queued(int ours, const std::vector<int>& queue) : queued_machine(one, node(ours), nodes(queue), 1000 + ours, session) {}
 };
 
 }  // namespace
 
 TEST_CASE("lock machine: a free lock is granted on the first listing, with the node's czxid as token") {
     queued q(3, {3});
-    const auto* g = find<lock_out::granted>(q.last);
+    const auto* g = find_action<lock_out::granted>(q.last);
     REQUIRE(g);
     CHECK(g->path == "/l/" + node(3));
     CHECK(g->token == 1003);
     CHECK(g->session == session);
     CHECK(q.m.state() == hold_state::held);
-    CHECK(find<lock_out::own_watch_later>(q.last));  // the own-node watch waits: short holds cost nothing
+    CHECK(find_action<lock_out::own_watch_later>(q.last));  // the own-node watch waits: short holds cost nothing
 }
 
 TEST_CASE("lock machine: a waiter watches only its predecessor, and its deletion grants with no request") {
     queued q(5, {1, 3, 5, 7});
-    const auto* w = find<lock_out::watch_node>(q.last);
+    const auto* w = find_action<lock_out::watch_node>(q.last);
     REQUIRE(w);
-    CHECK(count<lock_out::watch_node>(q.last) == 1);
+    CHECK(count_actions<lock_out::watch_node>(q.last) == 1);
     CHECK(w->name == node(3));
-    CHECK(find<lock_out::waiting>(q.last));
+    CHECK(find_action<lock_out::waiting>(q.last));
     CHECK(q.m.resume(lock_in::node_read{w->ticket, {}, 0}).empty());
     // 3 was a waiter that gave up: 1 still holds, so we list again rather than hold.
     auto a = q.m.resume(lock_in::node_changed{w->ticket, watch_event_type::node_deleted});
-    CHECK_FALSE(find<lock_out::granted>(a));
-    const auto* relist = find<lock_out::list>(a);
+    CHECK_FALSE(find_action<lock_out::granted>(a));
+    const auto* relist = find_action<lock_out::list>(a);
     REQUIRE(relist);
     a = q.m.resume(lock_in::listed{relist->ticket, {}, {node(1), node(5), node(7)}});
-    const auto* w1 = find<lock_out::watch_node>(a);
+    const auto* w1 = find_action<lock_out::watch_node>(a);
     REQUIRE(w1);
     CHECK(w1->name == node(1));
     a = q.m.resume(lock_in::node_changed{w1->ticket, watch_event_type::node_deleted});
-    CHECK(find<lock_out::granted>(a));
-    CHECK(count<lock_out::list>(a) == 0);
+    CHECK(find_action<lock_out::granted>(a));
+    CHECK(count_actions<lock_out::list>(a) == 0);
 }
 
 TEST_CASE("lock machine: replies of an abandoned attempt are dropped, and its late node removed") {
     lock_machine m({&one, std::nullopt});
     const auto a = m.resume(lock_in::start{true, session});
-    const auto create = find<lock_out::create>(a)->ticket;
-    const auto list = find<lock_out::list>(a)->ticket;
+    const auto create = find_action<lock_out::create>(a)->ticket;
+    const auto list = find_action<lock_out::list>(a)->ticket;
     const auto done = m.resume(lock_in::deadline{});
-    REQUIRE(find<lock_out::not_granted>(done));
-    CHECK_FALSE(find<lock_out::not_granted>(done)->ec);  // timed out
+    REQUIRE(find_action<lock_out::not_granted>(done));
+    CHECK_FALSE(find_action<lock_out::not_granted>(done)->ec);  // timed out
     CHECK_FALSE(m.finished());                           // its create is still out
     CHECK(m.resume(lock_in::listed{list, {}, {node(1)}}).empty());
     const auto late = m.resume(lock_in::created{create, {}, "/l/" + node(1), 1001, session});
-    const auto* rm = find<lock_out::remove_node>(late);
+    const auto* rm = find_action<lock_out::remove_node>(late);
     REQUIRE(rm);
     CHECK(rm->path == "/l/" + node(1));
     CHECK(m.finished());
@@ -104,32 +86,32 @@ TEST_CASE("lock machine: replies of an abandoned attempt are dropped, and its la
 TEST_CASE("lock machine: a create that gave up after it may have landed asks to remove its node") {
     lock_machine m({&one, std::nullopt});
     const auto a = m.resume(lock_in::start{true, session});
-    const auto create = find<lock_out::create>(a)->ticket;
+    const auto create = find_action<lock_out::create>(a)->ticket;
     const auto out = m.resume(lock_in::created{create, make_error_code(errc::connection_loss)});
-    const auto* rc = find<lock_out::remove_created>(out);
+    const auto* rc = find_action<lock_out::remove_created>(out);
     REQUIRE(rc);
     CHECK(rc->ticket == create);
-    REQUIRE(find<lock_out::not_granted>(out));
-    CHECK(find<lock_out::not_granted>(out)->ec == errc::connection_loss);
+    REQUIRE(find_action<lock_out::not_granted>(out));
+    CHECK(find_action<lock_out::not_granted>(out)->ec == errc::connection_loss);
 }
 
 TEST_CASE("lock machine: a release without a connection answers at once and deletes on reconnection") {
     queued q(1, {1});
-    REQUIRE(find<lock_out::granted>(q.last));
+    REQUIRE(find_action<lock_out::granted>(q.last));
     q.m.resume(lock_in::connection{connection_state::suspended, session});
     CHECK(q.m.state() == hold_state::doubtful);
     auto a = q.m.resume(lock_in::release{});
-    REQUIRE(find<lock_out::release_done>(a));
-    CHECK(find<lock_out::release_done>(a)->ec == errc::connection_loss);
-    CHECK_FALSE(find<lock_out::delete_own>(a));
+    REQUIRE(find_action<lock_out::release_done>(a));
+    CHECK(find_action<lock_out::release_done>(a)->ec == errc::connection_loss);
+    CHECK_FALSE(find_action<lock_out::delete_own>(a));
     CHECK(q.m.state() == hold_state::releasing);
     CHECK_FALSE(q.m.finished());
     a = q.m.resume(lock_in::connection{connection_state::reconnected, session});
-    const auto* del = find<lock_out::delete_own>(a);
+    const auto* del = find_action<lock_out::delete_own>(a);
     REQUIRE(del);
     a = q.m.resume(lock_in::deleted{del->ticket, {}});
     CHECK(q.m.state() == hold_state::released);
-    CHECK_FALSE(find<lock_out::release_done>(a));  // the caller heard already
+    CHECK_FALSE(find_action<lock_out::release_done>(a));  // the caller heard already
     CHECK(q.m.finished());
 }
 
@@ -138,19 +120,19 @@ TEST_CASE("lock machine: a release without a connection answers at once and dele
 // server answers. Before, the hold read released and its node blocked every waiter.
 TEST_CASE("lock machine: a release refused by a read-only server is sent again on a read-write connection") {
     queued q(1, {1});
-    REQUIRE(find<lock_out::granted>(q.last));
+    REQUIRE(find_action<lock_out::granted>(q.last));
     q.m.resume(lock_in::connection{connection_state::read_only, session});
     CHECK(q.m.state() == hold_state::doubtful);
     auto a = q.m.resume(lock_in::release{});
-    const auto* refused = find<lock_out::delete_own>(a);
+    const auto* refused = find_action<lock_out::delete_own>(a);
     REQUIRE(refused);
     a = q.m.resume(lock_in::deleted{refused->ticket, make_error_code(errc::not_read_only)});
-    REQUIRE(find<lock_out::release_done>(a));
-    CHECK(find<lock_out::release_done>(a)->ec == errc::not_read_only);  // the caller hears why
+    REQUIRE(find_action<lock_out::release_done>(a));
+    CHECK(find_action<lock_out::release_done>(a)->ec == errc::not_read_only);  // the caller hears why
     CHECK(q.m.state() == hold_state::releasing);
     CHECK_FALSE(q.m.finished());
     a = q.m.resume(lock_in::connection{connection_state::reconnected, session});
-    const auto* del = find<lock_out::delete_own>(a);
+    const auto* del = find_action<lock_out::delete_own>(a);
     REQUIRE(del);
     q.m.resume(lock_in::deleted{del->ticket, {}});
     CHECK(q.m.state() == hold_state::released);
@@ -161,9 +143,9 @@ TEST_CASE("lock machine: a hold is lost when a new session comes, and a try neve
     queued q(1, {1});
     q.m.resume(lock_in::connection{connection_state::suspended, session});
     auto a = q.m.resume(lock_in::connection{connection_state::reconnected, session + 1});
-    REQUIRE(find<lock_out::hold_changed>(a));
+    REQUIRE(find_action<lock_out::hold_changed>(a));
     CHECK(q.m.state() == hold_state::lost);
-    CHECK(find<lock_out::release_done>(q.m.resume(lock_in::release{}))->ec == errc::lock_lost);
+    CHECK(find_action<lock_out::release_done>(q.m.resume(lock_in::release{}))->ec == errc::lock_lost);
 
     lock_machine t({&one, std::chrono::milliseconds(0)});
     a = t.resume(lock_in::start{false, 0});
@@ -176,68 +158,68 @@ TEST_CASE("lock machine: a doubtful hold is held again only once its node is re-
     q.m.resume(lock_in::connection{connection_state::suspended, session});
     auto a = q.m.resume(lock_in::connection{connection_state::reconnected, session});
     CHECK(q.m.state() == hold_state::doubtful);
-    const auto* w = find<lock_out::watch_own>(a);
+    const auto* w = find_action<lock_out::watch_own>(a);
     REQUIRE(w);
     q.m.resume(lock_in::own_read{w->ticket, {}, session});
     CHECK(q.m.state() == hold_state::held);
     // The same re-read finding another owner's node (or none) ends the hold.
     q.m.resume(lock_in::connection{connection_state::suspended, session});
     a = q.m.resume(lock_in::connection{connection_state::reconnected, session});
-    q.m.resume(lock_in::own_read{find<lock_out::watch_own>(a)->ticket, {}, std::nullopt});
+    q.m.resume(lock_in::own_read{find_action<lock_out::watch_own>(a)->ticket, {}, std::nullopt});
     CHECK(q.m.state() == hold_state::lost);
 }
 
 TEST_CASE("lock machine: a holder whose node was written before its watch was set reads lost, and removes it") {
     queued q(1, {1});
-    REQUIRE(find<lock_out::granted>(q.last));
-    const auto* later = find<lock_out::own_watch_later>(q.last);
+    REQUIRE(find_action<lock_out::granted>(q.last));
+    const auto* later = find_action<lock_out::own_watch_later>(q.last);
     REQUIRE(later);
     auto a = q.m.resume(lock_in::own_watch_due{later->ticket});
-    const auto* w = find<lock_out::watch_own>(a);
+    const auto* w = find_action<lock_out::watch_own>(a);
     REQUIRE(w);
     // Our own session still owns the node, but someone wrote it: the waiter behind us took that
     // for our release.
     a = q.m.resume(lock_in::own_read{w->ticket, {}, session, 1});
     CHECK(q.m.state() == hold_state::lost);
-    REQUIRE(find<lock_out::remove_node>(a));
-    CHECK(find<lock_out::remove_node>(a)->path == "/l/" + node(1));
+    REQUIRE(find_action<lock_out::remove_node>(a));
+    CHECK(find_action<lock_out::remove_node>(a)->path == "/l/" + node(1));
     // Never written: the hold stands.
     queued r(1, {1});
-    a = r.m.resume(lock_in::own_watch_due{find<lock_out::own_watch_later>(r.last)->ticket});
-    r.m.resume(lock_in::own_read{find<lock_out::watch_own>(a)->ticket, {}, session, 0});
+    a = r.m.resume(lock_in::own_watch_due{find_action<lock_out::own_watch_later>(r.last)->ticket});
+    r.m.resume(lock_in::own_read{find_action<lock_out::watch_own>(a)->ticket, {}, session, 0});
     CHECK(r.m.state() == hold_state::held);
 }
 
 TEST_CASE("lock machine: a waiter whose node is written by someone else leaves the queue and joins it again") {
     queued q(3, {1, 3});
-    REQUIRE(find<lock_out::waiting>(q.last));
-    auto a = q.m.resume(lock_in::own_watch_due{find<lock_out::own_watch_later>(q.last)->ticket});
-    const auto* w = find<lock_out::watch_own>(a);
+    REQUIRE(find_action<lock_out::waiting>(q.last));
+    auto a = q.m.resume(lock_in::own_watch_due{find_action<lock_out::own_watch_later>(q.last)->ticket});
+    const auto* w = find_action<lock_out::watch_own>(a);
     REQUIRE(w);
     q.m.resume(lock_in::own_read{w->ticket, {}, session, 0});
     a = q.m.resume(lock_in::own_changed{w->ticket, watch_event_type::node_data_changed});
-    REQUIRE(find<lock_out::remove_node>(a));
-    CHECK(find<lock_out::remove_node>(a)->path == "/l/" + node(3));
-    CHECK(find<lock_out::create>(a));
+    REQUIRE(find_action<lock_out::remove_node>(a));
+    CHECK(find_action<lock_out::remove_node>(a)->path == "/l/" + node(3));
+    CHECK(find_action<lock_out::create>(a));
     CHECK(q.m.phase() == lock_phase::queuing);
 }
 
 TEST_CASE("lock machine: a waiter whose queue and parent were deleted queues again instead of listing for ever") {
     queued q(3, {1, 2, 3});
-    const auto* w = find<lock_out::watch_node>(q.last);
+    const auto* w = find_action<lock_out::watch_node>(q.last);
     REQUIRE(w);
     // The node ahead is gone (with the whole queue), and 1 may still hold: list once.
     auto a = q.m.resume(lock_in::node_changed{w->ticket, watch_event_type::node_deleted});
-    const auto* l = find<lock_out::list>(a);
+    const auto* l = find_action<lock_out::list>(a);
     REQUIRE(l);
     a = q.m.resume(lock_in::listed{l->ticket, make_error_code(errc::no_node), {}});
-    CHECK(find<lock_out::create>(a));  // queued again: the create makes the parents again
+    CHECK(find_action<lock_out::create>(a));  // queued again: the create makes the parents again
     CHECK(q.m.phase() == lock_phase::queuing);
 }
 
 TEST_CASE("lock machine: an untimed waiter whose session is lost waits on, and queues again on the new session") {
     queued q(3, {1, 3});
-    const auto* w = find<lock_out::watch_node>(q.last);
+    const auto* w = find_action<lock_out::watch_node>(q.last);
     REQUIRE(w);
     q.m.resume(lock_in::node_read{w->ticket, {}, 0});
     q.m.resume(lock_in::connection{connection_state::suspended, session});
@@ -246,16 +228,16 @@ TEST_CASE("lock machine: an untimed waiter whose session is lost waits on, and q
     CHECK(q.m.resume(lock_in::node_changed{w->ticket, watch_event_type::not_watching}).empty());
     CHECK(q.m.phase() == lock_phase::waiting);
     a = q.m.resume(lock_in::connection{connection_state::connected, session + 1});
-    REQUIRE(find<lock_out::remove_node>(a));  // the old session's node
-    CHECK(find<lock_out::remove_node>(a)->path == "/l/" + node(3));
-    const auto* create = find<lock_out::create>(a);
-    const auto* list = find<lock_out::list>(a);
+    REQUIRE(find_action<lock_out::remove_node>(a));  // the old session's node
+    CHECK(find_action<lock_out::remove_node>(a)->path == "/l/" + node(3));
+    const auto* create = find_action<lock_out::create>(a);
+    const auto* list = find_action<lock_out::list>(a);
     REQUIRE(create);
     REQUIRE(list);
     q.m.resume(lock_in::created{create->ticket, {}, "/l/" + node(5), 1005, session + 1});
     a = q.m.resume(lock_in::listed{list->ticket, {}, {node(5)}});
-    REQUIRE(find<lock_out::granted>(a));
-    CHECK(find<lock_out::granted>(a)->session == session + 1);
+    REQUIRE(find_action<lock_out::granted>(a));
+    CHECK(find_action<lock_out::granted>(a)->session == session + 1);
 }
 
 // Found by the simulation's progress check: a waiter behind us may have listed us as a waiter and
@@ -266,17 +248,17 @@ TEST_CASE("lock machine: a grant in a lock of several holders always signals the
     const lowest_n_rule two{2};
     lock_machine m({&two, std::nullopt});
     auto a = m.resume(lock_in::start{true, session});
-    const auto create = find<lock_out::create>(a)->ticket;
-    const auto list = find<lock_out::list>(a)->ticket;
+    const auto create = find_action<lock_out::create>(a)->ticket;
+    const auto list = find_action<lock_out::list>(a)->ticket;
     m.resume(lock_in::created{create, {}, "/l/" + node(3), 1003, session});
     a = m.resume(lock_in::listed{list, {}, {node(3), node(4)}});  // first in the queue: nothing ahead
-    REQUIRE(find<lock_out::granted>(a));
-    REQUIRE(find<lock_out::touch_own>(a));
-    CHECK(find<lock_out::touch_own>(a)->path == "/l/" + node(3));
+    REQUIRE(find_action<lock_out::granted>(a));
+    REQUIRE(find_action<lock_out::touch_own>(a));
+    CHECK(find_action<lock_out::touch_own>(a)->path == "/l/" + node(3));
     // A one-holder lock needs no signal: the waiter behind waits for our release, which says so.
     queued q(3, {3, 4});
-    REQUIRE(find<lock_out::granted>(q.last));
-    CHECK_FALSE(find<lock_out::touch_own>(q.last));
+    REQUIRE(find_action<lock_out::granted>(q.last));
+    CHECK_FALSE(find_action<lock_out::touch_own>(q.last));
 }
 
 // A node of our own session that no acquire of this client has (the engine says "stray"): the
@@ -284,35 +266,35 @@ TEST_CASE("lock machine: a grant in a lock of several holders always signals the
 // deletion is the event that grants.
 TEST_CASE("lock machine: a stray node of our own session ahead of us is deleted, and its deletion grants") {
     queued q(5, {2, 5});
-    const auto* w = find<lock_out::watch_node>(q.last);
+    const auto* w = find_action<lock_out::watch_node>(q.last);
     REQUIRE(w);
     REQUIRE(w->name == node(2));
     CHECK(q.m.resume(lock_in::node_read{w->ticket, {}, 0}).empty());  // another's node: it waits
     queued r(5, {2, 5});
-    const auto* w2 = find<lock_out::watch_node>(r.last);
+    const auto* w2 = find_action<lock_out::watch_node>(r.last);
     REQUIRE(w2);
     const auto a = r.m.resume(lock_in::node_read{w2->ticket, {}, 0, /*stray=*/true});
-    const auto* rm = find<lock_out::remove_node>(a);
+    const auto* rm = find_action<lock_out::remove_node>(a);
     REQUIRE(rm);
     CHECK(rm->path == "/l/" + node(2));
-    CHECK_FALSE(find<lock_out::granted>(a));  // not before the deletion is seen
-    CHECK(find<lock_out::granted>(r.m.resume(lock_in::node_changed{w2->ticket, watch_event_type::node_deleted})));
+    CHECK_FALSE(find_action<lock_out::granted>(a));  // not before the deletion is seen
+    CHECK(find_action<lock_out::granted>(r.m.resume(lock_in::node_changed{w2->ticket, watch_event_type::node_deleted})));
 }
 
 TEST_CASE("lock machine: the acquire's timeout leaves as a timer action, once, and a try or an untimed acquire asks for none") {
     using std::chrono::milliseconds;
     lock_machine timed({&one, milliseconds(250)});
     const auto a = timed.resume(lock_in::start{true, session});
-    REQUIRE(count<lock_out::deadline_after>(a) == 1);
-    CHECK(find<lock_out::deadline_after>(a)->delay == milliseconds(250));
-    CHECK(find<lock_out::create>(a));
+    REQUIRE(count_actions<lock_out::deadline_after>(a) == 1);
+    CHECK(find_action<lock_out::deadline_after>(a)->delay == milliseconds(250));
+    CHECK(find_action<lock_out::create>(a));
     lock_machine untimed({&one, std::nullopt}), try_only({&one, milliseconds(0)});
-    CHECK(count<lock_out::deadline_after>(untimed.resume(lock_in::start{true, session})) == 0);
-    CHECK(count<lock_out::deadline_after>(try_only.resume(lock_in::start{true, session})) == 0);
+    CHECK(count_actions<lock_out::deadline_after>(untimed.resume(lock_in::start{true, session})) == 0);
+    CHECK(count_actions<lock_out::deadline_after>(try_only.resume(lock_in::start{true, session})) == 0);
     // A grant ends the acquire: a late deadline changes nothing.
-    timed.resume(lock_in::created{find<lock_out::create>(a)->ticket, {}, "/l/" + node(1), 1001, session});
-    const auto listed = timed.resume(lock_in::listed{find<lock_out::list>(a)->ticket, {}, {node(1)}});
-    REQUIRE(find<lock_out::granted>(listed));
+    timed.resume(lock_in::created{find_action<lock_out::create>(a)->ticket, {}, "/l/" + node(1), 1001, session});
+    const auto listed = timed.resume(lock_in::listed{find_action<lock_out::list>(a)->ticket, {}, {node(1)}});
+    REQUIRE(find_action<lock_out::granted>(listed));
     CHECK(timed.resume(lock_in::deadline{}).empty());
     CHECK(timed.state() == hold_state::held);
 }

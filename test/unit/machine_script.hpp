@@ -25,6 +25,32 @@ const A* find_action(const lock_actions& actions) {
     return nullptr;
 }
 
+template <typename A>
+std::size_t count_actions(const lock_actions& actions) {
+    std::size_t n = 0;
+    for (const auto& a : actions) n += std::holds_alternative<A>(a) ? 1 : 0;
+    return n;
+}
+
+/// An untimed machine of `rule` whose node `ours` was created (czxid `token`) and listed among
+/// `queue` on `session`; `last` holds the actions of that listing.
+struct queued_machine {
+    lock_machine m;
+    lock_actions last;
+
+    queued_machine(const lock_rule& rule, const std::string& ours, const std::vector<std::string>& queue,
+                   std::int64_t token, std::int64_t session)
+        : m({&rule, std::nullopt}) {
+        const auto a = m.resume(lock_in::start{true, session});
+        const auto* create = find_action<lock_out::create>(a);
+        const auto* list = find_action<lock_out::list>(a);
+        REQUIRE(create);
+        REQUIRE(list);  // the listing goes out with the create: one round trip
+        REQUIRE(m.resume(lock_in::created{create->ticket, {}, "/l/" + ours, token, session}).size() == 1);
+        last = m.resume(lock_in::listed{list->ticket, {}, queue});
+    }
+};
+
 class machine_script {
 public:
     explicit machine_script(lock_machine::config c) : m_(std::move(c)) {}

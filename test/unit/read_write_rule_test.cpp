@@ -1,6 +1,6 @@
 // The read-write lock's rule (test/sim/read_write_rule.hpp): one queue of readers and writers.
-#include "../../recipes/lock_machine.hpp"
 #include "../sim/read_write_rule.hpp"
+#include "machine_script.hpp"
 
 #include "zkr_catch.hpp"
 
@@ -49,58 +49,41 @@ TEST_CASE("read-write rule: only a writer's release passes the lock on, and both
 namespace {
 using namespace zkr::detail;
 constexpr std::int64_t session = 77;
-
-template <typename A>
-const A* find(const lock_actions& actions) {
-    for (const auto& a : actions)
-        if (const auto* p = std::get_if<A>(&a)) return p;
-    return nullptr;
-}
-
-// A machine of `rule` whose node is `ours`, after its first listing of `queue`.
-struct queued {
-    lock_machine m;
-    lock_actions last;
-    queued(const zkr::lock_rule& rule, const std::string& ours, const names& queue) : m({&rule, std::nullopt}) {
-        const auto a = m.resume(lock_in::start{true, session});
-        m.resume(lock_in::created{find<lock_out::create>(a)->ticket, {}, "/l/" + ours, 1, session});
-        last = m.resume(lock_in::listed{find<lock_out::list>(a)->ticket, {}, queue});
-    }
-};
+using zkr::test::queued_machine;
 }  // namespace
 
 TEST_CASE("lock machine on the read-write rule: a writer's release signal grants the reader behind it with no listing, and the reader signals nothing") {
-    queued q(reader, r3, {w2, r3, w4});
-    const auto* w = find<lock_out::watch_node>(q.last);
+    queued_machine q(reader, r3, {w2, r3, w4}, 1, session);
+    const auto* w = zkr::test::find_action<lock_out::watch_node>(q.last);
     REQUIRE(w);
     CHECK(w->name == w2);
     const auto a = q.m.resume(lock_in::node_changed{w->ticket, zkr::watch_event_type::node_data_changed});
-    CHECK(find<lock_out::granted>(a));
-    CHECK_FALSE(find<lock_out::list>(a));
-    CHECK_FALSE(find<lock_out::touch_own>(a));  // the writer behind waits for our node to go, not for our grant
+    CHECK(zkr::test::find_action<lock_out::granted>(a));
+    CHECK_FALSE(zkr::test::find_action<lock_out::list>(a));
+    CHECK_FALSE(zkr::test::find_action<lock_out::touch_own>(a));  // the writer behind waits for our node to go, not for our grant
     const auto rel = q.m.resume(lock_in::release{});
-    REQUIRE(find<lock_out::delete_own>(rel));
-    CHECK_FALSE(find<lock_out::delete_own>(rel)->signal);  // readers ahead of the writer may still hold
+    REQUIRE(zkr::test::find_action<lock_out::delete_own>(rel));
+    CHECK_FALSE(zkr::test::find_action<lock_out::delete_own>(rel)->signal);  // readers ahead of the writer may still hold
 }
 
 TEST_CASE("lock machine on the read-write rule: a writer waits for every reader ahead, and its release after waiting signals") {
-    queued q(writer, w4, {r1, r3, w4});
-    const auto* w = find<lock_out::watch_node>(q.last);
+    queued_machine q(writer, w4, {r1, r3, w4}, 1, session);
+    const auto* w = zkr::test::find_action<lock_out::watch_node>(q.last);
     REQUIRE(w);
     CHECK(w->name == r3);
     // A reader's node written (by anyone) is no release: watch it again.
     auto a = q.m.resume(lock_in::node_changed{w->ticket, zkr::watch_event_type::node_data_changed});
-    CHECK_FALSE(find<lock_out::granted>(a));
-    const auto* again = find<lock_out::watch_node>(a);
+    CHECK_FALSE(zkr::test::find_action<lock_out::granted>(a));
+    const auto* again = zkr::test::find_action<lock_out::watch_node>(a);
     REQUIRE(again);
     // Its deletion leaves r1 ahead, unwatched: list.
     a = q.m.resume(lock_in::node_changed{again->ticket, zkr::watch_event_type::node_deleted});
-    CHECK_FALSE(find<lock_out::granted>(a));
-    const auto* list = find<lock_out::list>(a);
+    CHECK_FALSE(zkr::test::find_action<lock_out::granted>(a));
+    const auto* list = zkr::test::find_action<lock_out::list>(a);
     REQUIRE(list);
     a = q.m.resume(lock_in::listed{list->ticket, {}, {w4}});
-    CHECK(find<lock_out::granted>(a));
+    CHECK(zkr::test::find_action<lock_out::granted>(a));
     const auto rel = q.m.resume(lock_in::release{});
-    REQUIRE(find<lock_out::delete_own>(rel));
-    CHECK(find<lock_out::delete_own>(rel)->signal);
+    REQUIRE(zkr::test::find_action<lock_out::delete_own>(rel));
+    CHECK(zkr::test::find_action<lock_out::delete_own>(rel)->signal);
 }
