@@ -8,6 +8,8 @@
 
 #include <zkr/zkr.hpp>
 
+#include "../recipes/lock_rule.hpp"  // zkr status names holders with the recipes' own rules
+
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <signal.h>

@@ -1,3 +1,6 @@
+#include "hold_access.hpp"
+#include "lock_core.hpp"
+
 #include <zkr/fair_lock.hpp>
 
 #include <zkr/path.hpp>
@@ -10,7 +13,7 @@
 namespace zkr {
 
 fair_lock::fair_lock(client& c, std::string path)
-    : lock_base(c, std::move(path), std::make_shared<lowest_n_rule>(1)) {}
+    : core_(std::make_unique<detail::lock_core>(c, std::move(path), std::make_shared<lowest_n_rule>(1))) {}
 
 fair_lock::~fair_lock() {
     std::shared_ptr<detail::hold> h;
@@ -19,10 +22,18 @@ fair_lock::~fair_lock() {
         h = std::move(hold_);
         count_ = 0;
     }
-    detail::release_quietly(*driver_, h);
+    core_->release_quietly(h);
 }
 
-bool fair_lock::acquire(std::chrono::milliseconds timeout) { return acquire_for(checked_timeout(timeout)); }
+void fair_lock::cancel() { core_->driver().cancel(); }
+void fair_lock::set_node_data(std::string data) { core_->set_node_data(std::move(data)); }
+std::vector<std::string> fair_lock::participant_nodes() const { return core_->participant_nodes(); }
+state_subscription fair_lock::add_hold_listener(std::function<void(hold_state)> listener) {
+    return core_->add_hold_listener(std::move(listener));
+}
+
+
+bool fair_lock::acquire(std::chrono::milliseconds timeout) { return acquire_for(detail::checked_timeout(timeout)); }
 
 void fair_lock::acquire() { acquire_for(std::nullopt); }
 
@@ -46,7 +57,7 @@ bool fair_lock::acquire_for(std::optional<std::chrono::milliseconds> limit) {
     lock.unlock();
     std::shared_ptr<detail::hold> h;
     try {
-        h = acquire_hold(limit, [this](const std::string& node) {
+        h = core_->acquire_hold(limit, [this](const std::string& node) {
             std::lock_guard l(mutex_);
             queued_node_ = node;
         });
@@ -80,17 +91,17 @@ std::shared_ptr<detail::hold> fair_lock::take_for_unlock(boost::system::error_co
 }
 
 void fair_lock::release(boost::system::error_code& ec) {
-    if (auto h = take_for_unlock(ec)) ec = driver_->release_sync(h);
+    if (auto h = take_for_unlock(ec)) ec = core_->driver().release_sync(h);
 }
 
 void fair_lock::release() {
     boost::system::error_code ec;
     release(ec);
-    detail::throw_release_error(ec, driver_->path(), "release of a fair lock this object does not hold", "the lock");
+    core_->throw_release_error(ec, "release of a fair lock this object does not hold", "the lock");
 }
 
 void fair_lock::unlock() noexcept {
-    unlock_quietly([this](boost::system::error_code& ec) { return take_for_unlock(ec); }, "an object");
+    core_->unlock_quietly([this](boost::system::error_code& ec) { return take_for_unlock(ec); }, "an object");
 }
 
 std::optional<std::size_t> fair_lock::queue_position() const {
@@ -120,7 +131,7 @@ int fair_lock::hold_count() const {
 
 std::int64_t fair_lock::fencing_token() const {
     std::lock_guard lock(mutex_);
-    if (!hold_) detail::throw_if(make_error_code(errc::lock_not_held), driver_->path(), "the fair_lock is not held");
+    if (!hold_) detail::throw_if(make_error_code(errc::lock_not_held), core_->path(), "the fair_lock is not held");
     return hold_->fencing_token();
 }
 
@@ -139,8 +150,8 @@ hold_state fair_lock::state() const {
 
 hold_view fair_lock::view() const {
     std::lock_guard lock(mutex_);
-    if (!hold_) detail::throw_if(make_error_code(errc::lock_not_held), driver_->path(), "the fair_lock holds no lock to view");
-    return hold_view(hold_);
+    if (!hold_) detail::throw_if(make_error_code(errc::lock_not_held), core_->path(), "the fair_lock holds no lock to view");
+    return detail::hold_access::view_of(hold_);
 }
 
 std::stop_token fair_lock::stop_token() const {
@@ -148,18 +159,17 @@ std::stop_token fair_lock::stop_token() const {
     return hold_ ? hold_->stop_token() : detail::stopped_token();
 }
 
+std::shared_ptr<detail::hold> fair_lock::current_hold() const {
+    std::lock_guard lock(mutex_);
+    return hold_;
+}
+
 std::vector<multi_result> fair_lock::guarded_multi(std::vector<multi_op> ops) {
-    std::shared_ptr<detail::hold> h;
-    {
-        std::lock_guard lock(mutex_);
-        h = hold_;
-    }
-    boost::system::error_code ec;
-    std::vector<multi_result> r;
-    if (!h) ec = make_error_code(errc::lock_not_held);
-    else r = h->guarded_multi(std::move(ops), ec);
-    detail::throw_if(ec, driver_->path(), ec.message() + " in a guarded write");
-    return r;
+    return core_->guarded_multi(current_hold(), std::move(ops));
+}
+
+std::vector<multi_result> fair_lock::guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec) {
+    return detail::lock_core::guarded_multi(current_hold(), std::move(ops), ec);
 }
 
 }  // namespace zkr

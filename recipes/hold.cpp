@@ -1,6 +1,6 @@
 // One hold as its recipe sees it: the state the lock engine publishes, its listeners, its stop
 // token, and the guarded multi.
-#include <zkr/detail/lock_driver.hpp>
+#include "hold.hpp"
 
 #include <spdlog/spdlog.h>
 

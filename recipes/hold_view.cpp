@@ -1,6 +1,6 @@
 #include <zkr/hold_view.hpp>
 
-#include <zkr/detail/lock_driver.hpp>
+#include "lock_driver.hpp"  // stopped_token
 
 namespace zkr {
 

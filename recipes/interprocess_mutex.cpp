@@ -1,3 +1,6 @@
+#include "hold_access.hpp"
+#include "lock_core.hpp"
+
 #include <zkr/interprocess_mutex.hpp>
 
 #include <spdlog/spdlog.h>
@@ -5,7 +8,7 @@
 namespace zkr {
 
 interprocess_mutex::interprocess_mutex(client& c, std::string path)
-    : lock_base(c, std::move(path), std::make_shared<lowest_n_rule>(1)) {}
+    : core_(std::make_unique<detail::lock_core>(c, std::move(path), std::make_shared<lowest_n_rule>(1))) {}
 
 interprocess_mutex::~interprocess_mutex() {
     std::map<std::thread::id, entry> holds;
@@ -13,8 +16,16 @@ interprocess_mutex::~interprocess_mutex() {
         std::lock_guard lock(mutex_);
         holds.swap(holds_);
     }
-    for (auto& [owner, e] : holds) detail::release_quietly(*driver_, e.hold);
+    for (auto& [owner, e] : holds) core_->release_quietly(e.hold);
 }
+
+void interprocess_mutex::cancel() { core_->driver().cancel(); }
+void interprocess_mutex::set_node_data(std::string data) { core_->set_node_data(std::move(data)); }
+std::vector<std::string> interprocess_mutex::participant_nodes() const { return core_->participant_nodes(); }
+state_subscription interprocess_mutex::add_hold_listener(std::function<void(hold_state)> listener) {
+    return core_->add_hold_listener(std::move(listener));
+}
+
 
 bool interprocess_mutex::reenter(std::thread::id owner) {
     std::lock_guard lock(mutex_);
@@ -25,7 +36,6 @@ bool interprocess_mutex::reenter(std::thread::id owner) {
 }
 
 void interprocess_mutex::adopt(std::thread::id owner, std::shared_ptr<detail::hold> h) {
-    attach_listeners(h);
     std::lock_guard lock(mutex_);
     holds_[owner] = entry{std::move(h), 1};
     released_.erase(owner);
@@ -33,14 +43,12 @@ void interprocess_mutex::adopt(std::thread::id owner, std::shared_ptr<detail::ho
 
 void interprocess_mutex::acquire() { acquire_for(std::nullopt); }
 
-bool interprocess_mutex::acquire(std::chrono::milliseconds timeout) { return acquire_for(checked_timeout(timeout)); }
+bool interprocess_mutex::acquire(std::chrono::milliseconds timeout) { return acquire_for(detail::checked_timeout(timeout)); }
 
 bool interprocess_mutex::acquire_for(std::optional<std::chrono::milliseconds> timeout) {
     const auto owner = std::this_thread::get_id();
     if (reenter(owner)) return true;
-    boost::system::error_code ec;
-    auto h = driver_->acquire_sync(timeout, node_data(), ec);
-    if (ec) detail::throw_if(ec, driver_->path(), driver_->acquire_failure(ec, "the lock"));
+    auto h = core_->acquire_hold(timeout);
     if (!h) return false;
     adopt(owner, std::move(h));
     return true;
@@ -63,17 +71,17 @@ std::shared_ptr<detail::hold> interprocess_mutex::take_for_release(std::thread::
 
 void interprocess_mutex::release(boost::system::error_code& ec) {
     auto h = take_for_release(std::this_thread::get_id(), ec);
-    if (h) ec = driver_->release_sync(h);
+    if (h) ec = core_->driver().release_sync(h);
 }
 
 void interprocess_mutex::unlock() noexcept {
-    unlock_quietly([this](boost::system::error_code& ec) { return take_for_release(std::this_thread::get_id(), ec); }, "a thread");
+    core_->unlock_quietly([this](boost::system::error_code& ec) { return take_for_release(std::this_thread::get_id(), ec); }, "a thread");
 }
 
 void interprocess_mutex::release() {
     boost::system::error_code ec;
     release(ec);
-    detail::throw_release_error(ec, driver_->path(), "release by a thread that does not hold the lock", "the lock");
+    core_->throw_release_error(ec, "release by a thread that does not hold the lock", "the lock");
 }
 
 std::shared_ptr<detail::hold> interprocess_mutex::current_hold() const {
@@ -91,7 +99,7 @@ bool interprocess_mutex::is_owned_by_current_thread() const { return current_hol
 
 std::int64_t interprocess_mutex::fencing_token() const {
     auto h = current_hold();
-    if (!h) detail::throw_if(make_error_code(errc::lock_not_held), driver_->path(), "this thread holds no lock");
+    if (!h) detail::throw_if(make_error_code(errc::lock_not_held), core_->path(), "this thread holds no lock");
     return h->fencing_token();
 }
 
@@ -114,8 +122,8 @@ std::stop_token interprocess_mutex::stop_token() const {
 
 hold_view interprocess_mutex::view() const {
     auto h = current_hold();
-    if (!h) detail::throw_if(make_error_code(errc::lock_not_held), driver_->path(), "this thread holds no lock to view");
-    return hold_view(std::move(h));
+    if (!h) detail::throw_if(make_error_code(errc::lock_not_held), core_->path(), "this thread holds no lock to view");
+    return detail::hold_access::view_of(std::move(h));
 }
 
 std::string interprocess_mutex::node_path() const {
@@ -124,19 +132,11 @@ std::string interprocess_mutex::node_path() const {
 }
 
 std::vector<multi_result> interprocess_mutex::guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec) {
-    auto h = current_hold();
-    if (!h) {
-        ec = make_error_code(errc::lock_not_held);
-        return {};
-    }
-    return h->guarded_multi(std::move(ops), ec);
+    return detail::lock_core::guarded_multi(current_hold(), std::move(ops), ec);
 }
 
 std::vector<multi_result> interprocess_mutex::guarded_multi(std::vector<multi_op> ops) {
-    boost::system::error_code ec;
-    auto r = guarded_multi(std::move(ops), ec);
-    detail::throw_if(ec, driver_->path(), ec.message() + " in a guarded write");
-    return r;
+    return core_->guarded_multi(current_hold(), std::move(ops));
 }
 
 }  // namespace zkr

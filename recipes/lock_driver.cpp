@@ -1,5 +1,5 @@
 // The driver: starts an engine per acquire, and the release and cancel that reach it.
-#include <zkr/detail/lock_driver.hpp>
+#include "lock_driver.hpp"
 
 #include "lock_engine.hpp"
 

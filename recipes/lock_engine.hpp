@@ -7,7 +7,7 @@
 #include "client_nodes.hpp"
 #include "lock_machine.hpp"
 
-#include <zkr/detail/lock_driver.hpp>
+#include "lock_driver.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 

@@ -7,7 +7,7 @@
 #include <zkr/connection_state.hpp>
 #include <zkr/error.hpp>
 #include <zkr/hold_state.hpp>
-#include <zkr/lock_rule.hpp>
+#include "lock_rule.hpp"
 #include <zkr/path.hpp>
 #include <zkr/watch_event.hpp>
 

@@ -1,5 +1,9 @@
+#include "hold_access.hpp"
+#include "lock_core.hpp"
+
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>
+#include <zkr/shared_count.hpp>
 
 #include <zkr/path.hpp>
 
@@ -32,7 +36,8 @@ std::int32_t checked_max(std::int32_t max, const std::string& path) {
 }  // namespace
 
 interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path, std::shared_ptr<limit> l)
-    : lock_base(c, std::move(path), std::make_shared<lease_rule>([l] { return l->max.load(); }, l->tag)),
+    : core_(std::make_unique<detail::lock_core>(c, std::move(path),
+                                                std::make_shared<lease_rule>([l] { return l->max.load(); }, l->tag))),
       limit_(std::move(l)) {}
 
 interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path, std::int32_t max_leases)
@@ -52,7 +57,7 @@ interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path
           return l;
       }()) {
     // A changed maximum: every waiter decides again (a grown one may let some hold now).
-    count_subscription_ = count.add_listener([l = limit_, driver = driver_](std::int32_t value) {
+    count_subscription_ = count.add_listener([l = limit_, driver = core_->shared_driver()](std::int32_t value) {
         l->max = value;
         driver->reevaluate();
     });
@@ -61,34 +66,53 @@ interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path
 
 interprocess_semaphore_v2::~interprocess_semaphore_v2() { count_subscription_.unsubscribe(); }
 
+void interprocess_semaphore_v2::cancel() { core_->driver().cancel(); }
+void interprocess_semaphore_v2::set_node_data(std::string data) { core_->set_node_data(std::move(data)); }
+std::vector<std::string> interprocess_semaphore_v2::participant_nodes() const { return core_->participant_nodes(); }
+state_subscription interprocess_semaphore_v2::add_hold_listener(std::function<void(hold_state)> listener) {
+    return core_->add_hold_listener(std::move(listener));
+}
+
 std::int32_t interprocess_semaphore_v2::max_leases() const {
     return static_cast<std::int32_t>(limit_->max.load());
 }
 
-detail::acquire_request interprocess_semaphore_v2::make_request(std::int32_t qty,
-                                                                std::optional<std::chrono::milliseconds> timeout) const {
+void interprocess_semaphore_v2::check_qty(std::int32_t qty) const {
     const auto max = max_leases();
     if (qty < 1)
-        throw zkr::error(make_error_code(errc::invalid_argument), driver_->path(),
+        throw zkr::error(make_error_code(errc::invalid_argument), core_->path(),
                          "qty must be at least 1, got " + std::to_string(qty));
     if (qty > max)
-        throw zkr::error(make_error_code(errc::invalid_argument), driver_->path(),
+        throw zkr::error(make_error_code(errc::invalid_argument), core_->path(),
                          "qty " + std::to_string(qty) + " is more than the semaphore's max_leases " + std::to_string(max));
-    return {timeout, node_data(), lease_node_name(limit_->tag, static_cast<std::uint32_t>(qty)), {}};
 }
 
-std::vector<lease> interprocess_semaphore_v2::make_leases(std::shared_ptr<detail::lock_driver> driver,
-                                                          std::shared_ptr<detail::hold> h, std::int32_t qty,
-                                                          std::string data) {
-    auto g = lease::share(std::move(driver), std::move(h), std::move(data), qty);
-    std::vector<lease> out;
-    out.reserve(static_cast<std::size_t>(qty));
-    for (std::int32_t i = 0; i < qty; ++i) out.push_back(lease(g));
-    return out;
+detail::acquire_start interprocess_semaphore_v2::prepare_acquire(std::int32_t qty,
+                                                                 std::optional<std::chrono::milliseconds> timeout) const {
+    check_qty(qty);
+    auto start = detail::prepare_acquire(*core_, timeout);
+    start.node_name = lease_node_name(limit_->tag, static_cast<std::uint32_t>(qty));
+    return start;
+}
+
+void interprocess_semaphore_v2::start_acquire(detail::acquire_start start, std::int32_t qty,
+                                              detail::unique_function<void(const error_code&, std::vector<lease>)> done) {
+    auto driver = start.driver;
+    std::string data = start.data;
+    detail::acquire_request req{start.timeout, std::move(start.data), std::move(start.node_name), {}, {}};
+    driver->acquire(std::move(req), [driver, attach = std::move(start.attach), qty, data = std::move(data),
+                                     done = std::move(done)](const error_code& ec, std::shared_ptr<detail::hold> hold) mutable {
+        std::vector<lease> leases;
+        if (hold) {
+            attach(hold);
+            leases = detail::hold_access::make_leases(driver, std::move(hold), qty, std::move(data));
+        }
+        done(ec, std::move(leases));
+    });
 }
 
 error_code interprocess_semaphore_v2::explain(const error_code& ec, std::string& message) const {
-    message = driver_->acquire_failure(ec, "a lease");
+    message = core_->driver().acquire_failure(ec, "a lease");
     if (ec != errc::max_mismatch) return ec;
     message = "this semaphore uses " +
               (limit_->count ? "the shared count " + limit_->count->path() : "max_leases " + std::to_string(max_leases()));
@@ -111,24 +135,25 @@ error_code interprocess_semaphore_v2::explain(const error_code& ec, std::string&
 
 std::optional<std::vector<lease>> interprocess_semaphore_v2::acquire_for(std::int32_t qty,
                                                                           std::optional<std::chrono::milliseconds> timeout) {
-    auto req = make_request(qty, timeout);
-    std::string data = req.data;
+    check_qty(qty);
+    std::string data = core_->node_data();
+    detail::acquire_request req{timeout, data, lease_node_name(limit_->tag, static_cast<std::uint32_t>(qty)), {}, {}};
     error_code ec;
-    auto h = driver_->acquire_sync(std::move(req), ec);
+    auto h = core_->driver().acquire_sync(std::move(req), ec);
     if (ec) {
         std::string message;
         const auto reported = explain(ec, message);  // before message is read
-        detail::throw_if(reported, driver_->path(), message);
+        detail::throw_if(reported, core_->path(), message);
     }
     if (!h) return std::nullopt;
-    attach_listeners(h);
-    return make_leases(driver_, std::move(h), qty, std::move(data));
+    core_->attach_listeners(h);
+    return detail::hold_access::make_leases(core_->shared_driver(), std::move(h), qty, std::move(data));
 }
 
 lease interprocess_semaphore_v2::acquire() { return std::move(acquire_for(1, std::nullopt)->front()); }
 
 std::optional<lease> interprocess_semaphore_v2::acquire(std::chrono::milliseconds timeout) {
-    auto leases = acquire_for(1, checked_timeout(timeout));
+    auto leases = acquire_for(1, detail::checked_timeout(timeout));
     if (!leases) return std::nullopt;
     return std::move(leases->front());
 }
@@ -136,7 +161,7 @@ std::optional<lease> interprocess_semaphore_v2::acquire(std::chrono::millisecond
 std::vector<lease> interprocess_semaphore_v2::acquire_many(std::int32_t qty) { return std::move(*acquire_for(qty, std::nullopt)); }
 
 std::optional<std::vector<lease>> interprocess_semaphore_v2::acquire_many(std::int32_t qty, std::chrono::milliseconds timeout) {
-    return acquire_for(qty, checked_timeout(timeout));
+    return acquire_for(qty, detail::checked_timeout(timeout));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -239,6 +264,15 @@ std::vector<multi_result> interprocess_semaphore_mutex::guarded_multi(std::vecto
     std::lock_guard lock(mutex_);
     if (!lease_) throw zkr::error(make_error_code(errc::lock_not_held), {}, "the interprocess_semaphore_mutex is not held");
     return lease_->guarded_multi(std::move(ops));
+}
+
+std::vector<multi_result> interprocess_semaphore_mutex::guarded_multi(std::vector<multi_op> ops, error_code& ec) {
+    std::lock_guard lock(mutex_);
+    if (!lease_) {
+        ec = make_error_code(errc::lock_not_held);
+        return {};
+    }
+    return lease_->guarded_multi(std::move(ops), ec);
 }
 
 }  // namespace zkr

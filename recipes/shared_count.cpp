@@ -1,6 +1,6 @@
 #include <zkr/shared_count.hpp>
 
-#include <zkr/detail/listener_registry.hpp>
+#include "../src/listener_registry.hpp"
 
 #include <zkr/path.hpp>
 

@@ -6,7 +6,7 @@
 #include "session_machine.hpp"
 
 #include <zkr/client_options.hpp>
-#include <zkr/detail/listener_registry.hpp>
+#include "listener_registry.hpp"
 #include <zkr/connection_state.hpp>
 #include <zkr/detail/request.hpp>
 

@@ -9,6 +9,7 @@
 #include <zkr/multi_op.hpp>
 #include <zkr/results.hpp>
 #include <zkr/stat.hpp>
+#include <zkr/subscription.hpp>
 #include <zkr/watch_event.hpp>
 
 #include <chrono>
@@ -35,25 +36,6 @@ struct remove_options {
     /// gives up, the caller gets that error and zkr keeps deleting in the background, on every
     /// reconnection, until it succeeds, the node is gone, the session is lost, or close().
     bool guaranteed = false;
-};
-
-/// An RAII registration of a state listener: destroying it (or unsubscribe()) stops new calls.
-class state_subscription {
-public:
-    state_subscription() = default;
-    /// remove runs once, on unsubscribe() or destruction.
-    explicit state_subscription(std::function<void()> remove) : remove_(std::move(remove)) {}
-    state_subscription(state_subscription&&) noexcept = default;
-    state_subscription& operator=(state_subscription&& other) noexcept;
-    state_subscription(const state_subscription&) = delete;
-    state_subscription& operator=(const state_subscription&) = delete;
-    ~state_subscription();
-    /// After this returns no new call of the listener starts (one running on the callback
-    /// thread may still finish).
-    void unsubscribe() noexcept;
-
-private:
-    std::function<void()> remove_;
 };
 
 /**

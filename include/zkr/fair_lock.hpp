@@ -1,14 +1,28 @@
 // zkr::fair_lock: a strict first-come-first-served cross-process queue lock.
 #pragma once
 
+#include <zkr/detail/lock_ops.hpp>
+#include <zkr/hold_state.hpp>
 #include <zkr/hold_view.hpp>
-#include <zkr/detail/lock_base.hpp>
+#include <zkr/lock_hold.hpp>
+#include <zkr/multi_op.hpp>
+#include <zkr/results.hpp>
+#include <zkr/subscription.hpp>
+#include <zkr/timed_lockable.hpp>
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
 
 namespace zkr {
+
+class client;
 
 /**
  * A queue lock: processes hold it strictly in the order their requests reached ZooKeeper.
@@ -21,7 +35,7 @@ namespace zkr {
  * destructor do when the hold was lost or the server is unreachable: as for interprocess_mutex
  * (hold_state, listeners, fencing_token, guarded_multi).
  */
-class fair_lock : public detail::lock_base, public detail::timed_lockable<fair_lock> {
+class fair_lock : public timed_lockable<fair_lock> {
 public:
     fair_lock(client& c, std::string path);
     ~fair_lock();
@@ -47,7 +61,7 @@ public:
     /// completes at once with no request.
     template <typename Token>
     auto async_release(Token&& token) {
-        return async_release_hold([this](boost::system::error_code& ec) { return take_for_unlock(ec); },
+        return detail::async_release_hold(*core_, [this](boost::system::error_code& ec) { return take_for_unlock(ec); },
                                   std::forward<Token>(token));
     }
 
@@ -70,7 +84,7 @@ public:
     /// when the timeout passed. If this object is destroyed first, it ends with cancelled.
     template <typename Token>
     auto async_acquire(std::chrono::milliseconds timeout, Token&& token) {
-        return async_acquire_hold(checked_timeout(timeout), std::forward<Token>(token));
+        return detail::async_acquire_hold(*core_, detail::checked_timeout(timeout), std::forward<Token>(token));
     }
 
     /// Nodes ahead of ours (0 while we hold); nullopt when this object is neither holding nor queued.
@@ -94,14 +108,26 @@ public:
     hold_view view() const;
     /// Wakes every thread of this process waiting to acquire through this object: their acquire
     /// throws zkr::error with errc::cancelled and their nodes are removed. Holds stay held.
-    void cancel() { driver_->cancel(); }
+    void cancel();
+    /// Runs ops atomically only while the object's hold is valid (as interprocess_mutex's).
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
+    std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
+    /// What the nodes of later acquires carry (default "<host>:<pid>"), as `zkr status` shows it.
+    void set_node_data(std::string data);
+    /// The lock's nodes in queue order, holders first, as full paths (without the client's
+    /// namespace). Throws zkr::error on a connection problem.
+    std::vector<std::string> participant_nodes() const;
+    /// listener(state) runs on the client's callback thread for every change of every hold taken
+    /// through this object from now on (doubtful on connection loss, held again, lost, released).
+    state_subscription add_hold_listener(std::function<void(hold_state)> listener);
 
 private:
     bool acquire_for(std::optional<std::chrono::milliseconds> timeout);
+    std::shared_ptr<detail::hold> current_hold() const;
     /// One level less; the hold once the last level goes (null otherwise, ec set if none was held).
     std::shared_ptr<detail::hold> take_for_unlock(boost::system::error_code& ec);
 
+    std::unique_ptr<detail::lock_core> core_;
     mutable std::mutex mutex_;
     std::condition_variable acquiring_done_;
     bool acquiring_ = false;  // one acquisition at a time per object

@@ -12,6 +12,7 @@ namespace zkr {
 
 namespace detail {
 class hold;
+struct hold_access;
 }
 
 /**
@@ -47,10 +48,10 @@ public:
     std::stop_token stop_token() const noexcept;
     explicit operator bool() const noexcept { return static_cast<bool>(hold_); }
 
-    /// For the recipes: a view of h (null: of nothing).
+private:
+    friend struct detail::hold_access;
     explicit hold_view(std::shared_ptr<const detail::hold> h) noexcept : hold_(std::move(h)) {}
 
-private:
     std::shared_ptr<const detail::hold> hold_;
 };
 

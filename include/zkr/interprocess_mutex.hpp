@@ -1,15 +1,28 @@
 // zkr::interprocess_mutex: a re-entrant cross-process mutex (Curator's InterProcessMutex, done better).
 #pragma once
 
+#include <zkr/detail/lock_ops.hpp>
+#include <zkr/hold_state.hpp>
 #include <zkr/hold_view.hpp>
-#include <zkr/detail/lock_base.hpp>
+#include <zkr/lock_hold.hpp>
+#include <zkr/multi_op.hpp>
+#include <zkr/results.hpp>
+#include <zkr/subscription.hpp>
+#include <zkr/timed_lockable.hpp>
 
 #include <chrono>
+#include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <stop_token>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace zkr {
+
+class client;
 
 /**
  * A mutex shared by every process that uses the same ZooKeeper path.
@@ -55,7 +68,7 @@ namespace zkr {
  * Async: async_acquire gives a lock_hold that owns the hold (for coroutines, which may resume on
  * any thread); it does not count as the calling thread's hold.
  */
-class interprocess_mutex : public detail::lock_base, public detail::timed_lockable<interprocess_mutex> {
+class interprocess_mutex : public timed_lockable<interprocess_mutex> {
 public:
     interprocess_mutex(client& c, std::string path);
     /// Releases every hold still taken through this object (best effort, errors logged).
@@ -73,7 +86,7 @@ public:
     /// without a connection). If this object is destroyed first, the acquire ends with cancelled.
     template <typename Token>
     auto async_acquire(std::chrono::milliseconds timeout, Token&& token) {
-        return async_acquire_hold(checked_timeout(timeout), std::forward<Token>(token));
+        return detail::async_acquire_hold(*core_, detail::checked_timeout(timeout), std::forward<Token>(token));
     }
 
     /// Releases one level of the calling thread's hold. Throws as described above.
@@ -111,7 +124,15 @@ public:
     hold_view view() const;
     /// Wakes every thread of this process waiting to acquire through this object: their acquire
     /// throws zkr::error with errc::cancelled and their nodes are removed. Holds stay held.
-    void cancel() { driver_->cancel(); }
+    void cancel();
+    /// What the nodes of later acquires carry (default "<host>:<pid>"), as `zkr status` shows it.
+    void set_node_data(std::string data);
+    /// The lock's nodes in queue order, holders first, as full paths (without the client's
+    /// namespace). Throws zkr::error on a connection problem.
+    std::vector<std::string> participant_nodes() const;
+    /// listener(state) runs on the client's callback thread for every change of every hold taken
+    /// through this object from now on (doubtful on connection loss, held again, lost, released).
+    state_subscription add_hold_listener(std::function<void(hold_state)> listener);
     /// The calling thread's lock node path (empty when it holds nothing).
     std::string node_path() const;
     /// Runs ops atomically only while the calling thread's hold is valid: a check of our own node
@@ -138,6 +159,7 @@ private:
     /// True (and the count raised) when `owner` already holds.
     bool reenter(std::thread::id owner);
 
+    std::unique_ptr<detail::lock_core> core_;
     mutable std::mutex mutex_;
     std::map<std::thread::id, entry> holds_;
     // Each thread's last released hold, while its delete may still be pending (for state()).
@@ -146,7 +168,7 @@ private:
 
 template <typename Token>
 auto interprocess_mutex::async_release(Token&& token) {
-    return async_release_hold([this, owner = std::this_thread::get_id()](boost::system::error_code& ec) {
+    return detail::async_release_hold(*core_, [this, owner = std::this_thread::get_id()](boost::system::error_code& ec) {
         return take_for_release(owner, ec);
     }, std::forward<Token>(token));
 }

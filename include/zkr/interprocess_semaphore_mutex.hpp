@@ -3,6 +3,7 @@
 
 #include <zkr/hold_view.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>
+#include <zkr/timed_lockable.hpp>
 
 #include <mutex>
 
@@ -20,7 +21,7 @@ namespace zkr {
  * throws) and the destructor do when the hold was lost or the server is unreachable: as for
  * interprocess_mutex.
  */
-class interprocess_semaphore_mutex : public detail::timed_lockable<interprocess_semaphore_mutex> {
+class interprocess_semaphore_mutex : public timed_lockable<interprocess_semaphore_mutex> {
 public:
     interprocess_semaphore_mutex(client& c, std::string path);
     /// Returns a lease still held (best effort, errors logged).
@@ -49,7 +50,9 @@ public:
     /// The lease's hold, as a view to hand to a job (see zkr::hold_view); of nothing when nothing
     /// is held.
     hold_view view() const;
+    /// Runs ops atomically only while the lease is valid (as interprocess_mutex's).
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
+    std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
     void set_node_data(std::string data) { semaphore_.set_node_data(std::move(data)); }
     std::vector<std::string> participant_nodes() const { return semaphore_.participant_nodes(); }
     state_subscription add_hold_listener(std::function<void(hold_state)> listener) {

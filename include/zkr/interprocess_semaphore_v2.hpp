@@ -1,15 +1,22 @@
 // zkr::interprocess_semaphore_v2: at most N leases held at once across processes.
 #pragma once
 
-#include <zkr/detail/lock_base.hpp>
+#include <zkr/detail/lock_ops.hpp>
+#include <zkr/hold_state.hpp>
 #include <zkr/lease.hpp>
-#include <zkr/shared_count.hpp>
+#include <zkr/subscription.hpp>
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace zkr {
+
+class client;
+class shared_count;
 
 /**
  * A counting semaphore shared by every process that uses the same path: at most max_leases
@@ -34,7 +41,7 @@ namespace zkr {
  * loss and queue again with a new node when their session is lost. close() of the client ends
  * every waiting acquire with errc::closed.
  */
-class interprocess_semaphore_v2 : public detail::lock_base {
+class interprocess_semaphore_v2 {
 public:
     /// Throws invalid_argument unless max_leases >= 1, invalid_path for a bad path.
     interprocess_semaphore_v2(client& c, std::string path, std::int32_t max_leases);
@@ -65,25 +72,34 @@ public:
     std::int32_t max_leases() const;
     /// Ends every acquire of this object still waiting with errc::cancelled; their nodes are
     /// removed. Leases already held stay held.
-    void cancel() { driver_->cancel(); }
-
-    // From lock_base: set_node_data(data) for the nodes of later acquires, participant_nodes()
-    // (holders and waiters in queue order), add_hold_listener(fn) for every lease taken from now on.
+    void cancel();
+    /// What the nodes of later acquires carry (default "<host>:<pid>"), as `zkr status` shows it.
+    void set_node_data(std::string data);
+    /// The semaphore's nodes in queue order, holders first, as full paths (without the client's
+    /// namespace). Throws zkr::error on a connection problem.
+    std::vector<std::string> participant_nodes() const;
+    /// listener(state) runs on the client's callback thread for every change of every lease taken
+    /// through this object from now on (doubtful on connection loss, held again, lost, released).
+    state_subscription add_hold_listener(std::function<void(hold_state)> listener);
 
 private:
     template <typename Token>
     auto async_initiate_acquire(std::int32_t qty, std::optional<std::chrono::milliseconds> timeout, Token&& token);
-    static std::vector<lease> make_leases(std::shared_ptr<detail::lock_driver> driver, std::shared_ptr<detail::hold> h,
-                                          std::int32_t qty, std::string data);
+    /// What an async acquire of qty leases needs (checks qty first: throws at once).
+    detail::acquire_start prepare_acquire(std::int32_t qty, std::optional<std::chrono::milliseconds> timeout) const;
+    /// done gets (error_code, leases) on the network thread, or inside this call (it must post).
+    static void start_acquire(detail::acquire_start start, std::int32_t qty,
+                              detail::unique_function<void(const boost::system::error_code&, std::vector<lease>)> done);
 
     struct limit;
     interprocess_semaphore_v2(client& c, std::string path, std::shared_ptr<limit> l);
-    std::optional<std::chrono::milliseconds> checked_qty(std::int32_t qty) const;
-    detail::acquire_request make_request(std::int32_t qty, std::optional<std::chrono::milliseconds> timeout) const;
+    /// Throws invalid_argument unless 1 <= qty <= max_leases().
+    void check_qty(std::int32_t qty) const;
     std::optional<std::vector<lease>> acquire_for(std::int32_t qty, std::optional<std::chrono::milliseconds> timeout);
     /// The error to report for ec: a max_mismatch names the node that disagrees.
     boost::system::error_code explain(const boost::system::error_code& ec, std::string& message) const;
 
+    std::unique_ptr<detail::lock_core> core_;
     std::shared_ptr<limit> limit_;
     state_subscription count_subscription_;
 };
@@ -91,29 +107,19 @@ private:
 template <typename Token>
 auto interprocess_semaphore_v2::async_initiate_acquire(std::int32_t qty, std::optional<std::chrono::milliseconds> timeout,
                                                        Token&& token) {
-    auto req = make_request(qty, timeout);
     // The completion holds no pointer to this object: it may be destroyed before it runs.
     return boost::asio::async_initiate<Token, void(boost::system::error_code, std::vector<lease>)>(
-        [driver = driver_, attach = listener_attacher(), qty, req = std::move(req)](auto handler) mutable {
+        [qty, start = prepare_acquire(qty, timeout)](auto handler) mutable {
             // Posted: a closed or unstarted client answers inside this call.
-            auto complete = detail::completion_on<true>(std::move(handler), detail::callback_executor(detail::connection_of(driver->get_client())));
-            std::string data = req.data;
-            driver->acquire(std::move(req), [driver, attach, qty, data = std::move(data), complete = std::move(complete)](
-                                                const boost::system::error_code& ec, std::shared_ptr<detail::hold> hold) mutable {
-                std::vector<lease> leases;
-                if (hold) {
-                    attach(hold);
-                    leases = make_leases(driver, std::move(hold), qty, std::move(data));
-                }
-                complete(ec, std::move(leases));
-            });
+            auto complete = detail::completion_on<true>(std::move(handler), start.callbacks);
+            start_acquire(std::move(start), qty, std::move(complete));
         },
         token);
 }
 
 template <typename Token>
 auto interprocess_semaphore_v2::async_acquire(std::int32_t qty, std::chrono::milliseconds timeout, Token&& token) {
-    return async_initiate_acquire(qty, checked_timeout(timeout), std::forward<Token>(token));
+    return async_initiate_acquire(qty, detail::checked_timeout(timeout), std::forward<Token>(token));
 }
 
 template <typename Token>

@@ -43,7 +43,7 @@ public:
     const std::string& data() const;
 
 private:
-    friend class interprocess_semaphore_v2;
+    friend struct detail::hold_access;
     explicit lease(std::shared_ptr<group> g) noexcept : lock_hold(std::move(g)) {}
 };
 

@@ -1,7 +1,8 @@
 // zkr::lock_hold: one hold of a lock or semaphore, owned by whoever has the object.
 #pragma once
 
-#include <zkr/detail/lock_driver.hpp>
+#include <zkr/detail/asio.hpp>
+#include <zkr/detail/unique_function.hpp>
 #include <zkr/error.hpp>
 #include <zkr/hold_state.hpp>
 #include <zkr/hold_view.hpp>
@@ -9,10 +10,8 @@
 #include <zkr/results.hpp>
 
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/system_executor.hpp>
 #include <boost/system/error_code.hpp>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <stop_token>
@@ -22,7 +21,7 @@
 namespace zkr {
 
 namespace detail {
-class lock_base;
+struct hold_access;
 }
 
 /**
@@ -87,29 +86,24 @@ public:
     hold_view view() const noexcept;
     /// Runs ops atomically only while the hold's node exists on our session; lock_lost if not.
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
-
-    struct group;  // what the handles of one acquire share
+    /// As guarded_multi(ops), reporting through ec (lock_not_held when this object owns nothing).
+    std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
 
 protected:
-    friend class detail::lock_base;
-    friend class interprocess_semaphore_v2;
+    struct group;  // what the handles of one acquire share (recipes/hold_access.hpp)
+    friend struct detail::hold_access;
     explicit lock_hold(std::shared_ptr<group> g) noexcept : group_(std::move(g)) {}
     const group& checked() const;
-    /// Hands over this handle's share of the hold: the hold itself once it was the last handle
-    /// of its acquire (to be released), else null. The object owns nothing afterwards.
-    static std::shared_ptr<detail::hold> take_last(std::shared_ptr<group> g);
-    /// What `handles` handles of one acquire share.
-    static std::shared_ptr<group> share(std::shared_ptr<detail::lock_driver> driver, std::shared_ptr<detail::hold> h,
-                                        std::string data, std::int32_t handles);
 
     std::shared_ptr<group> group_;
-};
 
-struct lock_hold::group {
-    std::shared_ptr<detail::lock_driver> driver;
-    std::shared_ptr<detail::hold> hold;
-    std::string data;
-    std::atomic<std::int32_t> open;  // handles of this acquire not yet released
+private:
+    /// Where a handler without an associated executor runs: the client's callback thread (without
+    /// a group there is no client: the system executor).
+    static boost::asio::any_io_executor callbacks_of(const group* g);
+    /// Releases g's share of the hold (its node once it was the last handle of its acquire);
+    /// done gets the outcome (lock_not_held without g), possibly inside this call.
+    static void release_share(std::shared_ptr<group> g, detail::unique_function<void(const boost::system::error_code&)> done);
 };
 
 template <typename Token>
@@ -117,12 +111,9 @@ auto lock_hold::async_release(Token&& token) {
     // Taken now, not when the operation is started (use_awaitable starts it when awaited).
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
         [g = std::move(group_)](auto handler) mutable {
-            if (!g) {  // no client to fall back on: the handler's executor, or the system executor
-                detail::completion_on<true>(std::move(handler), boost::asio::system_executor())(make_error_code(errc::lock_not_held));
-                return;
-            }
-            auto driver = g->driver;
-            detail::release_then_complete(*driver, take_last(std::move(g)), {}, std::move(handler));
+            // Posted: without a group, or when this handle was not the last, the outcome is known now.
+            auto complete = detail::completion_on<true>(std::move(handler), callbacks_of(g.get()));
+            release_share(std::move(g), std::move(complete));
         },
         token);
 }

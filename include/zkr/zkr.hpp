@@ -16,11 +16,11 @@
 #include <zkr/interprocess_semaphore_v2.hpp>
 #include <zkr/lease.hpp>
 #include <zkr/lock_hold.hpp>
-#include <zkr/lock_rule.hpp>
 #include <zkr/multi_op.hpp>
 #include <zkr/path.hpp>
 #include <zkr/results.hpp>
 #include <zkr/retry_policy.hpp>
 #include <zkr/shared_count.hpp>
 #include <zkr/stat.hpp>
+#include <zkr/timed_lockable.hpp>
 #include <zkr/watch_event.hpp>

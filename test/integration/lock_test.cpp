@@ -7,6 +7,8 @@
 
 #include <zkr/fair_lock.hpp>
 #include <zkr/interprocess_mutex.hpp>
+#include <zkr/interprocess_semaphore_mutex.hpp>
+#include <zkr/interprocess_semaphore_v2.hpp>
 #include <zkr/path.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -301,6 +303,54 @@ TEST_CASE("guarded writes commit only while held") {
     m.guarded_multi({zkr::multi_op::set_data(path + "-data", "v2")}, ec);
     CHECK(ec == zkr::errc::lock_lost);
     CHECK(other->get_data(path + "-data").data == "v1");
+}
+
+// One verb for every recipe and hold type: guarded_multi(ops) throws, guarded_multi(ops, ec)
+// reports; both refuse with lock_not_held when nothing is held, and commit while held.
+template <typename Holder>
+void check_guarded_forms(zkr::client& c, Holder& h, const std::string& data_path, bool held) {
+    INFO("held: " << held << ", writing " << data_path);
+    boost::system::error_code ec;
+    auto r = h.guarded_multi({zkr::multi_op::create(data_path, "x")}, ec);
+    if (!held) {
+        CHECK(ec == zkr::errc::lock_not_held);
+        CHECK(r.empty());
+        CHECK_THROWS_AS(h.guarded_multi({zkr::multi_op::create(data_path, "x")}), zkr::error);
+        CHECK_FALSE(c.exists(data_path));
+        return;
+    }
+    REQUIRE_FALSE(ec);
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].path == data_path);
+    CHECK(h.guarded_multi({zkr::multi_op::remove(data_path)}).size() == 1);
+    CHECK_FALSE(c.exists(data_path));
+}
+
+TEST_CASE("guarded writes: the fair lock, the semaphore mutex, lock_hold and lease have both forms") {
+    auto& zk = zkr::test::shared_server();
+    const std::string path = lock_path("guarded-forms");
+    auto a = connect(zk.connect_string());
+    zkr::fair_lock fl(*a, path + "/fair");
+    check_guarded_forms(*a, fl, path + "-fair", false);
+    fl.acquire();
+    check_guarded_forms(*a, fl, path + "-fair", true);
+    fl.release();
+    zkr::interprocess_semaphore_mutex sm(*a, path + "/semaphore-mutex");
+    check_guarded_forms(*a, sm, path + "-sm", false);
+    sm.acquire();
+    check_guarded_forms(*a, sm, path + "-sm", true);
+    sm.release();
+    zkr::interprocess_mutex m(*a, path + "/mutex");
+    zkr::lock_hold hold = m.async_acquire(5s, boost::asio::use_future).get();
+    REQUIRE(hold);
+    check_guarded_forms(*a, hold, path + "-hold", true);
+    hold.release();
+    check_guarded_forms(*a, hold, path + "-hold", false);
+    zkr::interprocess_semaphore_v2 s(*a, path + "/semaphore", 2);
+    zkr::lease l = s.acquire();
+    check_guarded_forms(*a, l, path + "-lease", true);
+    l.close();
+    check_guarded_forms(*a, l, path + "-lease", false);
 }
 
 TEST_CASE("server restarted within the session timeout: the hold is kept, waiters go on, nothing leaks") {

@@ -11,6 +11,8 @@
 
 #include "zkr_catch.hpp"
 
+#include <unistd.h>
+
 #include <future>
 #include <mutex>
 #include <set>
@@ -516,7 +518,9 @@ TEST_CASE("semaphore: async_acquire with a callback and use_future, leases move 
     zkr::lease moved = std::move(one[0]);
     CHECK_FALSE(one[0].is_open());
     CHECK(moved.is_valid());
-    CHECK(moved.data() == zkr::detail::default_node_data());
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    CHECK(moved.data() == std::string(host) + ":" + std::to_string(::getpid()));  // the documented default
     kept.clear();
     moved = s.acquire();  // the move-assignment returns the lease it held
     CHECK(zkr::test::eventually([&] { return s.participant_nodes().size() == 1; }));

@@ -16,7 +16,7 @@
 // decision to know this process's held nodes.
 #pragma once
 
-#include <zkr/lock_rule.hpp>
+#include "../../recipes/lock_rule.hpp"
 
 #include <algorithm>
 

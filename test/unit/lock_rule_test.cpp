@@ -1,4 +1,4 @@
-#include <zkr/lock_rule.hpp>
+#include "../../recipes/lock_rule.hpp"
 
 #include <zkr/error.hpp>
 

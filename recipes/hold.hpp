@@ -1,0 +1,83 @@
+// One hold as its recipe sees it (private to the recipes: users see lock_hold and hold_view).
+#pragma once
+
+#include "../src/listener_registry.hpp"
+
+#include <zkr/client.hpp>
+#include <zkr/hold_state.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace zkr::detail {
+
+class lock_engine;  // carries out the lock machine's actions; recipes/lock_engine.hpp
+
+/// One hold as its recipe sees it: our node, its fencing token, our session, and the hold's
+/// state. The lock engine behind it decides on the network thread (recipes/lock_machine.hpp) and
+/// publishes each state here; listeners run on the client's callback thread.
+class hold : public std::enable_shared_from_this<hold> {
+public:
+    hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, std::int64_t session_id,
+         std::shared_ptr<lock_engine> engine);
+    ~hold();
+
+    const std::string& node_path() const noexcept { return node_path_; }
+    std::int64_t fencing_token() const noexcept { return token_; }
+    std::int64_t session_id() const noexcept { return session_; }
+    /// The state the engine acts on (it changes on the network thread).
+    hold_state state() const noexcept { return state_.load(); }
+    /// The state a caller may act on: as state(), except that held reads doubtful while the
+    /// connection has been silent past the C client's receive timeout. A process that was paused
+    /// (SIGSTOP, a VM or GC pause) may run again before its network thread has seen the silence,
+    /// and its session may have expired meanwhile: it must not act as the holder then.
+    hold_state caller_state() const noexcept;
+    /// Stop is requested once the hold ends: lost (session ended, node deleted or written by
+    /// someone else, client closed) or released. Requested on the client's callback thread, so
+    /// std::stop_callback functions run there, never on the network thread. Doubt (connection
+    /// suspended) does not request it: the hold may come back.
+    std::stop_token stop_token() const noexcept;
+
+    /// fn runs on the callback thread after each state change. listening, if given, is asked on the
+    /// network thread first: while it says no, nothing is posted (a recipe attaches its listener
+    /// hub to every hold; most have no user listener, and a post wakes the callback thread twice
+    /// per lock cycle).
+    std::uint64_t add_listener(std::function<void(hold_state)> fn, std::function<bool()> listening = {});
+    void remove_listener(std::uint64_t id);
+
+    /// A multi that commits only while this hold's node exists on this hold's session.
+    std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
+
+private:
+    friend class lock_engine;
+    friend class lock_driver;  // hands a release to the engine
+    // Network thread only: the engine publishes the machine's decision.
+    void set_state(hold_state s);
+    void request_stop();
+
+    zkr::client& client_;
+    std::string node_path_;
+    std::int64_t token_;
+    std::int64_t session_;
+    // Keeps the engine (and with it the machine) alive while the recipe keeps this hold; the
+    // engine holds only a weak pointer back.
+    std::shared_ptr<lock_engine> engine_;
+    std::atomic<hold_state> state_{hold_state::held};
+    // Only a hold whose token was taken requests its stop (a post to the callback thread per
+    // release would wake it once per lock cycle, which W2 showed costs 8%). stop_wanted_ and
+    // state_ are seq_cst: of a token taken while the hold ends, at least one side sees the other.
+    mutable std::stop_source stop_;
+    mutable std::atomic<bool> stop_wanted_{false};
+    struct listener {
+        std::function<void(hold_state)> fn;
+        std::function<bool()> listening;
+    };
+    listener_registry<listener> listeners_;
+};
+
+}  // namespace zkr::detail
