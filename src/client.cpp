@@ -4,7 +4,7 @@
 #include "connection.hpp"
 #include "parse_number.hpp"
 
-#include <zkr/detail/sync_result.hpp>
+#include "sync_result.hpp"
 #include <zkr/path.hpp>
 
 #include <spdlog/spdlog.h>

@@ -5,7 +5,7 @@
 #include "connection_internal.hpp"
 
 #include <zkr/error.hpp>
-#include <zkr/detail/sync_result.hpp>
+#include "sync_result.hpp"
 
 namespace zkr::detail {
 

@@ -1,6 +1,6 @@
 // The hand-over of a result to a blocked caller: spin first, then sleep; never spin through a long
 // wait. CPU time of the waiting thread tells spinning from sleeping.
-#include <zkr/detail/sync_result.hpp>
+#include "sync_result.hpp"
 
 #include "zkr_catch.hpp"
 
