@@ -33,6 +33,8 @@ struct acquire_request {
     std::function<void(const std::string&)> on_queued;
     /// If given, runs on the network thread whenever the attempt starts waiting for other nodes.
     std::function<void()> on_waiting;
+    /// The node names on this path that the acquiring owner holds already (lock_rule::decide).
+    std::vector<std::string> held_by_us;
 };
 
 /// Acquires holds on one lock path with one rule. Thread-safe; its work runs on the network thread.

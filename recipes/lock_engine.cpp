@@ -15,7 +15,7 @@ using boost::system::error_code;
 namespace {
 
 lock_machine::config machine_config(const lock_driver& d, const acquire_request& req) {
-    return {.rule = &d.rule(), .timeout = req.timeout};
+    return {.rule = &d.rule(), .timeout = req.timeout, .context = {req.held_by_us}};
 }
 
 }  // namespace

@@ -229,6 +229,8 @@ public:
         const lock_rule* rule = nullptr;  ///< must outlive the machine
         /// nullopt: wait for ever; zero or less: try once, never queue; more: give up after it.
         std::optional<std::chrono::milliseconds> timeout;
+        /// The nodes on this path that the acquiring owner holds already (lock_rule::decide).
+        decision_context context;
         bool try_only() const noexcept { return timeout && timeout->count() <= 0; }
     };
 
@@ -461,7 +463,7 @@ private:
 
     void decide() {
         auto& a = *acquiring();
-        const auto d = a.view.decide(*cfg_.rule);
+        const auto d = a.view.decide(*cfg_.rule, cfg_.context);
         if (d.error) return fail(d.error);
         if (d.holds) return grant();
         if (cfg_.try_only()) return finish_acquire({}, /*remove=*/true);
@@ -518,7 +520,7 @@ private:
     void node_gone(const std::string& name) {
         auto& a = *acquiring();
         Rules::forget(a.view, name);
-        const auto d = a.view.decide(*cfg_.rule);
+        const auto d = a.view.decide(*cfg_.rule, cfg_.context);
         if (d.error) return fail(d.error);
         if (d.holds) return grant();
         for (const auto& n : d.watch)
@@ -623,41 +625,78 @@ private:
         emit(lock_out::watch_own{ask({purpose::own}), node()->path});
     }
 
+    // What we learn about our node, from a read or from its watch, is classified once: a waiter
+    // and a holder then read the same news the same way. (Revocation adds its request here.)
+    enum class own_news {
+        intact,              // there, ours, written only by us
+        gone,                // deleted, or no longer our session's
+        written_by_another,  // a waiter behind us takes the write for our release
+        unwatched,           // the watch ended with the session
+    };
+
+    // The session our node must belong to: the hold's, or (waiting) the one that made it.
+    std::int64_t expected_owner() const {
+        const auto* h = holding();
+        return h ? h->session : node()->owner;  // (node(): the handlers' guard)
+    }
+
+    own_news news_of(const lock_in::own_read& e) const {
+        if (!e.owner || !Rules::owns(*e.owner, expected_owner())) return own_news::gone;
+        // A write that landed before our watch was set: we would never hear of it otherwise.
+        if (written_by_another(e.version)) return own_news::written_by_another;
+        return own_news::intact;
+    }
+
+    own_news news_of(const lock_in::own_changed& e) const {
+        switch (e.type) {
+            case watch_event_type::node_deleted: return own_news::gone;
+            case watch_event_type::not_watching: return own_news::unwatched;
+            case watch_event_type::node_data_changed:
+                return passes_on(*node()) ? own_news::written_by_another : own_news::intact;
+            default: return own_news::intact;
+        }
+    }
+
     void on(const lock_in::own_read& e, const request&) {
         if (e.ec) return drop(e.ticket);  // no watch was set
         // A live own-node ticket means we have our node (a restart or an end drops the ticket):
         // only a guard, so that a slip of the tickets can never dereference a node we lack.
         const auto* n = node(); if (!n) return;
-        if (acquiring()) {
-            if (!e.owner) vanished();
-            else if (written_by_another(e.version)) requeue_written();
-            return;
-        }
-        // A live own-node ticket means a hold that counts (set_hold abandons it): only a guard,
-        // on one line so that coverage does not count it as a path.
-        auto* h = holding_valid(); if (!h) return;
-        if (!e.owner || !Rules::owns(*e.owner, h->session)) return set_hold(hold_state::lost);
-        // A write that landed before our watch was set: the waiter behind us took it for our
-        // release, and we would never hear of it otherwise.
-        if (written_by_another(e.version)) return lose_written();
-        if (h->state == hold_state::doubtful && connected_ && !read_only_ && session_ == h->session)
-            set_hold(hold_state::held);
+        on_own_news(news_of(e), /*fired=*/false);
     }
 
     void on(const lock_in::own_changed& e, const request&) {
         drop(e.ticket);
         const auto* n = node(); if (!n) return;  // a guard, as in own_read
+        on_own_news(news_of(e), /*fired=*/true);
+    }
+
+    // What each phase does with the news. fired: the watch fired, and must be set again to hear
+    // more; otherwise a read answered, with the watch set (after a reconnection it re-validates a
+    // doubtful hold).
+    void on_own_news(own_news news, bool fired) {
         if (acquiring()) {
-            if (e.type == watch_event_type::node_deleted) vanished();
-            else if (e.type == watch_event_type::node_data_changed && passes_on(*n)) requeue_written();
-            else if (e.type != watch_event_type::not_watching) watch_own();
+            switch (news) {
+                case own_news::gone: return vanished();
+                case own_news::written_by_another: return requeue_written();
+                case own_news::unwatched: return;  // the session went: the restart comes with it
+                case own_news::intact: break;
+            }
+            if (fired) watch_own();
             return;
         }
-        auto* h = holding_valid(); if (!h) return;  // a guard, as in own_read
-        if (e.type == watch_event_type::node_deleted || e.type == watch_event_type::not_watching)
-            return set_hold(hold_state::lost);
-        if (e.type == watch_event_type::node_data_changed && passes_on(h->node)) return lose_written();
-        watch_own();
+        // A live own-node ticket means a hold that counts (set_hold abandons it): only a guard,
+        // on one line so that coverage does not count it as a path.
+        auto* h = holding_valid(); if (!h) return;
+        switch (news) {
+            case own_news::gone: return set_hold(hold_state::lost);
+            case own_news::unwatched: return set_hold(hold_state::lost);
+            case own_news::written_by_another: return lose_written();
+            case own_news::intact: break;
+        }
+        if (fired) return watch_own();
+        if (h->state == hold_state::doubtful && connected_ && !read_only_ && session_ == h->session)
+            set_hold(hold_state::held);
     }
 
     // Whether this node's release passes the lock on (lock_rule::release_passes_on): then only

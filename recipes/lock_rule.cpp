@@ -15,7 +15,11 @@ constexpr std::size_t sequence_digits = 10;
 
 lock_queue lowest_n_rule::queue(const std::vector<std::string>& children) const { return queue_of(children, {mutex_lock_name}); }
 
-lock_decision lowest_n_rule::decide(const std::vector<std::string>& sorted, std::size_t ours) const {
+bool decision_context::holds(std::string_view node) const {
+    return std::find(held_by_us.begin(), held_by_us.end(), node) != held_by_us.end();
+}
+
+lock_decision lowest_n_rule::do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const {
     return detail::prefix_decision(sorted, ours, std::vector<std::uint64_t>(sorted.size(), 1), n_);
 }
 
@@ -92,7 +96,7 @@ std::vector<std::uint64_t> weights_of(const std::vector<lease_node_info>& infos)
 std::uint64_t at_least_zero(std::int64_t max) { return max < 0 ? 0 : static_cast<std::uint64_t>(max); }
 }  // namespace
 
-lock_decision lease_rule::decide(const std::vector<std::string>& sorted, std::size_t ours) const {
+lock_decision lease_rule::do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const {
     const auto infos = lease_infos(sorted);
     for (std::size_t i = 0; i <= ours && i < infos.size(); ++i) {
         if (infos[i].max_tag != tag_) {
@@ -206,9 +210,9 @@ void queue_view::remove_through(const std::string& name) {
     if (it != nodes_.end() - 1) nodes_.erase(nodes_.begin(), it + 1);
 }
 
-lock_decision queue_view::decide(const lock_rule& rule) const {
+lock_decision queue_view::decide(const lock_rule& rule, const decision_context& context) const {
     if (nodes_.empty()) return {};
-    return rule.decide(nodes_, nodes_.size() - 1);
+    return rule.decide(nodes_, nodes_.size() - 1, context);
 }
 
 }  // namespace detail

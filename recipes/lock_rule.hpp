@@ -37,6 +37,14 @@ struct lock_decision {
     boost::system::error_code error;
 };
 
+/// What a decision may know beyond the queue: the nodes on this path that the acquiring owner
+/// (a thread, an object) holds already. A read-write lock's downgrade needs it: the reader of the
+/// owner that holds the write lock must not wait behind its own writer.
+struct decision_context {
+    std::vector<std::string> held_by_us;  ///< node names (no path), in any order
+    bool holds(std::string_view node) const;
+};
+
 /// A lock path's children as one rule sees them.
 struct lock_queue {
     /// The participants' node names in queue order (ours among them, once created).
@@ -61,8 +69,10 @@ public:
     virtual std::string node_name() const = 0;
     /// The participants among a lock path's children, in queue order, and a node of another kind.
     virtual lock_queue queue(const std::vector<std::string>& children) const = 0;
-    /// sorted: queue(...).sorted; ours: our index in it.
-    virtual lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const = 0;
+    /// sorted: queue(...).sorted; ours: our index in it; context: what the owner holds already.
+    lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context& context = {}) const {
+        return do_decide(sorted, ours, context);
+    }
     /// True when the release of the holder `node` makes the node just behind it the holder (it
     /// held only with nothing ahead of it: a one-holder lock, a read-write lock's writer). Such a
     /// holder releases with a data change and the delete in one transaction: the waiter behind it,
@@ -80,6 +90,10 @@ public:
     /// How many of the sorted participants hold now (the first ones): for tools such as
     /// `zkr status`, and the simulation's checker.
     virtual std::size_t holders(const std::vector<std::string>& sorted) const = 0;
+
+private:
+    virtual lock_decision do_decide(const std::vector<std::string>& sorted, std::size_t ours,
+                                    const decision_context& context) const = 0;
 };
 
 /// The children that are protected lock nodes ("_c_<uuid>-...<name><seq>") of one of `names`,
@@ -101,12 +115,12 @@ public:
     std::string_view kind() const override { return "mutex"; }
     std::string node_name() const override { return std::string(mutex_lock_name); }
     lock_queue queue(const std::vector<std::string>& children) const override;
-    lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const override;
     std::size_t leases() const noexcept { return n_; }
     bool release_passes_on(std::string_view) const override { return n_ == 1; }
     std::size_t holders(const std::vector<std::string>& sorted) const override;
 
 private:
+    lock_decision do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const override;
     std::size_t n_;
 };
 
@@ -139,7 +153,6 @@ public:
     /// A node of one lease (an acquire of several names its own: lease_node_name).
     std::string node_name() const override;
     lock_queue queue(const std::vector<std::string>& children) const override;
-    lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const override;
     /// A fixed maximum of one lease is a one-holder lock (interprocess_semaphore_mutex, or
     /// semaphore_v2 with max 1): a holder's release passes the lock on, as a mutex's does. Not for
     /// more leases (a holder's release says nothing of the holders ahead of it) nor for a shared
@@ -149,6 +162,7 @@ public:
     std::size_t holders(const std::vector<std::string>& sorted) const override;
 
 private:
+    lock_decision do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const override;
     std::function<std::int64_t()> max_;
     std::string tag_;
 };
@@ -181,7 +195,7 @@ public:
     /// A node ahead of ours held and released: every node up to it is gone (it held, so none
     /// was ahead of it then, and no node is ever created ahead of an existing one).
     void remove_through(const std::string& name);
-    lock_decision decide(const lock_rule& rule) const;
+    lock_decision decide(const lock_rule& rule, const decision_context& context = {}) const;
     std::size_t ahead() const noexcept { return nodes_.empty() ? 0 : nodes_.size() - 1; }
     const std::vector<std::string>& nodes() const noexcept { return nodes_; }
 

@@ -12,8 +12,10 @@
 // - A writer's release passes the lock on (it held alone at the head): the waiters behind it
 //   learn from its release signal alone that everything up to it is gone. A reader's does not.
 // - Nobody awaits a grant: every waiter needs a node gone, never a node granted.
-// Not here yet: the downgrade (a reader of the process that holds the write lock), which needs the
-// decision to know this process's held nodes.
+// - A writer that the reader's owner holds already does not count (decision_context): the downgrade
+//   (take the read lock while holding the write lock, then release the write lock). The recipe
+//   must also place that read node where no waiting writer can pass it: Curator 5.5 gives it the
+//   write node's sequence (a plain ephemeral create), which is the recipe's part, not the rule's.
 #pragma once
 
 #include "../../recipes/lock_rule.hpp"
@@ -35,20 +37,6 @@ public:
         return queue_of(children, {read_lock_name, write_lock_name});
     }
 
-    lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours) const override {
-        lock_decision d;
-        if (side_ == side::write) {
-            if (ours == 0) d.holds = true;
-            else d.watch.push_back(sorted[ours - 1]);
-            return d;
-        }
-        const auto ahead = sorted.begin() + static_cast<std::ptrdiff_t>(ours);
-        const auto last_writer = std::find_if(std::make_reverse_iterator(ahead), sorted.rend(), [](const std::string& n) { return is_writer(n); });
-        if (last_writer == sorted.rend()) d.holds = true;
-        else d.watch.push_back(*last_writer);
-        return d;
-    }
-
     bool release_passes_on(std::string_view node) const override { return is_writer(node); }
     bool grants_awaited() const override { return false; }
 
@@ -60,6 +48,21 @@ public:
     }
 
 private:
+    lock_decision do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context& context) const override {
+        lock_decision d;
+        if (side_ == side::write) {
+            if (ours == 0) d.holds = true;
+            else d.watch.push_back(sorted[ours - 1]);
+            return d;
+        }
+        const auto ahead = sorted.begin() + static_cast<std::ptrdiff_t>(ours);
+        const auto last_writer = std::find_if(std::make_reverse_iterator(ahead), sorted.rend(),
+                                              [&](const std::string& n) { return is_writer(n) && !context.holds(n); });
+        if (last_writer == sorted.rend()) d.holds = true;
+        else d.watch.push_back(*last_writer);
+        return d;
+    }
+
     side side_;
 };
 

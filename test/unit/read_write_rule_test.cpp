@@ -34,6 +34,19 @@ TEST_CASE("read-write rule: readers share until a writer, a writer holds alone a
     CHECK_FALSE(reader.grants_awaited());
 }
 
+TEST_CASE("read-write rule: a writer that the reader's owner holds does not block it (the downgrade), any other writer does") {
+    const zkr::decision_context ours_w2{{w2}};
+    CHECK(reader.decide({w2, r3}, 1, ours_w2).holds);
+    CHECK(reader.decide({r1, w2, r3}, 2, ours_w2).holds);
+    CHECK_FALSE(reader.decide({w2, r3}, 1).holds);  // without the context, w2 is someone else's
+    const auto d = reader.decide({r1, w2, r3, w4, r5}, 4, ours_w2);
+    CHECK_FALSE(d.holds);
+    CHECK(d.watch == names{w4});
+    // The writer's decision ignores the context: a held reader of ours ahead of our writer is an
+    // upgrade, which the recipe refuses before it queues (it could never reach the head).
+    CHECK_FALSE(writer.decide({r1, w2}, 1, zkr::decision_context{{r1}}).holds);
+}
+
 TEST_CASE("read-write rule: only a writer's release passes the lock on, and both sides share one queue of Curator's names") {
     CHECK(reader.release_passes_on(w2));
     CHECK_FALSE(writer.release_passes_on(r1));
@@ -86,4 +99,14 @@ TEST_CASE("lock machine on the read-write rule: a writer waits for every reader 
     const auto rel = q.m.resume(lock_in::release{});
     REQUIRE(zkr::test::find_action<lock_out::delete_own>(rel));
     CHECK(zkr::test::find_action<lock_out::delete_own>(rel)->signal);
+}
+
+TEST_CASE("lock machine on the read-write rule: a reader behind its owner's own writer holds at once, with no watch") {
+    queued_machine q(reader, r3, {w2, r3}, 1, session, zkr::decision_context{{w2}});
+    CHECK(zkr::test::find_action<lock_out::granted>(q.last));
+    CHECK_FALSE(zkr::test::find_action<lock_out::watch_node>(q.last));
+    queued_machine other(reader, r3, {w2, r3}, 1, session);
+    CHECK_FALSE(zkr::test::find_action<lock_out::granted>(other.last));
+    REQUIRE(zkr::test::find_action<lock_out::watch_node>(other.last));
+    CHECK(zkr::test::find_action<lock_out::watch_node>(other.last)->name == w2);
 }
