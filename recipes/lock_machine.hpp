@@ -648,13 +648,11 @@ private:
     }
 
     own_news news_of(const lock_in::own_changed& e) const {
-        switch (e.type) {
-            case watch_event_type::node_deleted: return own_news::gone;
-            case watch_event_type::not_watching: return own_news::unwatched;
-            case watch_event_type::node_data_changed:
-                return passes_on(*node()) ? own_news::written_by_another : own_news::intact;
-            default: return own_news::intact;
-        }
+        if (e.type == watch_event_type::node_deleted) return own_news::gone;
+        if (e.type == watch_event_type::not_watching) return own_news::unwatched;
+        // Only a data change of a node whose release passes the lock on is news (our own touch is not).
+        const bool written = e.type == watch_event_type::node_data_changed && passes_on(*node());
+        return written ? own_news::written_by_another : own_news::intact;
     }
 
     void on(const lock_in::own_read& e, const request&) {
@@ -689,8 +687,7 @@ private:
         // on one line so that coverage does not count it as a path.
         auto* h = holding_valid(); if (!h) return;
         switch (news) {
-            case own_news::gone: return set_hold(hold_state::lost);
-            case own_news::unwatched: return set_hold(hold_state::lost);
+            case own_news::gone: case own_news::unwatched: return set_hold(hold_state::lost);  // (one line: one path)
             case own_news::written_by_another: return lose_written();
             case own_news::intact: break;
         }
