@@ -516,8 +516,10 @@ private:
 
     // A node ahead of ours is gone. The view is a superset of the nodes really ahead, so when it
     // says we hold, we do. When we already watch every node the rule names, we wait on; otherwise
-    // the other nodes the view lists are most likely gone too: list once.
+    // the other nodes the view lists are most likely gone too: list once. (Unless a node may have
+    // joined ahead of us while it held: then only a listing tells.)
     void node_gone(const std::string& name) {
+        if (cfg_.rule->joins_ahead_of(name)) return list(true);
         auto& a = *acquiring();
         Rules::forget(a.view, name);
         const auto d = a.view.decide(*cfg_.rule, cfg_.context);

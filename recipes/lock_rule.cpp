@@ -5,6 +5,7 @@
 #include "../src/parse_number.hpp"  // the client layer's one parse
 
 #include <algorithm>
+#include <tuple>
 #include <cstdio>
 
 namespace zkr {
@@ -140,21 +141,24 @@ std::optional<std::string_view> lock_kind_of(std::string_view name) {
 
 lock_queue queue_of(const std::vector<std::string>& children, std::initializer_list<std::string_view> names) {
     lock_queue q;
-    std::vector<std::pair<std::uint32_t, std::string>> keyed;
+    std::vector<std::tuple<std::uint32_t, std::size_t, std::string>> keyed;  // sequence, name's rank, node
     keyed.reserve(children.size());
     // Every participant is created protected ("_c_<uuid>-", as Curator's are too). A sequential
     // node without that prefix was dropped in by something else; counted, it would hold forever.
     for (const auto& c : children) {
         if (c.rfind("_c_", 0) != 0) continue;
         std::optional<std::uint32_t> seq;
-        for (const auto name : names)
+        std::size_t rank = 0;
+        for (const auto name : names) {
             if ((seq = lock_sequence(c, name))) break;
-        if (seq) keyed.emplace_back(*seq, c);
+            ++rank;
+        }
+        if (seq) keyed.emplace_back(*seq, rank, c);
         else if (!q.other_kind && lock_kind_of(c)) q.other_kind = c;
     }
     std::sort(keyed.begin(), keyed.end());
     q.sorted.reserve(keyed.size());
-    for (auto& k : keyed) q.sorted.push_back(std::move(k.second));
+    for (auto& k : keyed) q.sorted.push_back(std::move(std::get<2>(k)));
     return q;
 }
 

@@ -84,6 +84,14 @@ public:
         (void)node;
         return false;
     }
+    /// True when a node may join the queue ahead of waiters while `node` holds (a read-write lock's
+    /// downgrade gives its read node the writer's sequence). A waiter then never decides from that
+    /// node's departure alone, as it does for other nodes (its view of the queue would miss the
+    /// newcomer): it lists the queue again.
+    virtual bool joins_ahead_of(std::string_view node) const {
+        (void)node;
+        return false;
+    }
     /// Whether a waiter of this rule ever awaits a grant (lock_decision::await_grant). When not, a
     /// node granted never touches itself to tell the one behind it: nobody listens for that.
     virtual bool grants_awaited() const { return true; }
@@ -97,8 +105,9 @@ private:
 };
 
 /// The children that are protected lock nodes ("_c_<uuid>-...<name><seq>") of one of `names`,
-/// sorted by sequence (foreign nodes, a plain "lock-0000000001" too, are ignored), and the first
-/// protected node of another known kind (lock_kind_of).
+/// sorted by sequence, and at one sequence in the order of `names` (foreign nodes, a plain
+/// "lock-0000000001" too, are ignored), and the first protected node of another known kind
+/// (lock_kind_of).
 lock_queue queue_of(const std::vector<std::string>& children, std::initializer_list<std::string_view> names);
 /// The kind of lock whose protocol names a node like this one ("mutex" for "..lock-<seq>",
 /// "semaphore" for "..lease-<seq>", "read-write lock" for Curator's "..__READ__<seq>" and

@@ -1,6 +1,6 @@
 #include "lock_sim.hpp"
 
-#include "read_write_rule.hpp"
+#include "../../recipes/read_write_rule.hpp"
 #include "sim_zookeeper.hpp"
 
 #include <zkr/path.hpp>
@@ -83,6 +83,7 @@ struct request {
     std::string name;  // create: the name after the protect prefix
     std::string prefix;
     bool recover = false;  // create: the first try may have been applied
+    bool plain = false;    // create: a plain ephemeral node (a downgrade's read node), not sequential
     bool signal = false;   // release: multi of setData and delete
 };
 
@@ -142,6 +143,8 @@ struct live_machine {
     std::string node_name;  // what its create asks for (the odd client's differs)
     const lock_rule* rule = nullptr;
     int weight = 1;  // leases its node asks for (acquire_many)
+    std::uint64_t downgrade_of = 0;  // a read-write lock's downgrade: the writer machine it follows
+    std::string writer_node;         // and that writer's node name
 };
 
 class world {
@@ -235,6 +238,11 @@ private:
             case timer::own_watch_due: feed(c, t.machine, lock_in::own_watch_due{t.ticket}); break;
             case timer::hold_end:
                 if (holds(c, t.machine)) {
+                    if (s_.kind == recipe::read_write && is_read_write_writer(node_name(live_.at(t.machine).m->node_path())) &&
+                        pick(3) == 0) {
+                        start_downgrade(c, t.machine);
+                        break;
+                    }
                     note("c" + std::to_string(c.id) + " releases");
                     feed(c, t.machine, release());
                 }
@@ -570,7 +578,12 @@ private:
                         r.prefix = renew_prefix(c, r);
                     }
                 }
-                auto res = found ? *found : zk_.create_sequential(c.session, r.path, r.prefix + r.name, "");
+                auto res = found     ? *found
+                           : r.plain ? zk_.create_ephemeral(c.session, r.path, r.prefix + r.name, "")
+                                     : zk_.create_sequential(c.session, r.path, r.prefix + r.name, "");
+                if (const auto it = live_.find(r.machine);
+                    r.plain && res.code == rc::ok && it != live_.end() && !zk_.find(std::string(lock_path) + "/" + it->second.writer_node))
+                    orphans_.insert(std::string(node_name(res.path)));
                 reply(c, r, lock_in::created{r.ticket, ec_of(res.code), res.path, res.stat.czxid, res.stat.owner});
                 break;
             }
@@ -730,6 +743,27 @@ private:
         feed(c, id, lock_in::start{c.connected, c.session});
     }
 
+    // The writer `writer` takes the read lock (its node gets the writer's sequence, and its decision
+    // knows the writer is ours), then releases the write lock once the reader's outcome is in.
+    void start_downgrade(client& c, std::uint64_t writer) {
+        const auto id = ++next_machine_;
+        const auto writer_node = std::string(node_name(live_.at(writer).m->node_path()));
+        const auto seq = writer_node.substr(writer_node.size() - 10);
+        live_[id] = {c.id, machines_({read_rule_.get(), std::nullopt, decision_context{{writer_node}}}),
+                     std::string(read_lock_name) + seq, read_rule_.get(), 1, writer, writer_node};
+        c.running[id] = false;
+        note("c" + std::to_string(c.id) + " downgrades m" + std::to_string(writer) + " (m" + std::to_string(id) + ")");
+        feed(c, id, lock_in::start{c.connected, c.session});
+    }
+
+    // A downgrade's reader has its outcome: the writer it follows lets go now.
+    void downgrade_done(client& c, std::uint64_t id) {
+        const auto writer = live_.at(id).downgrade_of;
+        if (!writer || !holds(c, writer)) return;
+        note("c" + std::to_string(c.id) + " releases m" + std::to_string(writer) + " after its downgrade");
+        feed(c, writer, release());
+    }
+
     void feed(client& c, std::uint64_t id, const lock_event& e) {
         const auto it = live_.find(id);
         if (it == live_.end()) return;
@@ -760,6 +794,7 @@ private:
 
     void carry_out(client& c, std::uint64_t id, const lock_out::create& a) {
         request r{request::create, id, a.ticket, lock_path, live_.at(id).node_name};
+        r.plain = live_.at(id).downgrade_of != 0;
         r.prefix = renew_prefix(c, r);
         send(c, std::move(r));
     }
@@ -810,7 +845,7 @@ private:
         // A grant on a listing taken before an operator deleted our node is a hold in the window
         // above (not told yet): its lower token is what lets a fenced resource refuse it.
         // (A read-write lock's writers hold alone: their tokens rise too.)
-        if ((s_.max_holders == 1 || is_writer(node_name(a.path))) && !tampered_.count(a.token)) {
+        if ((s_.max_holders == 1 || is_read_write_writer(node_name(a.path))) && !tampered_.count(a.token)) {
             if (a.token <= last_token_)
                 violate("fencing token " + std::to_string(a.token) + " after " + std::to_string(last_token_));
             last_token_ = a.token;
@@ -827,6 +862,7 @@ private:
             violate(std::to_string(valid_holders()) + " holders after a grant under a shared count of " + std::to_string(shared_max_));
         if (c.running.count(id)) c.running[id] = true;
         at(pick(150), {timer::hold_end, c.id, id});
+        downgrade_done(c, id);
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::not_granted& a) {
         if (!outcomes_.insert(id).second) violate("m" + std::to_string(id) + " heard a second outcome (not granted)");
@@ -840,6 +876,7 @@ private:
         else if (a.ec == errc::lock_kind_mismatch && !other_kind_present_) missing = "another kind's node";
         if (missing) violate("m" + std::to_string(id) + " not granted (" + (a.ec ? a.ec.message() : "timed out") + ") without " + missing);
         note("c" + std::to_string(c.id) + " not granted: " + (a.ec ? a.ec.message() : "timed out"));
+        downgrade_done(c, id);
         if (c.running.count(id)) next(c, id);
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::hold_changed& a) {
@@ -879,7 +916,7 @@ private:
     // The worker's attempt ended: the machine lives on while a delete is pending.
     void next(client& c, std::uint64_t id) {
         c.running.erase(id);  // feed() lets the machine go once it is finished
-        ++c.attempts_done;
+        if (!live_.count(id) || !live_.at(id).downgrade_of) ++c.attempts_done;  // a downgrade's reader is part of its writer's attempt
         at(pick(30), {timer::next_attempt, c.id});
     }
 
@@ -894,7 +931,11 @@ private:
     std::optional<std::set<std::string>> nodes_that_fit() const {
         const auto kids = zk_.children(lock_path);
         if (!kids) return std::set<std::string>{};
-        const auto queue = rule_->queue(*kids).sorted;
+        auto queue = rule_->queue(*kids).sorted;
+        // A downgrade's read node made after its writer had gone (its session lost meanwhile) sits
+        // ahead of writers that may hold: it never holds (its rule fails it with lock_lost once it
+        // lists) and leaves at once, so it is no earlier waiter.
+        std::erase_if(queue, [&](const std::string& n) { return orphans_.count(n) > 0; });
         for (const auto& name : queue)
             if (const node* n = zk_.find(std::string(lock_path) + "/" + name); n && written_.count(n->czxid)) return std::nullopt;
         const auto holders = rule_->holders(queue);
@@ -930,8 +971,10 @@ private:
                                    " was changed by someone else");
                 continue;  // the documented window: not told yet
             }
+            // A downgrade: its reader and its writer, held at once by one owner, count as the writer.
+            if (lm.downgrade_of && live_.count(lm.downgrade_of) && live_.at(lm.downgrade_of).m->state() == hold_state::held) continue;
             held += lm.weight;
-            if (is_writer(node_name(m.node_path()))) writer = m.node_path();
+            if (is_read_write_writer(node_name(m.node_path()))) writer = m.node_path();
             const node* n = zk_.find(m.node_path());
             if (!n || n->owner != m.hold_session())
                 return violate("c" + std::to_string(lm.client) + " reads held, but its node " + m.node_path() +
@@ -1035,6 +1078,7 @@ private:
     std::int64_t last_token_ = 0;
     int faults_left_ = 0;
     std::set<std::int64_t> written_;   // the czxids of lock nodes an operator wrote
+    std::set<std::string> orphans_;  // downgrades' read nodes made after their writer had gone
     std::set<std::int64_t> tampered_;  // the czxids of lock nodes an operator deleted or wrote
     std::set<std::pair<std::uint64_t, std::int64_t>> told_;  // machines told of such a change to their node
     // Own-node reads the server answered after the change, and own-node watch events it fired.

@@ -36,7 +36,7 @@ template <typename Rules>
 machine_factory machines_with() {
     struct adapter final : machine {
         explicit adapter(detail::lock_machine::config c)
-            : m(typename detail::basic_lock_machine<Rules>::config{c.rule, c.timeout}) {}
+            : m(typename detail::basic_lock_machine<Rules>::config{c.rule, c.timeout, c.context}) {}
         detail::lock_actions resume(const detail::lock_event& e) override { return m.resume(e); }
         detail::lock_phase phase() const override { return m.phase(); }
         std::optional<hold_state> state() const override { return m.state(); }
@@ -56,7 +56,9 @@ machine_factory shipped_machines();
 
 /// shared_semaphore: a semaphore whose maximum is a shared count that the world changes while
 /// holders hold, sending reevaluate to every live machine as the driver does. read_write: the
-/// read-write lock's two rules (read_write_rule.hpp) on one queue, each acquire a reader or a writer.
+/// read-write lock's two rules (recipes/read_write_rule.hpp) on one queue, each acquire a reader or
+/// a writer; a writer at the end of its hold now and then downgrades (takes the read lock, then
+/// releases the write lock).
 enum class recipe { mutex, semaphore_mutex, semaphore, shared_semaphore, read_write };
 std::string_view to_string(recipe r) noexcept;
 

@@ -37,6 +37,16 @@ void zookeeper::expire(std::int64_t session) {
 
 zookeeper::create_result zookeeper::create_sequential(std::int64_t session, const std::string& parent,
                                                       const std::string& name, const std::string& data) {
+    return create(session, parent, name, data, true);
+}
+
+zookeeper::create_result zookeeper::create_ephemeral(std::int64_t session, const std::string& parent,
+                                                     const std::string& name, const std::string& data) {
+    return create(session, parent, name, data, false);
+}
+
+zookeeper::create_result zookeeper::create(std::int64_t session, const std::string& parent, const std::string& name,
+                                           const std::string& data, bool sequential) {
     if (!alive(session)) return {rc::session_expired};
     // Missing parents, as containers (zkr's create_parents).
     std::vector<std::string> missing;
@@ -48,13 +58,14 @@ zookeeper::create_result zookeeper::create_sequential(std::int64_t session, cons
         add_node(*it, c);
     }
     auto& dir = nodes_.at(parent);
-    char seq[16];
-    std::snprintf(seq, sizeof seq, "%010d", dir.next_sequence++);
+    char seq[16] = {};
+    if (sequential) std::snprintf(seq, sizeof seq, "%010d", dir.next_sequence++);
+    const auto path = child_path(parent, name + seq);
+    if (nodes_.count(path)) return {rc::node_exists};
     node n;
     n.data = data;
     n.czxid = ++zxid_;
     n.owner = session;
-    const auto path = child_path(parent, name + seq);
     add_node(path, n);
     return {rc::ok, path, n};
 }

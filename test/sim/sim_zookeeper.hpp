@@ -56,6 +56,9 @@ public:
     /// An ephemeral sequential node `<parent>/<name><%010d>`; missing parents are made as containers.
     create_result create_sequential(std::int64_t session, const std::string& parent, const std::string& name,
                                     const std::string& data);
+    /// A plain ephemeral node `<parent>/<name>` (node_exists if it is there); parents as above.
+    create_result create_ephemeral(std::int64_t session, const std::string& parent, const std::string& name,
+                                   const std::string& data);
     /// A protected create's recovery: a child of parent whose name starts with prefix.
     std::optional<create_result> find_protected(const std::string& parent, const std::string& prefix) const;
     std::optional<std::vector<std::string>> children(const std::string& path) const;
@@ -78,6 +81,8 @@ public:
     std::vector<fired_watch> take_fired() { return std::exchange(fired_, {}); }
 
 private:
+    create_result create(std::int64_t session, const std::string& parent, const std::string& name, const std::string& data,
+                         bool sequential);
     void fire(const std::string& path, watch_event_type type);
     void fire_children(const std::string& path, watch_event_type type);
     void add_node(const std::string& path, node n);

@@ -1,11 +1,11 @@
 // The lock machine driven by script: expected actions event by event, and every I/O step failed
 // in turn (test/unit/machine_script.hpp).
-#include "../sim/read_write_rule.hpp"
+#include "../../recipes/read_write_rule.hpp"
 #include "machine_script.hpp"
 
 using namespace zkr;
 using namespace zkr::test;
-using zkr::sim::read_write_rule;
+using zkr::read_write_rule;
 
 namespace {
 const lowest_n_rule mutex_rule{1};

@@ -1,10 +1,10 @@
 // The read-write lock's rule (test/sim/read_write_rule.hpp): one queue of readers and writers.
-#include "../sim/read_write_rule.hpp"
+#include "../../recipes/read_write_rule.hpp"
 #include "machine_script.hpp"
 
 #include "zkr_catch.hpp"
 
-using zkr::sim::read_write_rule;
+using zkr::read_write_rule;
 using names = std::vector<std::string>;
 
 namespace {
@@ -47,9 +47,7 @@ TEST_CASE("read-write rule: a writer that the reader's owner holds does not bloc
     CHECK_FALSE(writer.decide({r1, w2}, 1, zkr::decision_context{{r1}}).holds);
 }
 
-TEST_CASE("read-write rule: only a writer's release passes the lock on, and both sides share one queue of Curator's names") {
-    CHECK(reader.release_passes_on(w2));
-    CHECK_FALSE(writer.release_passes_on(r1));
+TEST_CASE("read-write rule: both sides share one queue of Curator's names, a writer first at one sequence, and a writer's departure needs a listing") {
     CHECK(reader.node_name() == "__READ__");
     CHECK(writer.node_name() == "__WRIT__");
     const names children = {w4, "_c_x-lock-0000000009", r3, "__READ__0000000007", r1};
@@ -57,6 +55,27 @@ TEST_CASE("read-write rule: only a writer's release passes the lock on, and both
     CHECK(q.sorted == names{r1, r3, w4});
     CHECK(q.other_kind == "_c_x-lock-0000000009");  // a mutex's node: the two would not exclude each other
     CHECK(writer.queue(children).sorted == q.sorted);
+    // A downgrade's read node has its writer's sequence: the writer sorts first, and both hold.
+    const std::string down = "_c_z-__READ__0000000002";
+    CHECK(reader.queue({down, r3, w2}).sorted == names{w2, down, r3});
+    CHECK(reader.holders({w2, down, r3}) == 2);
+    // No release passes the lock on by a data change (a node may join ahead of the waiters), and
+    // only a writer's departure may hide such a newcomer.
+    CHECK_FALSE(reader.release_passes_on(w2));
+    CHECK_FALSE(writer.release_passes_on(w2));
+    CHECK(reader.joins_ahead_of(w2));
+    CHECK_FALSE(reader.joins_ahead_of(r1));
+}
+
+TEST_CASE("read-write rule: a downgrade's reader holds only while its writer is listed") {
+    const std::string down = "_c_z-__READ__0000000002";
+    const zkr::decision_context ours_w2{{w2}};
+    CHECK(reader.decide({w2, down, w4}, 1, ours_w2).holds);
+    const auto gone = reader.decide({down, w4}, 0, ours_w2);  // the writer went first: w4 may hold
+    CHECK_FALSE(gone.holds);
+    CHECK(gone.error == zkr::errc::lock_lost);
+    // A reader of a later sequence behind an owner's writer that is gone is no downgrade.
+    CHECK(reader.decide({r3}, 0, ours_w2).holds);
 }
 
 namespace {
@@ -65,21 +84,28 @@ constexpr std::int64_t session = 77;
 using zkr::test::queued_machine;
 }  // namespace
 
-TEST_CASE("lock machine on the read-write rule: a writer's release signal grants the reader behind it with no listing, and the reader signals nothing") {
+TEST_CASE("lock machine on the read-write rule: a writer's departure sends the reader behind it to list, a write to it is no release, and no release signals") {
     queued_machine q(reader, r3, {w2, r3, w4}, 1, session);
     const auto* w = zkr::test::find_action<lock_out::watch_node>(q.last);
     REQUIRE(w);
     CHECK(w->name == w2);
-    const auto a = q.m.resume(lock_in::node_changed{w->ticket, zkr::watch_event_type::node_data_changed});
+    auto a = q.m.resume(lock_in::node_changed{w->ticket, zkr::watch_event_type::node_data_changed});
+    CHECK_FALSE(zkr::test::find_action<lock_out::granted>(a));  // a write (a revocation request, say) is no release
+    const auto* again = zkr::test::find_action<lock_out::watch_node>(a);
+    REQUIRE(again);
+    a = q.m.resume(lock_in::node_changed{again->ticket, zkr::watch_event_type::node_deleted});
+    CHECK_FALSE(zkr::test::find_action<lock_out::granted>(a));  // a downgrade's reader may have joined ahead
+    const auto* list = zkr::test::find_action<lock_out::list>(a);
+    REQUIRE(list);
+    a = q.m.resume(lock_in::listed{list->ticket, {}, {r3, w4}});
     CHECK(zkr::test::find_action<lock_out::granted>(a));
-    CHECK_FALSE(zkr::test::find_action<lock_out::list>(a));
     CHECK_FALSE(zkr::test::find_action<lock_out::touch_own>(a));  // the writer behind waits for our node to go, not for our grant
     const auto rel = q.m.resume(lock_in::release{});
     REQUIRE(zkr::test::find_action<lock_out::delete_own>(rel));
-    CHECK_FALSE(zkr::test::find_action<lock_out::delete_own>(rel)->signal);  // readers ahead of the writer may still hold
+    CHECK_FALSE(zkr::test::find_action<lock_out::delete_own>(rel)->signal);
 }
 
-TEST_CASE("lock machine on the read-write rule: a writer waits for every reader ahead, and its release after waiting signals") {
+TEST_CASE("lock machine on the read-write rule: a writer waits for every reader ahead, deciding from its view when a reader goes") {
     queued_machine q(writer, w4, {r1, r3, w4}, 1, session);
     const auto* w = zkr::test::find_action<lock_out::watch_node>(q.last);
     REQUIRE(w);
@@ -98,7 +124,7 @@ TEST_CASE("lock machine on the read-write rule: a writer waits for every reader 
     CHECK(zkr::test::find_action<lock_out::granted>(a));
     const auto rel = q.m.resume(lock_in::release{});
     REQUIRE(zkr::test::find_action<lock_out::delete_own>(rel));
-    CHECK(zkr::test::find_action<lock_out::delete_own>(rel)->signal);
+    CHECK_FALSE(zkr::test::find_action<lock_out::delete_own>(rel)->signal);
 }
 
 TEST_CASE("lock machine on the read-write rule: a reader behind its owner's own writer holds at once, with no watch") {
