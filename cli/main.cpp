@@ -9,6 +9,7 @@
 #include <zkr/zkr.hpp>
 
 #include "../recipes/lock_rule.hpp"  // zkr status names holders with the recipes' own rules
+#include "../recipes/read_write_rule.hpp"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -445,11 +446,17 @@ std::string age(std::int64_t since_ms) {
     return buf;
 }
 
+enum class queue_kind { mutex, semaphore, read_write };
+
 // One kind's queue: who holds (the rule the recipes use, from the names alone), then who waits.
-void print_queue(zkr::client& client, const std::string& path, const std::vector<std::string>& nodes, bool is_semaphore) {
+void print_queue(zkr::client& client, const std::string& path, const std::vector<std::string>& nodes, queue_kind which) {
+    const bool is_semaphore = which == queue_kind::semaphore;
     std::size_t holders = zkr::lowest_n_rule(1).holders(nodes);
     std::string kind = "lock";
-    if (is_semaphore) {
+    if (which == queue_kind::read_write) {
+        holders = zkr::read_write_rule(zkr::read_write_rule::side::read).holders(nodes);
+        kind = "read-write lock";
+    } else if (is_semaphore) {
         const auto tag = zkr::parse_lease_node(nodes[0]).value_or(zkr::lease_node_info{}).max_tag;
         if (const auto max = zkr::max_of_tag(tag); max && *max > 0) {
             holders = zkr::lease_rule([max = *max] { return max; }, tag).holders(nodes);
@@ -471,6 +478,7 @@ void print_queue(zkr::client& client, const std::string& path, const std::vector
             const auto w = zkr::parse_lease_node(nodes[i]).value_or(zkr::lease_node_info{}).weight;
             if (w > 1) role += " (" + std::to_string(w) + " leases)";
         }
+        if (which == queue_kind::read_write) role += zkr::is_read_write_writer(nodes[i]) ? " (writer)" : " (reader)";
         std::printf("  %-22s %-50s %-24s %s  token %lld\n", role.c_str(), nodes[i].c_str(), d.data.empty() ? "-" : d.data.c_str(),
                     age(d.stat.ctime).c_str(), static_cast<long long>(d.stat.czxid));
     }
@@ -491,21 +499,25 @@ int status_command(const std::vector<std::string>& argv) {
         return 0;
     }
     if (ec) throw exit_error(exit_zookeeper, "listing " + path + ": " + ec.message());
-    // A lock's nodes end in "lock-<seq>", a semaphore's in "lease-<seq>". Both kinds on one path
-    // would not exclude each other (zkr refuses to acquire there): show both, and say so.
+    // A lock's nodes end in "lock-<seq>", a semaphore's in "lease-<seq>", a read-write lock's in
+    // "__READ__<seq>" or "__WRIT__<seq>". Two kinds on one path would not exclude each other (zkr
+    // refuses to acquire there): show each, and say so.
     const auto locks = zkr::queue_of(children, {zkr::mutex_lock_name}).sorted;
     const auto leases = zkr::queue_of(children, {zkr::semaphore_lock_name}).sorted;
-    if (locks.empty() && leases.empty()) {
+    const auto read_write = zkr::read_write_rule(zkr::read_write_rule::side::read).queue(children).sorted;
+    const int kinds = !locks.empty() + !leases.empty() + !read_write.empty();
+    if (kinds == 0) {
         if (children.empty()) std::cout << path << ": free (nothing holds or waits)\n";
         else std::cout << path << ": free (nothing holds or waits; " << children.size() << " other node" << (children.size() == 1 ? "" : "s")
                        << ", not zkr's lock or lease nodes)\n";
         return 0;
     }
-    if (!locks.empty() && !leases.empty())
-        std::cout << path << ": both a mutex's lock nodes and a semaphore's lease nodes: the two kinds do not exclude each "
-                             "other, so both may hold at once (zkr refuses new acquires here)\n";
-    if (!locks.empty()) print_queue(*client, path, locks, false);
-    if (!leases.empty()) print_queue(*client, path, leases, true);
+    if (kinds > 1)
+        std::cout << path << ": nodes of " << kinds << " kinds of lock (mutex, semaphore, read-write lock): they do not "
+                             "exclude each other, so each may hold at once (zkr refuses new acquires here)\n";
+    if (!locks.empty()) print_queue(*client, path, locks, queue_kind::mutex);
+    if (!leases.empty()) print_queue(*client, path, leases, queue_kind::semaphore);
+    if (!read_write.empty()) print_queue(*client, path, read_write, queue_kind::read_write);
     return 0;
 }
 

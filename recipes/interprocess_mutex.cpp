@@ -10,6 +10,9 @@ namespace zkr {
 interprocess_mutex::interprocess_mutex(client& c, std::string path)
     : core_(std::make_unique<detail::lock_core>(c, std::move(path), std::make_shared<lowest_n_rule>(1))) {}
 
+interprocess_mutex::interprocess_mutex(client& c, std::string path, std::shared_ptr<const lock_rule> rule, acquire_plan plan)
+    : core_(std::make_unique<detail::lock_core>(c, std::move(path), std::move(rule))), plan_(std::move(plan)) {}
+
 interprocess_mutex::~interprocess_mutex() {
     std::map<std::thread::id, entry> holds;
     {
@@ -48,7 +51,10 @@ bool interprocess_mutex::acquire(std::chrono::milliseconds timeout) { return acq
 bool interprocess_mutex::acquire_for(std::optional<std::chrono::milliseconds> timeout) {
     const auto owner = std::this_thread::get_id();
     if (reenter(owner)) return true;
-    auto h = core_->acquire_hold(timeout);
+    detail::acquire_request req;
+    req.timeout = timeout;
+    if (plan_) plan_(owner, req);
+    auto h = core_->acquire_hold(std::move(req));
     if (!h) return false;
     adopt(owner, std::move(h));
     return true;
@@ -96,6 +102,19 @@ bool interprocess_mutex::is_acquired_in_this_process() const {
 }
 
 bool interprocess_mutex::is_owned_by_current_thread() const { return current_hold() != nullptr; }
+
+bool interprocess_mutex::holds(std::thread::id owner) const {
+    std::lock_guard lock(mutex_);
+    return holds_.count(owner) > 0;
+}
+
+std::string interprocess_mutex::valid_node_of(std::thread::id owner) const {
+    std::lock_guard lock(mutex_);
+    const auto it = holds_.find(owner);
+    if (it == holds_.end()) return {};
+    const auto s = it->second.hold->state();
+    return s == hold_state::held || s == hold_state::doubtful ? it->second.hold->node_path() : std::string();
+}
 
 std::int64_t interprocess_mutex::fencing_token() const {
     auto h = current_hold();

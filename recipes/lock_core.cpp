@@ -99,8 +99,16 @@ std::optional<std::chrono::milliseconds> checked_timeout(std::chrono::millisecon
 
 std::shared_ptr<hold> lock_core::acquire_hold(std::optional<std::chrono::milliseconds> timeout,
                                               std::function<void(const std::string&)> on_queued) {
+    acquire_request req;
+    req.timeout = timeout;
+    req.on_queued = std::move(on_queued);
+    return acquire_hold(std::move(req));
+}
+
+std::shared_ptr<hold> lock_core::acquire_hold(acquire_request req) {
+    if (req.data.empty()) req.data = node_data();
     boost::system::error_code ec;
-    auto h = driver_->acquire_sync(timeout, node_data(), ec, std::move(on_queued));
+    auto h = driver_->acquire_sync(std::move(req), ec);
     if (ec) detail::throw_if(ec, driver_->path(), driver_->acquire_failure(ec, "the lock"));
     if (h) attach_listeners(h);
     return h;

@@ -45,6 +45,8 @@ public:
     /// explanation. Attaches the hold listeners.
     std::shared_ptr<hold> acquire_hold(std::optional<std::chrono::milliseconds> timeout,
                                        std::function<void(const std::string&)> on_queued = {});
+    /// As above, for a request the recipe filled in (its data: node_data() when empty).
+    std::shared_ptr<hold> acquire_hold(acquire_request req);
     void attach_listeners(const std::shared_ptr<hold>& h) const;
     /// attach_listeners as a function that does not refer to this object (for completions that
     /// may run after it is gone).

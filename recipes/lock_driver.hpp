@@ -35,6 +35,9 @@ struct acquire_request {
     std::function<void()> on_waiting;
     /// The node names on this path that the acquiring owner holds already (lock_rule::decide).
     std::vector<std::string> held_by_us;
+    /// If given, our node takes this sequence (a plain ephemeral create, not a sequential one): a
+    /// read-write lock's downgrade places its read node at its writer's.
+    std::optional<std::uint32_t> sequence;
 };
 
 /// Acquires holds on one lock path with one rule. Thread-safe; its work runs on the network thread.

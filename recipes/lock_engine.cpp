@@ -3,6 +3,7 @@
 #include <zkr/path.hpp>
 
 #include <algorithm>
+#include <cstdio>
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
@@ -18,6 +19,17 @@ lock_machine::config machine_config(const lock_driver& d, const acquire_request&
     return {.rule = &d.rule(), .timeout = req.timeout, .context = {req.held_by_us}};
 }
 
+// Our node's path before the protect prefix: "<lock path>/<name>", with the sequence when it is given.
+std::string node_create_path(const lock_driver& d, const acquire_request& req) {
+    auto name = req.node_name.empty() ? d.rule().node_name() : req.node_name;
+    if (req.sequence) {
+        char digits[11];
+        std::snprintf(digits, sizeof digits, "%010u", *req.sequence);
+        name += digits;
+    }
+    return join_path(d.path(), name);
+}
+
 }  // namespace
 
 lock_engine::lock_engine(std::shared_ptr<lock_driver> driver, acquire_request req, acquire_handler done)
@@ -26,7 +38,8 @@ lock_engine::lock_engine(std::shared_ptr<lock_driver> driver, acquire_request re
       net_(network_executor(detail::connection_of(client_))),
       machine_(machine_config(*driver_, req)),
       data_(std::move(req.data)),
-      create_path_(join_path(driver_->path(), req.node_name.empty() ? driver_->rule().node_name() : req.node_name)),
+      create_path_(node_create_path(*driver_, req)),
+      create_mode_(req.sequence ? create_mode::ephemeral : create_mode::ephemeral_sequential),
       done_(std::move(done)),
       on_queued_(std::move(req.on_queued)),
       on_waiting_(std::move(req.on_waiting)),
@@ -85,7 +98,7 @@ void lock_engine::carry_out(const lock_out::create& a) {
     // Until the reply: another acquire of this client may list our node first (a lost reply's
     // recovery takes a while), and must not take it for a stray.
     nodes_.emplace_back(client_, client_nodes::create_in_flight(driver_->path()));
-    client_.async_create(create_path_, data_, {.mode = create_mode::ephemeral_sequential, .create_parents = true, .protect = true},
+    client_.async_create(create_path_, data_, {.mode = create_mode_, .create_parents = true, .protect = true},
                          boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](error_code ec, create_result r) {
                              self->forget_node(client_nodes::create_in_flight(self->driver_->path()));
                              if (!ec) self->nodes_.emplace_back(self->client_, r.path);

@@ -66,7 +66,8 @@ private:
     boost::asio::any_io_executor net_;
     lock_machine machine_;
     std::string data_;
-    std::string create_path_;  // the node's path before the protect prefix and the sequence
+    std::string create_path_;  // the node's path before the protect prefix (and the sequence, when sequential)
+    create_mode create_mode_ = create_mode::ephemeral_sequential;
     acquire_handler done_;
     std::function<void(const std::string&)> on_queued_;
     std::function<void()> on_waiting_;

@@ -52,7 +52,8 @@ public:
             case errc::data_too_large: return "node data exceeds the server's limit";
             case errc::max_mismatch: return "processes disagree on the semaphore's maximum";
             case errc::cancelled: return "cancelled";
-            case errc::lock_kind_mismatch: return "a lock of another kind (mutex or semaphore) holds or waits on this path";
+            case errc::lock_kind_mismatch: return "a lock of another kind (mutex, semaphore or read-write lock) holds or waits on this path";
+            case errc::would_deadlock: return "the acquire would wait for a hold of its own caller";
         }
         return "unknown zkr error " + std::to_string(ev);
     }

@@ -59,7 +59,8 @@ enum class errc : int {
     data_too_large,        ///< Node data over the 1 MiB ZooKeeper limit (jute.maxbuffer).
     max_mismatch,          ///< Processes disagree on a semaphore's maximum.
     cancelled,             ///< The operation was cancelled by the caller.
-    lock_kind_mismatch,    ///< A mutex's and a semaphore's nodes on one path: they would not exclude each other.
+    lock_kind_mismatch,    ///< Two kinds of lock (mutex, semaphore, read-write lock) on one path: they would not exclude each other.
+    would_deadlock,        ///< The acquire would wait for a hold of its own caller (a read lock taken up to the write lock).
 };
 
 /// The error category of zkr::errc ("zkr").

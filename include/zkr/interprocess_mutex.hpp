@@ -23,6 +23,11 @@
 namespace zkr {
 
 class client;
+class lock_rule;
+class interprocess_read_write_lock;
+namespace detail {
+struct acquire_request;
+}
 
 /**
  * A mutex shared by every process that uses the same ZooKeeper path.
@@ -147,6 +152,16 @@ public:
     void unlock() noexcept;
 
 private:
+    friend class interprocess_read_write_lock;
+    /// Asked before a thread's first level of a hold: fills in what the acquire must know (a
+    /// read-write lock's downgrade), or throws zkr::error to refuse it (an upgrade).
+    using acquire_plan = std::function<void(std::thread::id owner, detail::acquire_request& req)>;
+    /// A read-write lock's side: a mutex with another rule and a plan.
+    interprocess_mutex(client& c, std::string path, std::shared_ptr<const lock_rule> rule, acquire_plan plan);
+    /// The node of `owner`'s hold while it counts (held or doubtful); empty otherwise.
+    std::string valid_node_of(std::thread::id owner) const;
+    bool holds(std::thread::id owner) const;
+
     struct entry {
         std::shared_ptr<detail::hold> hold;
         int count = 0;
@@ -160,6 +175,7 @@ private:
     bool reenter(std::thread::id owner);
 
     std::unique_ptr<detail::lock_core> core_;
+    acquire_plan plan_;
     mutable std::mutex mutex_;
     std::map<std::thread::id, entry> holds_;
     // Each thread's last released hold, while its delete may still be pending (for state()).

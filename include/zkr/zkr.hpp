@@ -12,6 +12,7 @@
 #include <zkr/hold_state.hpp>
 #include <zkr/hold_view.hpp>
 #include <zkr/interprocess_mutex.hpp>
+#include <zkr/interprocess_read_write_lock.hpp>
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>
 #include <zkr/lease.hpp>

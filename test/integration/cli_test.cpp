@@ -391,13 +391,17 @@ TEST_CASE("a mutex and a semaphore on one path: the other kind is refused with t
     zkr::interprocess_semaphore_mutex other_kind(*c, path);
     CHECK_THROWS_WITH(other_kind.lock(), zkr::test::contains("is a mutex's lock node"));
     CHECK(nodes_under(*c, path) == 1);  // the refused acquires left nothing behind
-    // A lease node dropped in beside the lock (as by a semaphore from before this check).
+    // A lease node and a read-write lock's reader dropped in beside the lock (as by a semaphore
+    // from before this check, and a Curator read lock).
     c->create(path + "/_c_manual-m1-w1-lease-", "", {.mode = zkr::create_mode::ephemeral_sequential});
+    c->create(path + "/_c_curator-__READ__", "", {.mode = zkr::create_mode::ephemeral_sequential});
     std::string out;
     CHECK(run_to_end({"status", "--connect", cs, path}, &out) == 0);
-    CHECK_THAT(out, zkr::test::contains("both a mutex's lock nodes and a semaphore's lease nodes"));
+    CHECK_THAT(out, zkr::test::contains("nodes of 3 kinds of lock (mutex, semaphore, read-write lock)"));
     CHECK_THAT(out, zkr::test::contains(": lock, 1 holding, 0 waiting"));
     CHECK_THAT(out, zkr::test::contains(": semaphore of 1 leases, 1 holding"));
+    CHECK_THAT(out, zkr::test::contains(": read-write lock, 1 holding, 0 waiting"));
+    CHECK_THAT(out, zkr::test::contains("holding (reader)"));
     // And a mutex now meets the lease node: refused too.
     zkr::interprocess_mutex mutex(*c, path);
     CHECK_THROWS_WITH(mutex.try_lock(), zkr::test::contains("is a semaphore's lease"));

@@ -2,6 +2,10 @@
 // Usage: zkr_lock_worker CONNECT RECIPE PATH ITERATIONS HOLD_MS LOG_FILE COUNTER_FILE
 // (session: 4 s, or ZKR_WORKER_SESSION_MS)
 //   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX:QTY (QTY 0: random 1..MAX each time)
+//           | rw:PCT: a read-write lock, each acquire a writer with PCT% chance (else a reader);
+//             logs "RACQ|WACQ <pid> <token>" and "RREL|WREL <pid> <token>", and a writer does the
+//             counter's read-modify-write; rw_downgrade: each iteration takes the write lock, then
+//             the read lock, releases the write lock and holds the read lock HOLD_MS more
 //           | view_job: hold the mutex in a std::scoped_lock for HOLD_MS while a job thread, given
 //             the hold's view, logs "WRITE|SKIP <pid> <steady ms>" every 20 ms (WRITE only when
 //             the view reads held)
@@ -64,6 +68,42 @@ int run(Lock& lock, int iterations, int hold_ms, int log, const std::string& cou
         lock.unlock();
         const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - leaving).count();
         append_line(log, "UNLOCKED " + std::to_string(::getpid()) + " " + std::to_string(ms) + "\n");
+    }
+    return 0;
+}
+
+int run_read_write(zkr::interprocess_read_write_lock& rw, int write_pct, bool downgrade, int iterations, int hold_ms, int log,
+                   const std::string& counter) {
+    std::mt19937 rng(static_cast<unsigned>(::getpid()));
+    std::uniform_int_distribution<int> percent(0, 99);
+    const auto pause = [&] {
+        if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+    };
+    for (int i = 0; i < iterations; ++i) {
+        if (downgrade || percent(rng) < write_pct) {
+            std::unique_lock write(rw.write_lock());
+            const auto token = rw.write_lock().fencing_token();
+            append_line(log, "WACQ " + std::to_string(::getpid()) + " " + std::to_string(token) + "\n");
+            increment(counter);
+            pause();
+            if (!downgrade) {
+                append_line(log, "WREL " + std::to_string(::getpid()) + " " + std::to_string(token) + "\n");
+                continue;
+            }
+            std::unique_lock read(rw.read_lock());  // at once: behind our own writer
+            const auto read_token = rw.read_lock().fencing_token();
+            append_line(log, "WREL " + std::to_string(::getpid()) + " " + std::to_string(token) + "\n");
+            append_line(log, "RACQ " + std::to_string(::getpid()) + " " + std::to_string(read_token) + "\n");
+            write.unlock();
+            pause();
+            append_line(log, "RREL " + std::to_string(::getpid()) + " " + std::to_string(read_token) + "\n");
+            continue;
+        }
+        std::unique_lock read(rw.read_lock());
+        const auto token = rw.read_lock().fencing_token();
+        append_line(log, "RACQ " + std::to_string(::getpid()) + " " + std::to_string(token) + "\n");
+        pause();
+        append_line(log, "RREL " + std::to_string(::getpid()) + " " + std::to_string(token) + "\n");
     }
     return 0;
 }
@@ -164,6 +204,10 @@ int main(int argc, char** argv) {
         if (recipe == "semaphore_mutex") {
             zkr::interprocess_semaphore_mutex m(c, argv[3]);
             return run(m, iterations, hold_ms, log, argv[7]);
+        }
+        if (int pct = 0; std::sscanf(recipe.c_str(), "rw:%d", &pct) == 1 || recipe == "rw_downgrade") {
+            zkr::interprocess_read_write_lock rw(c, argv[3]);
+            return run_read_write(rw, pct, recipe == "rw_downgrade", iterations, hold_ms, log, argv[7]);
         }
         int max = 0, qty = 0;
         if (std::sscanf(recipe.c_str(), "semaphore:%d:%d", &max, &qty) == 2) {

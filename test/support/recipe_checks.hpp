@@ -71,4 +71,42 @@ inline log_check check_log(const std::string& file) {
     return r;
 }
 
+/// A read-write lock's log ("RACQ|WACQ|RREL|WREL <pid> <token>", in real-time order): readers
+/// overlap, a writer overlaps nobody, writers' tokens rise.
+struct read_write_check {
+    int reads = 0;
+    int writes = 0;
+    int max_readers = 0;         ///< the most readers holding at once
+    bool writer_alone = true;    ///< no writer held beside anyone
+    bool writer_tokens_rise = true;
+};
+
+inline read_write_check check_read_write_log(const std::string& file) {
+    read_write_check r;
+    int readers = 0, writers = 0;
+    long long last_writer_token = -1;
+    for (const auto& line : read_lines(file)) {
+        std::istringstream in(line);
+        std::string kind;
+        long long pid = 0, token = 0;
+        in >> kind >> pid >> token;
+        if (kind == "RACQ") {
+            ++r.reads;
+            r.max_readers = std::max(r.max_readers, ++readers);
+            if (writers > 0) r.writer_alone = false;
+        } else if (kind == "WACQ") {
+            ++r.writes;
+            if (readers > 0 || writers > 0) r.writer_alone = false;
+            ++writers;
+            if (token <= last_writer_token) r.writer_tokens_rise = false;
+            last_writer_token = token;
+        } else if (kind == "RREL") {
+            --readers;
+        } else if (kind == "WREL") {
+            --writers;
+        }
+    }
+    return r;
+}
+
 }  // namespace zkr::test
