@@ -54,6 +54,7 @@ TEST_CASE("misuse: bad lock paths are refused before anything is sent, for every
         expect_error([&] { zkr::fair_lock m(*f.c, p); }, errc::invalid_path, why);
         expect_error([&] { zkr::interprocess_semaphore_v2 s(*f.c, p, 2); }, errc::invalid_path, why);
         expect_error([&] { zkr::interprocess_semaphore_mutex s(*f.c, p); }, errc::invalid_path, why);
+        expect_error([&] { zkr::interprocess_read_write_lock rw(*f.c, p); }, errc::invalid_path, why);
         CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*f.c)) == before);
     }
 }
