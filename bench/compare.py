@@ -22,13 +22,14 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CURATOR_CP = "/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-nop.jar"
-PEER_WORKLOADS = ["w1", "w2", "w3", "w4", "w5"]
+PEER_WORKLOADS = ["w1", "w2", "w3", "w4", "w5", "w8"]
 NAMES = {
     "w1": "W1 mutex, 1 session, uncontended",
     "w2": "W2 mutex, 8 sessions",
     "w3": "W3 mutex, 64 sessions",
     "w4": "W4 semaphore (3 leases), 8 sessions",
     "w5": "W5 semaphore mutex, 8 sessions",
+    "w8": "W8 read-write lock, 8 sessions, 90% reads",
 }
 
 
@@ -114,7 +115,7 @@ def main():
     timeout = 120 + 3 * a.seconds
 
     def programs(w):
-        clients = {"w1": 1, "w2": 8, "w3": 64, "w4": 8, "w5": 8}[w]
+        clients = {"w1": 1, "w2": 8, "w3": 64, "w4": 8, "w5": 8, "w8": 8}[w]
         p = {
             "zkr": lambda cs: [lockbench, "--connect", cs, "--workload", w, "--seconds", secs, "--warmup", warm, "--json"],
             "curator": lambda cs: ["java", "-Xmx512m", "-cp", classes + ":" + CURATOR_CP, "CuratorBench", cs, w, str(clients), secs, warm],

@@ -7,6 +7,7 @@
 //   w1  one session, uncontended mutex          w2  8 sessions, one mutex
 //   w3  64 sessions, one mutex                  w4  8 sessions, a semaphore of 3 leases
 //   w5  8 sessions, one semaphore_mutex         w6  handoff latency: release -> next holder (8 sessions)
+//   w8  8 sessions, a read-write lock, 90% reads
 //   w7  1,000 waiters queued on one lock (async acquires over 8 sessions)
 //   raw the floor: one lock cycle's bare calls (create + getChildren pipelined, then delete) with
 //       the ZooKeeper C client, no zkr
@@ -132,6 +133,20 @@ struct semaphore_recipe {
         l->close();
         l.reset();
     }
+};
+// W8: a read-write lock, 90% reads: every tenth cycle of each client writes (the clients start at
+// different points of the ten, as the peers' drivers do).
+struct read_write_recipe {
+    static inline std::atomic<int> next_offset{0};
+    zkr::interprocess_read_write_lock rw;
+    int cycle = next_offset++;
+    zkr::interprocess_mutex* held = nullptr;
+    read_write_recipe(zkr::client& c, const std::string& p) : rw(c, p) {}
+    void acquire() {
+        held = ++cycle % 10 == 0 ? &rw.write_lock() : &rw.read_lock();
+        held->acquire();
+    }
+    void release() { held->release(); }
 };
 struct semaphore_mutex_recipe {
     zkr::interprocess_semaphore_mutex m;
@@ -444,7 +459,7 @@ int main(int argc, char** argv) {
         }
     }
     static const std::map<std::string, int> default_clients = {{"w1", 1}, {"w2", 8}, {"w3", 64}, {"w4", 8}, {"w5", 8}, {"w6", 8},
-                                                                {"w7", 8}, {"raw", 1}, {"mem", 1}, {"notify", 2}};
+                                                                {"w7", 8}, {"w8", 8}, {"raw", 1}, {"mem", 1}, {"notify", 2}};
     if (!default_clients.count(s.workload)) {
         std::cerr << "lockbench: --workload must be one of w1..w7, raw, mem, notify\n";
         return 2;
@@ -461,6 +476,7 @@ int main(int argc, char** argv) {
     try {
         if (s.workload == "w4") r = run_cycles<semaphore_recipe>(s, s.clients, path);
         else if (s.workload == "w5") r = run_cycles<semaphore_mutex_recipe>(s, s.clients, path);
+        else if (s.workload == "w8") r = run_cycles<read_write_recipe>(s, s.clients, path);
         else if (s.workload == "w7") r = run_deep_queue(s, path);
         else if (s.workload == "raw") r = run_raw(s, path);
         else if (s.workload == "mem") r = run_memory(s, path);

@@ -2,7 +2,9 @@
 // recipes, on the same server. Prints one JSON object.
 //   java -cp ... CuratorBench CONNECT WORKLOAD CLIENTS SECONDS
 // Workloads: w1/w2/w3/w6 InterProcessMutex, w4 InterProcessSemaphoreV2 (3 leases),
-// w5 InterProcessSemaphoreMutex. Each client is its own CuratorFramework (its own session).
+// w5 InterProcessSemaphoreMutex, w8 InterProcessReadWriteLock (every tenth cycle of a client
+// writes, the clients starting at different points of the ten). Each client is its own
+// CuratorFramework (its own session).
 import java.io.*;
 import java.net.Socket;
 import java.util.*;
@@ -15,8 +17,22 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 public class CuratorBench {
     interface Cycle { void acquire() throws Exception; void release() throws Exception; }
 
+    static final AtomicInteger nextOffset = new AtomicInteger();
+
     static Cycle recipe(String workload, CuratorFramework c, String path) {
         switch (workload) {
+            case "w8": {
+                InterProcessReadWriteLock rw = new InterProcessReadWriteLock(c, path);
+                int[] cycle = {nextOffset.getAndIncrement()};
+                InterProcessMutex[] held = new InterProcessMutex[1];
+                return new Cycle() {
+                    public void acquire() throws Exception {
+                        held[0] = ++cycle[0] % 10 == 0 ? rw.writeLock() : rw.readLock();
+                        held[0].acquire();
+                    }
+                    public void release() throws Exception { held[0].release(); }
+                };
+            }
             case "w4": {
                 InterProcessSemaphoreV2 s = new InterProcessSemaphoreV2(c, path, 3);
                 Lease[] held = new Lease[1];

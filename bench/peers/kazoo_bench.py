@@ -3,7 +3,8 @@
 same server. Prints one JSON object.
     /usr/bin/python3 kazoo_bench.py CONNECT WORKLOAD CLIENTS SECONDS [WARMUP]
 Workloads: w1/w2/w3/w6 Lock, w4 Semaphore (3 leases), w5 Semaphore (1 lease: Kazoo has no
-semaphore mutex). Each client is its own KazooClient (its own session), on its own thread."""
+semaphore mutex), w8 ReadLock/WriteLock (every tenth cycle of a client writes, the clients starting
+at different points of the ten). Each client is its own KazooClient (its own session), on its own thread."""
 import json
 import os
 import resource
@@ -31,7 +32,26 @@ def server_received(connect):
     return -1
 
 
+class ReadWrite:
+    offsets = iter(range(1 << 30))
+
+    def __init__(self, client, path):
+        self.read, self.write = client.ReadLock(path), client.WriteLock(path)
+        self.cycle = next(ReadWrite.offsets)
+        self.held = None
+
+    def acquire(self):
+        self.cycle += 1
+        self.held = self.write if self.cycle % 10 == 0 else self.read
+        self.held.acquire()
+
+    def release(self):
+        self.held.release()
+
+
 def recipe(workload, client, path):
+    if workload == "w8":
+        return ReadWrite(client, path)
     if workload == "w4":
         return client.Semaphore(path, max_leases=3)
     if workload == "w5":
