@@ -121,6 +121,11 @@ def main():
             "curator": lambda cs: ["java", "-Xmx512m", "-cp", classes + ":" + CURATOR_CP, "CuratorBench", cs, w, str(clients), secs, warm],
             "kazoo": lambda cs: ["/usr/bin/python3", kazoo, cs, w, str(clients), secs, warm],
         }
+        if w == "w8":
+            # Kazoo 2.8's ReadLock/WriteLock deadlock under contention: a reader woken by a
+            # writer's release watches a later writer, which watches it (python-zk/kazoo#649, fixed
+            # after 2.8). With 2 clients its W8 hangs within seconds (measured): no figure to show.
+            del p["kazoo"]
         if w in ("w1", "w2"):  # the pipelined release, opt-in (interprocess_mutex::async_release)
             p["zkr-async"] = lambda cs: [lockbench, "--connect", cs, "--workload", w, "--release", "async", "--seconds", secs,
                                          "--warmup", warm, "--json"]

@@ -25,6 +25,10 @@ lock_decision read_write_rule::do_decide(const std::vector<std::string>& sorted,
     lock_decision d;
     if (side_ == side::write) {
         if (ours == 0) d.holds = true;
+        // Only readers ahead: they all hold, and each one's going is our news (one watch each,
+        // and no listing as they go). Else the node just ahead: a writer's going needs a listing.
+        else if (std::none_of(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(ours), is_read_write_writer))
+            d.watch.assign(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(ours));
         else d.watch.push_back(sorted[ours - 1]);
         return d;
     }

@@ -139,6 +139,10 @@ inline acquisition_result run_acquisition(const lock_rule& rule, const acquisiti
         const auto event = inbox.front();
         inbox.pop_front();
         trace << "<- event " << event.index() << "\n";
+        // A closed client, or a lost session, takes our ephemeral node with it.
+        if (const auto* c = std::get_if<lock_in::connection>(&event);
+            c && (c->state == connection_state::closed || c->state == connection_state::lost))
+            gone = true;
         for (const auto& action : m.resume(event)) {
             trace << "-> action " << action.index() << "\n";
             std::visit(
