@@ -1,0 +1,113 @@
+// zkr and Apache Curator (Debian's 5.4, a Java process: test/peers/CuratorWorker.java) on one
+// path: the mutexes exclude each other, and so do the read-write locks, both ways.
+#include "recipe_checks.hpp"
+
+#include <zkr/interprocess_read_write_lock.hpp>
+
+#include "zkr_catch.hpp"
+
+#include <thread>
+
+using namespace std::chrono_literals;
+
+namespace {
+
+using zkr::test::connect;
+
+#ifdef ZKR_CURATOR_CLASSPATH
+constexpr const char* curator_classpath = ZKR_CURATOR_CLASSPATH;
+#else
+constexpr const char* curator_classpath = nullptr;
+#endif
+
+zkr::test::child_process curator(const std::string& connect_string, const std::string& recipe, const std::string& path,
+                                 int iterations, int hold_ms, const std::string& log) {
+    return zkr::test::child_process({"/usr/bin/java", "-Xmx128m", "-cp", curator_classpath, "CuratorWorker", connect_string, recipe, path,
+                                     std::to_string(iterations), std::to_string(hold_ms), log});
+}
+
+zkr::test::child_process zkr_worker(const std::string& connect_string, const std::string& recipe, const std::string& path,
+                                    int iterations, int hold_ms, const std::string& log, const std::string& counter) {
+    return zkr::test::child_process({ZKR_LOCK_WORKER, connect_string, recipe, path, std::to_string(iterations), std::to_string(hold_ms),
+                                     log, counter});
+}
+
+bool logged(const std::string& log, const std::string& kind) {
+    for (const auto& line : zkr::test::read_lines(log))
+        if (line.rfind(kind + " ", 0) == 0) return true;
+    return false;
+}
+
+void require_curator() {
+    if (!curator_classpath)
+        FAIL("the interop tests need javac and Debian's libcurator-recipes-java when configuring (scripts/run installs them)");
+}
+
+}  // namespace
+
+TEST_CASE("interop: zkr's and Curator's mutexes on one path exclude each other, separate processes") {
+    require_curator();
+    auto& zk = zkr::test::shared_server();
+    const auto path = zkr::test::recipe_path("interop-mutex");
+    const auto log = zkr::test::temp_file("log"), counter = zkr::test::temp_file("counter");
+    std::vector<zkr::test::child_process> workers;
+    for (int i = 0; i < 2; ++i) {
+        workers.push_back(curator(zk.connect_string(), "mutex", path, 15, 5, log));
+        workers.push_back(zkr_worker(zk.connect_string(), "mutex", path, 15, 5, log, counter));
+    }
+    for (auto& w : workers) CHECK(w.wait() == 0);
+    const auto r = zkr::test::check_log(log);
+    CHECK(r.acquisitions == 60);
+    CHECK(r.max_concurrent == 1);
+    std::remove(log.c_str());
+    std::remove(counter.c_str());
+}
+
+TEST_CASE("interop: zkr's and Curator's read-write locks on one path: a writer of either holds alone, separate processes") {
+    require_curator();
+    auto& zk = zkr::test::shared_server();
+    const auto path = zkr::test::recipe_path("interop-rw");
+    const auto log = zkr::test::temp_file("log"), counter = zkr::test::temp_file("counter");
+    std::vector<zkr::test::child_process> workers;
+    for (int i = 0; i < 2; ++i) {
+        workers.push_back(curator(zk.connect_string(), "rw:30", path, 20, 10, log));
+        workers.push_back(zkr_worker(zk.connect_string(), "rw:30", path, 20, 10, log, counter));
+    }
+    for (auto& w : workers) CHECK(w.wait() == 0);
+    const auto r = zkr::test::check_read_write_log(log);
+    INFO(r.reads << " reads, " << r.writes << " writes, at most " << r.max_readers << " readers at once");
+    CHECK(r.reads + r.writes == 80);
+    CHECK(r.writer_alone);
+    CHECK(r.max_readers >= 2);
+    std::remove(log.c_str());
+    std::remove(counter.c_str());
+}
+
+TEST_CASE("interop: a zkr writer keeps a Curator reader out, and a Curator writer keeps a zkr reader out") {
+    require_curator();
+    auto& zk = zkr::test::shared_server();
+    const auto path = zkr::test::recipe_path("interop-rw-both-ways");
+    const auto log = zkr::test::temp_file("log");
+    auto c = connect(zk.connect_string());
+    zkr::interprocess_read_write_lock rw(*c, path);
+    {
+        rw.write_lock().lock();
+        auto reader = curator(zk.connect_string(), "rw:0", path, 1, 0, log);
+        REQUIRE(zkr::test::eventually([&] { return rw.write_lock().participant_nodes().size() == 2; }, 30s));  // Curator's reader queued
+        std::this_thread::sleep_for(300ms);
+        CHECK_FALSE(logged(log, "RACQ"));
+        rw.write_lock().unlock();
+        CHECK(reader.wait() == 0);
+        CHECK(logged(log, "RACQ"));
+    }
+    {
+        auto writer = curator(zk.connect_string(), "rw:100", path, 1, 1500, log);
+        REQUIRE(zkr::test::eventually([&] { return logged(log, "WACQ"); }, 30s));
+        CHECK_FALSE(rw.read_lock().try_lock_for(300ms));
+        CHECK(writer.wait() == 0);
+        CHECK(rw.read_lock().try_lock_for(5s));
+        rw.read_lock().unlock();
+    }
+    CHECK(zkr::test::eventually([&] { return zkr::test::nodes_under(*c, path) == 0; }));
+    std::remove(log.c_str());
+}

@@ -1,0 +1,47 @@
+// A Curator 5.4 process contending with zkr's on one path, for the interop tests: the same log
+// lines as zkr_lock_worker ("ACQ|REL <pid> 0 1" for a mutex; "RACQ|WACQ|RREL|WREL <pid> 0" for a
+// read-write lock), appended with one write each (O_APPEND), so the file order is a real-time order.
+// Curator has no fencing token: it logs 0.
+//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|rw:PCT PATH ITERATIONS HOLD_MS LOG
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Random;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+
+public class CuratorWorker {
+    static void line(FileOutputStream out, String s) throws IOException {
+        out.write((s + "\n").getBytes(StandardCharsets.US_ASCII));
+    }
+
+    public static void main(String[] args) throws Exception {
+        String connect = args[0], recipe = args[1], path = args[2];
+        int iterations = Integer.parseInt(args[3]), holdMs = Integer.parseInt(args[4]);
+        long pid = ProcessHandle.current().pid();
+        Random rng = new Random(pid);
+        CuratorFramework c = CuratorFrameworkFactory.newClient(connect, 10000, 15000, new ExponentialBackoffRetry(100, 5));
+        c.start();
+        c.blockUntilConnected();
+        int writePct = recipe.startsWith("rw:") ? Integer.parseInt(recipe.substring(3)) : -1;
+        InterProcessReadWriteLock rw = new InterProcessReadWriteLock(c, path);
+        InterProcessMutex mutex = new InterProcessMutex(c, path);
+        try (FileOutputStream out = new FileOutputStream(args[5], true)) {
+            for (int i = 0; i < iterations; i++) {
+                boolean write = writePct >= 0 && rng.nextInt(100) < writePct;
+                InterProcessMutex lock = writePct < 0 ? mutex : write ? rw.writeLock() : rw.readLock();
+                String kind = writePct < 0 ? "" : write ? "W" : "R";
+                String tail = writePct < 0 ? " 0 1" : " 0";
+                lock.acquire();
+                line(out, kind + "ACQ " + pid + tail);
+                if (holdMs > 0) Thread.sleep(holdMs);
+                line(out, kind + "REL " + pid + tail);
+                lock.release();
+            }
+        }
+        c.close();
+    }
+}
