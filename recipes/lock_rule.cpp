@@ -14,7 +14,7 @@ namespace {
 constexpr std::size_t sequence_digits = 10;
 }  // namespace
 
-lock_queue lowest_n_rule::queue(const std::vector<std::string>& children) const { return queue_of(children, {mutex_lock_name}); }
+lock_queue lowest_n_rule::queue(const std::vector<std::string>& children) const { return queue_of(children, {name_}); }
 
 bool decision_context::holds(std::string_view node) const {
     return std::find(held_by_us.begin(), held_by_us.end(), node) != held_by_us.end();
@@ -132,7 +132,7 @@ std::optional<std::uint32_t> lock_sequence(std::string_view name, std::string_vi
 
 std::optional<std::string_view> lock_kind_of(std::string_view name) {
     static constexpr std::pair<std::string_view, std::string_view> kinds[] = {
-        {mutex_lock_name, "mutex"}, {semaphore_lock_name, "semaphore"},
+        {mutex_lock_name, "mutex"}, {semaphore_lock_name, "semaphore"}, {latch_lock_name, "leader latch"},
         {read_lock_name, "read-write lock"}, {write_lock_name, "read-write lock"}};
     for (const auto& [lock_name, kind] : kinds)
         if (lock_sequence(name, lock_name)) return kind;

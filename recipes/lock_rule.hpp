@@ -20,6 +20,8 @@ namespace zkr {
 /// "lock-" (zkr's mutex and fair lock), InterProcessSemaphoreV2's "lease-".
 inline constexpr std::string_view mutex_lock_name = "lock-";
 inline constexpr std::string_view semaphore_lock_name = "lease-";
+/// LeaderLatch's: the lowest node leads.
+inline constexpr std::string_view latch_lock_name = "latch-";
 /// InterProcessReadWriteLock's names: both kinds of node form one queue, ordered by sequence.
 inline constexpr std::string_view read_lock_name = "__READ__";
 inline constexpr std::string_view write_lock_name = "__WRIT__";
@@ -117,12 +119,13 @@ std::optional<std::string_view> lock_kind_of(std::string_view node_name);
 /// The n lowest nodes hold. The first waiter watches the holders (any one's release may be its
 /// turn); every later waiter watches only the waiter just ahead of it, so a release wakes one
 /// waiter, never a herd. For n = 1 this is the classic lock: each waiter watches its predecessor.
-/// Its nodes are the mutex's ("lock-", as Curator's InterProcessMutex).
+/// Its nodes are the mutex's ("lock-", as Curator's InterProcessMutex), or a leader latch's
+/// ("latch-", as Curator's LeaderLatch: the one holder leads).
 class lowest_n_rule final : public lock_rule {
 public:
-    explicit lowest_n_rule(std::size_t n) : n_(n) {}
-    std::string_view kind() const override { return "mutex"; }
-    std::string node_name() const override { return std::string(mutex_lock_name); }
+    explicit lowest_n_rule(std::size_t n, std::string_view name = mutex_lock_name) : n_(n), name_(name) {}
+    std::string_view kind() const override { return name_ == latch_lock_name ? "leader latch" : "mutex"; }
+    std::string node_name() const override { return std::string(name_); }
     lock_queue queue(const std::vector<std::string>& children) const override;
     std::size_t leases() const noexcept { return n_; }
     bool release_passes_on(std::string_view) const override { return n_ == 1; }
@@ -131,6 +134,7 @@ public:
 private:
     lock_decision do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const override;
     std::size_t n_;
+    std::string_view name_;
 };
 
 /// What a semaphore's lease node says in its name: "_c_<uuid>-m<max>-w<weight>-lease-<seq>", or

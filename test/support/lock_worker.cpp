@@ -2,6 +2,8 @@
 // Usage: zkr_lock_worker CONNECT RECIPE PATH ITERATIONS HOLD_MS LOG_FILE COUNTER_FILE
 // (session: 4 s, or ZKR_WORKER_SESSION_MS)
 //   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX:QTY (QTY 0: random 1..MAX each time)
+//           | latch: a leader_latch (ITERATIONS is ignored): logs "ACQ <pid> <epoch> 1" once it
+//             leads, "REL <pid> <epoch> 1" after HOLD_MS, then closes the latch and exits
 //           | rw:PCT: a read-write lock, each acquire a writer with PCT% chance (else a reader);
 //             logs "RACQ|WACQ <pid> <token>" and "RREL|WREL <pid> <token>", and a writer does the
 //             counter's read-modify-write; rw_downgrade: each iteration takes the write lock, then
@@ -204,6 +206,18 @@ int main(int argc, char** argv) {
         if (recipe == "semaphore_mutex") {
             zkr::interprocess_semaphore_mutex m(c, argv[3]);
             return run(m, iterations, hold_ms, log, argv[7]);
+        }
+        if (recipe == "latch") {
+            zkr::leader_latch latch(c, argv[3], "worker-" + std::to_string(::getpid()));
+            latch.start();
+            latch.await_leadership();
+            const auto epoch = latch.fencing_token();
+            append_line(log, log_line("ACQ", epoch, 1));
+            increment(argv[7]);
+            std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+            append_line(log, log_line("REL", epoch, 1));
+            latch.close();
+            return 0;
         }
         if (int pct = 0; std::sscanf(recipe.c_str(), "rw:%d", &pct) == 1 || recipe == "rw_downgrade") {
             zkr::interprocess_read_write_lock rw(c, argv[3]);

@@ -1,0 +1,243 @@
+// The leader latch: a lock core on Curator's "latch-" nodes, acquired untimed in the background;
+// each grant is a term, each loss (or, with lose_on_doubt, doubt) ends it and queues again.
+#include <zkr/leader_latch.hpp>
+
+#include "../src/listener_registry.hpp"
+#include "lock_core.hpp"
+
+#include <zkr/client.hpp>
+#include <zkr/path.hpp>
+
+#include <boost/asio/post.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <condition_variable>
+
+namespace zkr {
+
+using boost::system::error_code;
+
+struct leader_latch::impl : std::enable_shared_from_this<impl> {
+    impl(client& c, std::string path, std::string participant, options o)
+        : core(c, std::move(path), std::make_shared<lowest_n_rule>(1, latch_lock_name)),
+          id(participant.empty() ? detail::default_node_data() : std::move(participant)),
+          opts(o),
+          callbacks(detail::callback_executor(detail::connection_of(c))) {}
+
+    enum class phase { idle, started, closed };
+
+    detail::lock_core core;
+    const std::string id;
+    const options opts;
+    const boost::asio::any_io_executor callbacks;
+    mutable std::mutex m;
+    std::condition_variable changed_cv;
+    phase now = phase::idle;
+    std::shared_ptr<detail::hold> term;  // the current term's hold
+    error_code ended_by;                 // what ended the election (a closed client, another kind of lock)
+    detail::listener_registry<std::function<void(bool)>> listeners;
+
+    [[noreturn]] void misuse(const char* what) const {
+        throw zkr::error(make_error_code(errc::invalid_argument), core.path(), std::string("leader_latch: ") + what);
+    }
+
+    bool ends_term(hold_state s) const {
+        return s == hold_state::lost || s == hold_state::released || s == hold_state::releasing ||
+               (opts.lose_on_doubt && s == hold_state::doubtful);
+    }
+
+    bool leads() const { return term && term->caller_state() == hold_state::held; }
+
+    // Queues an untimed acquire (called under m, so that close() cancels it). Its outcome comes to
+    // joined() on the callback thread; the network thread only posts it.
+    void join() {
+        detail::acquire_request req;
+        req.data = id;
+        core.driver().acquire(std::move(req), [weak = weak_from_this(), ex = callbacks, driver = core.shared_driver()](
+                                                  const error_code& ec, std::shared_ptr<detail::hold> h) {
+            boost::asio::post(ex, [weak, driver, ec, h = std::move(h)]() mutable {
+                if (auto self = weak.lock()) return self->joined(ec, std::move(h));
+                if (h) detail::release_quietly(*driver, h);  // the latch is gone: leave at once
+            });
+        });
+    }
+
+    void joined(const error_code& ec, std::shared_ptr<detail::hold> h) {
+        std::unique_lock lock(m);
+        if (now != phase::started) {
+            lock.unlock();
+            if (h) core.release_quietly(h);  // closed meanwhile
+            return;
+        }
+        if (ec) {
+            if (ec == errc::cancelled) return;  // close() is on its way
+            ended_by = ec;
+            lock.unlock();
+            core.driver().get_client().logger()->error("leader_latch {}: the election ended: {}", printable_path(core.path()), ec.message());
+            changed_cv.notify_all();
+            return;
+        }
+        term = h;
+        lock.unlock();
+        h->add_listener([weak = weak_from_this(), hw = std::weak_ptr<detail::hold>(h)](hold_state s) {
+            auto self = weak.lock();
+            auto hold = hw.lock();
+            if (self && hold) self->on_state(hold, s);
+        });
+        if (ends_term(h->state())) return end_term(h);  // ended before the listener was there
+        tell(true);
+        changed_cv.notify_all();
+    }
+
+    void on_state(const std::shared_ptr<detail::hold>& h, hold_state s) {
+        changed_cv.notify_all();
+        if (ends_term(s)) end_term(h);
+    }
+
+    // The term of h is over: tell, release what is left of it, and queue again.
+    void end_term(const std::shared_ptr<detail::hold>& h) {
+        {
+            std::lock_guard lock(m);
+            if (term != h) return;  // told already
+            term.reset();
+            if (now == phase::started) join();
+        }
+        // Doubt (lose_on_doubt): the node is still ours; give it up (deleted once connected).
+        if (h->state() == hold_state::doubtful || h->state() == hold_state::held) core.release_quietly(h);
+        tell(false);
+        changed_cv.notify_all();
+    }
+
+    void tell(bool leader) {
+        for (const auto& fn : listeners.snapshot()) {
+            try {
+                fn(leader);
+            } catch (const std::exception& e) {
+                core.driver().get_client().logger()->error("leader_latch {}: a listener threw: {}", printable_path(core.path()), e.what());
+            }
+        }
+    }
+};
+
+leader_latch::leader_latch(client& c, std::string path, std::string id) : leader_latch(c, std::move(path), std::move(id), options{}) {}
+
+leader_latch::leader_latch(client& c, std::string path, std::string id, options o)
+    : impl_(std::make_shared<impl>(c, std::move(path), std::move(id), o)) {}
+
+leader_latch::~leader_latch() {
+    try {
+        bool started = false;
+        {
+            std::lock_guard lock(impl_->m);
+            started = impl_->now == impl::phase::started;
+        }
+        if (started) close();
+    } catch (const std::exception& e) {
+        impl_->core.driver().get_client().logger()->warn("leader_latch {}: close on destruction: {}", printable_path(impl_->core.path()),
+                                                          e.what());
+    }
+    impl_->listeners.take_all();  // no new call of a user listener after this object is gone
+}
+
+void leader_latch::start() {
+    std::lock_guard lock(impl_->m);
+    if (impl_->now == impl::phase::started) impl_->misuse("start() called twice");
+    if (impl_->now == impl::phase::closed) impl_->misuse("start() after close(): a closed latch cannot start again");
+    impl_->now = impl::phase::started;
+    impl_->join();
+}
+
+void leader_latch::close() {
+    std::shared_ptr<detail::hold> h;
+    {
+        std::lock_guard lock(impl_->m);
+        if (impl_->now == impl::phase::idle) impl_->misuse("close() of a latch that was never started");
+        if (impl_->now == impl::phase::closed) impl_->misuse("close() called twice");
+        impl_->now = impl::phase::closed;
+        h = std::move(impl_->term);
+        impl_->core.driver().cancel();  // a queued acquire leaves (its node removed)
+    }
+    impl_->changed_cv.notify_all();
+    if (!h) return;
+    impl_->core.release_quietly(h);
+    // The term ended: listeners hear it on the callback thread, as every other time.
+    boost::asio::post(impl_->callbacks, [weak = std::weak_ptr<impl>(impl_)] {
+        if (auto self = weak.lock()) self->tell(false);
+    });
+}
+
+bool leader_latch::has_leadership() const {
+    std::lock_guard lock(impl_->m);
+    return impl_->leads();
+}
+
+void leader_latch::await_leadership() {
+    while (!await_leadership(std::chrono::hours(1))) {
+    }
+}
+
+bool leader_latch::await_leadership(std::chrono::milliseconds timeout) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    std::unique_lock lock(impl_->m);
+    if (impl_->now == impl::phase::idle) impl_->misuse("await_leadership() before start()");
+    for (;;) {
+        if (impl_->now == impl::phase::closed)
+            throw zkr::error(make_error_code(errc::closed), impl_->core.path(), "leader_latch: closed while awaiting leadership");
+        if (impl_->ended_by)
+            throw zkr::error(impl_->ended_by, impl_->core.path(),
+                             impl_->core.driver().acquire_failure(impl_->ended_by, "leadership"));
+        if (impl_->leads()) return true;
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= until) return false;
+        // A bounded wait: a hold that reads doubtful while the connection is silent reads held
+        // again without an event.
+        impl_->changed_cv.wait_for(lock, std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(100)));
+    }
+}
+
+std::int64_t leader_latch::fencing_token() const {
+    std::lock_guard lock(impl_->m);
+    if (!impl_->term) throw zkr::error(make_error_code(errc::lock_not_held), impl_->core.path(), "leader_latch: this participant does not lead");
+    return impl_->term->fencing_token();
+}
+
+std::stop_token leader_latch::stop_token() const {
+    std::lock_guard lock(impl_->m);
+    return impl_->term ? impl_->term->stop_token() : detail::stopped_token();
+}
+
+hold_state leader_latch::state() const {
+    std::lock_guard lock(impl_->m);
+    return impl_->term ? impl_->term->caller_state() : hold_state::released;
+}
+
+state_subscription leader_latch::add_listener(std::function<void(bool)> listener) {
+    if (!listener) throw zkr::error(make_error_code(errc::invalid_argument), impl_->core.path(), "leader_latch: the listener is empty");
+    const auto id = impl_->listeners.add(std::move(listener));
+    return state_subscription([weak = std::weak_ptr<impl>(impl_), id] {
+        if (auto self = weak.lock()) self->listeners.remove(id);
+    });
+}
+
+const std::string& leader_latch::id() const noexcept { return impl_->id; }
+
+std::vector<std::string> leader_latch::participants() const {
+    auto& c = impl_->core.driver().get_client();
+    std::vector<std::string> ids;
+    for (const auto& node : impl_->core.participant_nodes()) {
+        error_code ec;
+        auto d = c.get_data(node, ec);
+        if (ec == errc::no_node) continue;  // left meanwhile
+        detail::throw_if(ec, node);
+        ids.push_back(std::move(d.data));
+    }
+    return ids;
+}
+
+std::string leader_latch::leader() const {
+    const auto ids = participants();
+    return ids.empty() ? std::string() : ids.front();
+}
+
+}  // namespace zkr

@@ -1,0 +1,198 @@
+// zkr::leader_latch against a real ZooKeeper: one leader at a time (separate processes too),
+// epochs that rise, hand-over on close and on session expiry, listeners and stop tokens per term,
+// and misuse.
+#include "recipe_checks.hpp"
+#include "tcp_proxy.hpp"
+
+#include <zkr/client.hpp>
+#include <zkr/interprocess_mutex.hpp>
+#include <zkr/leader_latch.hpp>
+
+#include "zkr_catch.hpp"
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+using namespace std::chrono_literals;
+using zkr::errc;
+
+namespace {
+
+using zkr::test::connect;
+using zkr::test::nodes_under;
+
+std::string latch_path(const std::string& name) { return zkr::test::recipe_path("latch-" + name); }
+
+// What a participant's listener heard, in order.
+struct heard {
+    std::mutex m;
+    std::vector<bool> events;
+    void operator()(bool leader) {
+        std::lock_guard l(m);
+        events.push_back(leader);
+    }
+    std::vector<bool> get() {
+        std::lock_guard l(m);
+        return events;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("leader latch: separate processes lead one at a time, epochs rise, each hands over when it leaves") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = latch_path("procs");
+    const auto log = zkr::test::temp_file("log"), counter = zkr::test::temp_file("counter");
+    constexpr int processes = 5;
+    std::vector<zkr::test::child_process> workers;
+    for (int i = 0; i < processes; ++i)
+        workers.emplace_back(std::vector<std::string>{ZKR_LOCK_WORKER, zk.connect_string(), "latch", path, "1", "30", log, counter});
+    for (auto& w : workers) CHECK(w.wait() == 0);
+    const auto r = zkr::test::check_log(log);
+    CHECK(r.acquisitions == processes);
+    CHECK(r.max_concurrent == 1);
+    CHECK(r.tokens_rise);
+    CHECK(zkr::test::read_lines(counter).at(0) == std::to_string(processes));
+    auto c = connect(zk.connect_string());
+    CHECK(zkr::test::eventually([&] { return !c->exists(path); }, 15s));
+    std::remove(log.c_str());
+    std::remove(counter.c_str());
+}
+
+TEST_CASE("leader latch: one of three leads, close hands over to the next with a higher epoch, listeners and stop tokens follow the terms") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = latch_path("three");
+    std::vector<std::unique_ptr<zkr::client>> clients;
+    std::vector<std::unique_ptr<zkr::leader_latch>> latches;
+    std::vector<std::unique_ptr<heard>> ears(3);
+    std::vector<zkr::state_subscription> subs;
+    for (int i = 0; i < 3; ++i) {
+        clients.push_back(connect(zk.connect_string()));
+        latches.push_back(std::make_unique<zkr::leader_latch>(*clients.back(), path, "p" + std::to_string(i)));
+        ears[i] = std::make_unique<heard>();
+        subs.push_back(latches.back()->add_listener(std::ref(*ears[i])));
+        latches.back()->start();
+        // Join in a known order.
+        REQUIRE(zkr::test::eventually([&] { return latches[0]->participants().size() == static_cast<std::size_t>(i + 1); }));
+    }
+    REQUIRE(latches[0]->await_leadership(10s));
+    CHECK_FALSE(latches[1]->has_leadership());
+    CHECK_FALSE(latches[2]->await_leadership(200ms));
+    CHECK(latches[2]->participants() == std::vector<std::string>{"p0", "p1", "p2"});
+    CHECK(latches[2]->leader() == "p0");
+    CHECK_THROWS_AS(latches[1]->fencing_token(), zkr::error);
+    CHECK(latches[1]->stop_token().stop_requested());
+    const auto first_epoch = latches[0]->fencing_token();
+    const auto first_term = latches[0]->stop_token();
+    CHECK_FALSE(first_term.stop_requested());
+    REQUIRE(zkr::test::eventually([&] { return ears[0]->get() == std::vector<bool>{true}; }));
+    latches[0]->close();
+    REQUIRE(latches[1]->await_leadership(10s));
+    CHECK(latches[1]->fencing_token() > first_epoch);
+    CHECK(zkr::test::eventually([&] { return first_term.stop_requested(); }));
+    CHECK(zkr::test::eventually([&] { return ears[0]->get() == std::vector<bool>{true, false}; }));
+    CHECK(zkr::test::eventually([&] { return ears[1]->get() == std::vector<bool>{true}; }));
+    CHECK(ears[2]->get().empty());
+    CHECK(latches[2]->leader() == "p1");
+    latches[1]->close();
+    REQUIRE(latches[2]->await_leadership(10s));
+    latches[2]->close();
+    CHECK(zkr::test::eventually([&] { return nodes_under(*clients[0], path) == 0; }));
+}
+
+TEST_CASE("leader latch: the leader's session expires: its term ends (false, stop requested), the next leads, and it queues again on its new session") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = latch_path("expiry");
+    auto a = connect(zk.connect_string()), b = connect(zk.connect_string());
+    zkr::leader_latch first(*a, path, "a"), second(*b, path, "b");
+    heard ears;
+    auto sub = first.add_listener(std::ref(ears));
+    first.start();
+    REQUIRE(first.await_leadership(10s));
+    second.start();
+    REQUIRE(zkr::test::eventually([&] { return first.participants().size() == 2; }));
+    const auto term = first.stop_token();
+    const auto epoch = first.fencing_token();
+    zkr::test::expire_session(zk.connect_string(), *a);
+    REQUIRE(second.await_leadership(20s));
+    CHECK(second.fencing_token() > epoch);
+    CHECK(zkr::test::eventually([&] { return term.stop_requested(); }, 10s));
+    CHECK(zkr::test::eventually([&] { return ears.get() == std::vector<bool>{true, false}; }, 10s));
+    CHECK_FALSE(first.has_leadership());
+    // It queued again behind the new leader, with a node of its new session.
+    CHECK(zkr::test::eventually([&] { return second.participants() == std::vector<std::string>{"b", "a"}; }, 10s));
+    second.close();
+    REQUIRE(first.await_leadership(10s));
+    CHECK(second.state() == zkr::hold_state::released);
+    first.close();
+    CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 0; }));
+}
+
+TEST_CASE("leader latch: lose_on_doubt ends the term when the connection is suspended, and the latch leads again after") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = latch_path("doubt");
+    zkr::test::tcp_proxy proxy(zk.client_port(0));
+    auto a = connect("127.0.0.1:" + std::to_string(proxy.port()), 4s);
+    zkr::leader_latch latch(*a, path, "a", {.lose_on_doubt = true});
+    heard ears;
+    auto sub = latch.add_listener(std::ref(ears));
+    latch.start();
+    REQUIRE(latch.await_leadership(10s));
+    const auto epoch = latch.fencing_token();
+    proxy.blackhole(true);  // silence: the client suspends after 2/3 of the session timeout
+    CHECK(zkr::test::eventually([&] { return ears.get() == std::vector<bool>{true, false}; }, 10s));
+    CHECK_FALSE(latch.has_leadership());
+    proxy.blackhole(false);
+    REQUIRE(latch.await_leadership(20s));
+    CHECK(latch.fencing_token() > epoch);  // a new term, a new epoch
+    latch.close();
+    auto c = connect(zk.connect_string());
+    CHECK(zkr::test::eventually([&] { return nodes_under(*c, path) == 0; }, 10s));
+}
+
+TEST_CASE("leader latch misuse: started twice, closed twice or never started, awaited when closed, a mutex on its path") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = latch_path("misuse");
+    auto a = connect(zk.connect_string());
+    zkr::leader_latch latch(*a, path);
+    CHECK_THROWS_WITH(latch.close(), zkr::test::contains("never started"));
+    CHECK_THROWS_WITH(latch.await_leadership(10ms), zkr::test::contains("before start()"));
+    latch.start();
+    CHECK_THROWS_WITH(latch.start(), zkr::test::contains("start() called twice"));
+    REQUIRE(latch.await_leadership(10s));
+    zkr::interprocess_mutex mutex(*a, path);
+    CHECK_THROWS_WITH(mutex.try_lock(), zkr::test::contains("leader latch"));  // another kind: refused, named
+    latch.close();
+    CHECK_THROWS_WITH(latch.close(), zkr::test::contains("close() called twice"));
+    CHECK_THROWS_WITH(latch.start(), zkr::test::contains("after close()"));
+    try {
+        latch.await_leadership(10ms);
+        FAIL("await_leadership on a closed latch returned");
+    } catch (const zkr::error& e) {
+        CHECK(e.code() == errc::closed);
+    }
+    CHECK_THROWS_AS(latch.add_listener({}), zkr::error);
+    CHECK_THROWS_AS(zkr::leader_latch(*a, "no-slash"), zkr::error);
+    CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 0; }));
+}
+
+TEST_CASE("leader latch: a latch waiting behind a mutex's nodes fails its election with lock_kind_mismatch, named") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = latch_path("kinds");
+    auto a = connect(zk.connect_string());
+    zkr::interprocess_mutex mutex(*a, path);
+    mutex.lock();
+    zkr::leader_latch latch(*a, path);
+    latch.start();
+    try {
+        latch.await_leadership(10s);
+        FAIL("a latch led beside a mutex");
+    } catch (const zkr::error& e) {
+        CHECK(e.code() == errc::lock_kind_mismatch);
+        CHECK_THAT(std::string(e.what()), zkr::test::contains("mutex"));
+    }
+    latch.close();
+    mutex.unlock();
+    CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 0; }));
+}
