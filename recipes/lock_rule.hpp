@@ -128,7 +128,13 @@ public:
     std::string node_name() const override { return std::string(name_); }
     lock_queue queue(const std::vector<std::string>& children) const override;
     std::size_t leases() const noexcept { return n_; }
-    bool release_passes_on(std::string_view) const override { return n_ == 1; }
+    /// One holder: its release passes the lock on, and signals it with a data change. Not a leader
+    /// latch's: Curator's LeaderLatch waits for NodeDeleted only, and would take the change (its
+    /// one-shot watch spent) for nothing, and wait for ever in a mixed fleet.
+    bool release_passes_on(std::string_view) const override { return n_ == 1 && name_ != latch_lock_name; }
+    /// With one holder nobody waits for a grant: every waiter waits for the node ahead to go. (So
+    /// a granted node never touches itself: a Curator LeaderLatch behind it would spend its watch.)
+    bool grants_awaited() const override { return n_ > 1; }
     std::size_t holders(const std::vector<std::string>& sorted) const override;
 
 private:

@@ -3,6 +3,7 @@
 #include "recipe_checks.hpp"
 
 #include <zkr/interprocess_read_write_lock.hpp>
+#include <zkr/leader_latch.hpp>
 
 #include "zkr_catch.hpp"
 
@@ -58,6 +59,33 @@ TEST_CASE("interop: zkr's and Curator's mutexes on one path exclude each other, 
     for (auto& w : workers) CHECK(w.wait() == 0);
     const auto r = zkr::test::check_log(log);
     CHECK(r.acquisitions == 60);
+    CHECK(r.max_concurrent == 1);
+    std::remove(log.c_str());
+    std::remove(counter.c_str());
+}
+
+TEST_CASE("interop: zkr's leader_latch and Curator's LeaderLatch on one path elect one leader at a time, separate processes") {
+    require_curator();
+    auto& zk = zkr::test::shared_server();
+    const auto path = zkr::test::recipe_path("interop-latch");
+    const auto log = zkr::test::temp_file("log"), counter = zkr::test::temp_file("counter");
+    auto c = connect(zk.connect_string());
+    zkr::leader_latch ours(*c, path, "zkr-in-test");
+    ours.start();
+    REQUIRE(ours.await_leadership(10s));
+    std::vector<zkr::test::child_process> workers;
+    workers.push_back(curator(zk.connect_string(), "latch", path, 1, 200, log));
+    workers.push_back(zkr_worker(zk.connect_string(), "latch", path, 1, 200, log, counter));
+    workers.push_back(curator(zk.connect_string(), "latch", path, 1, 200, log));
+    // Every participant has joined behind us, the Curator ones too, and none leads beside us.
+    REQUIRE(zkr::test::eventually([&] { return ours.participants().size() == 4; }, 30s));
+    CHECK(ours.leader() == "zkr-in-test");
+    std::this_thread::sleep_for(300ms);
+    CHECK_FALSE(logged(log, "ACQ"));
+    ours.close();
+    for (auto& w : workers) CHECK(w.wait() == 0);
+    const auto r = zkr::test::check_log(log);
+    CHECK(r.acquisitions == 3);
     CHECK(r.max_concurrent == 1);
     std::remove(log.c_str());
     std::remove(counter.c_str());

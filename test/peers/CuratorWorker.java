@@ -1,14 +1,15 @@
 // A Curator 5.4 process contending with zkr's on one path, for the interop tests: the same log
-// lines as zkr_lock_worker ("ACQ|REL <pid> 0 1" for a mutex; "RACQ|WACQ|RREL|WREL <pid> 0" for a
-// read-write lock), appended with one write each (O_APPEND), so the file order is a real-time order.
+// lines as zkr_lock_worker ("ACQ|REL <pid> 0 1" for a mutex, and for a LeaderLatch once it leads
+// (ITERATIONS ignored); "RACQ|WACQ|RREL|WREL <pid> 0" for a read-write lock), appended with one write each (O_APPEND), so the file order is a real-time order.
 // Curator has no fencing token: it logs 0.
-//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|rw:PCT PATH ITERATIONS HOLD_MS LOG
+//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|rw:PCT PATH ITERATIONS HOLD_MS LOG
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Random;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -26,6 +27,19 @@ public class CuratorWorker {
         CuratorFramework c = CuratorFrameworkFactory.newClient(connect, 10000, 15000, new ExponentialBackoffRetry(100, 5));
         c.start();
         c.blockUntilConnected();
+        if (recipe.equals("latch")) {
+            try (FileOutputStream out = new FileOutputStream(args[5], true)) {
+                LeaderLatch latch = new LeaderLatch(c, path, "curator-" + pid);
+                latch.start();
+                latch.await();
+                line(out, "ACQ " + pid + " 0 1");
+                if (holdMs > 0) Thread.sleep(holdMs);
+                line(out, "REL " + pid + " 0 1");
+                latch.close();
+            }
+            c.close();
+            return;
+        }
         int writePct = recipe.startsWith("rw:") ? Integer.parseInt(recipe.substring(3)) : -1;
         InterProcessReadWriteLock rw = new InterProcessReadWriteLock(c, path);
         InterProcessMutex mutex = new InterProcessMutex(c, path);
