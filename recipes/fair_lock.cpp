@@ -32,7 +32,6 @@ state_subscription fair_lock::add_hold_listener(std::function<void(hold_state)> 
     return core_->add_hold_listener(std::move(listener));
 }
 
-
 bool fair_lock::acquire(std::chrono::milliseconds timeout) { return acquire_for(detail::checked_timeout(timeout)); }
 
 void fair_lock::acquire() { acquire_for(std::nullopt); }

@@ -29,7 +29,6 @@ state_subscription interprocess_mutex::add_hold_listener(std::function<void(hold
     return core_->add_hold_listener(std::move(listener));
 }
 
-
 bool interprocess_mutex::reenter(std::thread::id owner) {
     std::lock_guard lock(mutex_);
     auto it = holds_.find(owner);

@@ -9,10 +9,6 @@
 
 namespace zkr {
 
-namespace {
-std::uint32_t sequence_of_writer(std::string_view node) { return lock_sequence(node, write_lock_name).value_or(0); }
-}  // namespace
-
 interprocess_read_write_lock::interprocess_read_write_lock(client& c, std::string path)
     : write_(c, path, std::make_shared<read_write_rule>(read_write_rule::side::write),
              [this](std::thread::id owner, detail::acquire_request&) {
@@ -30,7 +26,7 @@ interprocess_read_write_lock::interprocess_read_write_lock(client& c, std::strin
                 if (writer.empty()) return;
                 const auto name = std::string(node_name(writer));
                 req.held_by_us = {name};
-                req.sequence = sequence_of_writer(name);
+                req.sequence = read_write_sequence(name);
             }) {}
 
 interprocess_read_write_lock::~interprocess_read_write_lock() = default;

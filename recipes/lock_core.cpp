@@ -138,17 +138,21 @@ acquire_start prepare_acquire(const lock_core& core, std::optional<std::chrono::
             callback_executor(connection_of(core.driver().get_client()))};
 }
 
+void lock_core::start_acquire(acquire_start start, acquire_handler done) {
+    auto driver = std::move(start.driver);
+    acquire_request req{start.timeout, std::move(start.data), std::move(start.node_name), {}, {}};
+    driver->acquire(std::move(req), [attach = std::move(start.attach), done = std::move(done)](
+                                        const boost::system::error_code& ec, std::shared_ptr<hold> granted) mutable {
+        if (granted) attach(granted);
+        done(ec, std::move(granted));
+    });
+}
+
 void start_hold_acquire(acquire_start start, unique_function<void(const boost::system::error_code&, lock_hold)> done) {
     auto driver = start.driver;
-    acquire_request req{start.timeout, std::move(start.data), std::move(start.node_name), {}, {}};
-    driver->acquire(std::move(req), [driver, attach = std::move(start.attach), done = std::move(done)](
-                                        const boost::system::error_code& ec, std::shared_ptr<hold> granted) mutable {
-        lock_hold out;
-        if (granted) {
-            attach(granted);
-            out = hold_access::make_hold(driver, std::move(granted));
-        }
-        done(ec, std::move(out));
+    lock_core::start_acquire(std::move(start), [driver, done = std::move(done)](const boost::system::error_code& ec,
+                                                                              std::shared_ptr<hold> granted) mutable {
+        done(ec, granted ? hold_access::make_hold(driver, std::move(granted)) : lock_hold());
     });
 }
 

@@ -5,6 +5,8 @@
 
 #include "lock_driver.hpp"
 
+#include <zkr/detail/lock_ops.hpp>
+
 #include <zkr/client.hpp>
 #include <zkr/hold_state.hpp>
 
@@ -51,6 +53,10 @@ public:
     /// attach_listeners as a function that does not refer to this object (for completions that
     /// may run after it is gone).
     std::function<void(const std::shared_ptr<hold>&)> listener_attacher() const;
+
+    /// Starts the async acquire `start` describes (detail/lock_ops.hpp): done gets (ec, hold) on
+    /// the network thread, the hold (if granted) with the recipe's hold listeners attached.
+    static void start_acquire(acquire_start start, acquire_handler done);
 
     /// unlock(): takes the hold to release with take(ec) (which may throw: out of memory), then
     /// releases it, or logs why there was nothing to release. Never throws. An unlock() by an

@@ -77,11 +77,6 @@ lock_driver::lock_driver(zkr::client& c, std::string lock_path, std::shared_ptr<
     check_lock_path(path_, c.options().name_space);
 }
 
-void lock_driver::acquire(std::optional<std::chrono::milliseconds> timeout, std::string data, acquire_handler done,
-                          std::function<void(const std::string&)> on_queued) {
-    acquire(acquire_request{timeout, std::move(data), {}, std::move(on_queued)}, std::move(done));
-}
-
 void lock_driver::acquire(acquire_request req, acquire_handler done) {
     if (client_.state() == connection_state::closed || !is_started(detail::connection_of(client_))) {
         // The network thread is gone, or has not run yet (start() was never called; its timers
@@ -96,11 +91,6 @@ void lock_driver::acquire(acquire_request req, acquire_handler done) {
         pending_.push_back(e);
     }
     boost::asio::dispatch(network_executor(detail::connection_of(client_)), [e] { e->start(); });
-}
-
-std::shared_ptr<hold> lock_driver::acquire_sync(std::optional<std::chrono::milliseconds> timeout, std::string data,
-                                                error_code& ec, std::function<void(const std::string&)> on_queued) {
-    return acquire_sync(acquire_request{timeout, std::move(data), {}, std::move(on_queued)}, ec);
 }
 
 std::shared_ptr<hold> lock_driver::acquire_sync(acquire_request req, error_code& ec) {

@@ -45,17 +45,10 @@ class lock_driver : public std::enable_shared_from_this<lock_driver> {
 public:
     lock_driver(zkr::client& c, std::string lock_path, std::shared_ptr<const lock_rule> rule);
 
-    /// timeout: nullopt waits for ever; zero tries once and never queues (the node is removed
-    /// at once when it does not hold). done runs on the network thread with (ec, hold); a null
-    /// hold without error means the timeout passed.
-    /// on_queued(node_path), if given, runs on the network thread once our node exists.
-    void acquire(std::optional<std::chrono::milliseconds> timeout, std::string data, acquire_handler done,
-                 std::function<void(const std::string&)> on_queued = {});
+    /// done runs on the network thread with (ec, hold) (see acquire_request for the timeout); a
+    /// null hold without error means the timeout passed.
     void acquire(acquire_request req, acquire_handler done);
-    /// Blocking forms, for the sync recipe APIs.
-    std::shared_ptr<hold> acquire_sync(std::optional<std::chrono::milliseconds> timeout, std::string data,
-                                       boost::system::error_code& ec,
-                                       std::function<void(const std::string&)> on_queued = {});
+    /// The blocking form, for the sync recipe APIs.
     std::shared_ptr<hold> acquire_sync(acquire_request req, boost::system::error_code& ec);
     /// Returns once the delete has its outcome (then the lock is free for every process), or at
     /// once with connection_loss when there is no connection (the node is deleted once it returns).

@@ -9,12 +9,10 @@ namespace zkr {
 bool is_read_write_writer(std::string_view node) { return lock_sequence(node, write_lock_name).has_value(); }
 bool is_read_write_reader(std::string_view node) { return lock_sequence(node, read_lock_name).has_value(); }
 
-namespace {
-std::uint32_t sequence_of(std::string_view node) {
+std::uint32_t read_write_sequence(std::string_view node) {
     if (auto s = lock_sequence(node, write_lock_name)) return *s;
     return lock_sequence(node, read_lock_name).value_or(0);
 }
-}  // namespace
 
 lock_queue read_write_rule::queue(const std::vector<std::string>& children) const {
     return queue_of(children, {write_lock_name, read_lock_name});
@@ -35,7 +33,7 @@ lock_decision read_write_rule::do_decide(const std::vector<std::string>& sorted,
     // A downgrade's read node (the sequence of a writer we hold) holds only while that writer is
     // listed: else a writer behind it may hold already.
     for (const auto& held : context.held_by_us)
-        if (is_read_write_writer(held) && sequence_of(held) == sequence_of(sorted[ours]) &&
+        if (is_read_write_writer(held) && read_write_sequence(held) == read_write_sequence(sorted[ours]) &&
             std::find(sorted.begin(), sorted.end(), held) == sorted.end()) {
             d.error = make_error_code(errc::lock_lost);
             return d;
@@ -51,9 +49,9 @@ lock_decision read_write_rule::do_decide(const std::vector<std::string>& sorted,
 std::size_t read_write_rule::holders(const std::vector<std::string>& sorted) const {
     if (sorted.empty()) return 0;
     if (is_read_write_writer(sorted.front())) {
-        const auto seq = sequence_of(sorted.front());
+        const auto seq = read_write_sequence(sorted.front());
         std::size_t n = 1;
-        while (n < sorted.size() && is_read_write_reader(sorted[n]) && sequence_of(sorted[n]) == seq) ++n;
+        while (n < sorted.size() && is_read_write_reader(sorted[n]) && read_write_sequence(sorted[n]) == seq) ++n;
         return n;
     }
     return static_cast<std::size_t>(std::find_if(sorted.begin(), sorted.end(), [](const std::string& n) { return is_read_write_writer(n); }) -

@@ -28,6 +28,8 @@ namespace zkr {
 
 bool is_read_write_writer(std::string_view node);
 bool is_read_write_reader(std::string_view node);
+/// A read or write node's sequence (0 for any other name).
+std::uint32_t read_write_sequence(std::string_view node);
 
 class read_write_rule final : public lock_rule {
 public:

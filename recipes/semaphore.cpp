@@ -99,14 +99,10 @@ void interprocess_semaphore_v2::start_acquire(detail::acquire_start start, std::
                                               detail::unique_function<void(const error_code&, std::vector<lease>)> done) {
     auto driver = start.driver;
     std::string data = start.data;
-    detail::acquire_request req{start.timeout, std::move(start.data), std::move(start.node_name), {}, {}};
-    driver->acquire(std::move(req), [driver, attach = std::move(start.attach), qty, data = std::move(data),
-                                     done = std::move(done)](const error_code& ec, std::shared_ptr<detail::hold> hold) mutable {
+    detail::lock_core::start_acquire(std::move(start), [driver, qty, data = std::move(data), done = std::move(done)](
+                                                           const error_code& ec, std::shared_ptr<detail::hold> hold) mutable {
         std::vector<lease> leases;
-        if (hold) {
-            attach(hold);
-            leases = detail::hold_access::make_leases(driver, std::move(hold), qty, std::move(data));
-        }
+        if (hold) leases = detail::hold_access::make_leases(driver, std::move(hold), qty, std::move(data));
         done(ec, std::move(leases));
     });
 }
