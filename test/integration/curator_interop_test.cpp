@@ -33,6 +33,18 @@ zkr::test::child_process zkr_worker(const std::string& connect_string, const std
                                      log, counter});
 }
 
+// Two Curator and two zkr processes, each running `recipe` on one path, interleaved; waits for all.
+void run_two_of_each(const std::string& recipe, const std::string& path, int iterations, int hold_ms, const std::string& log,
+                     const std::string& counter) {
+    const auto cs = zkr::test::shared_server().connect_string();
+    std::vector<zkr::test::child_process> workers;
+    for (int i = 0; i < 2; ++i) {
+        workers.push_back(curator(cs, recipe, path, iterations, hold_ms, log));
+        workers.push_back(zkr_worker(cs, recipe, path, iterations, hold_ms, log, counter));
+    }
+    for (auto& w : workers) CHECK(w.wait() == 0);
+}
+
 bool logged(const std::string& log, const std::string& kind) {
     for (const auto& line : zkr::test::read_lines(log))
         if (line.rfind(kind + " ", 0) == 0) return true;
@@ -48,15 +60,9 @@ void require_curator() {
 
 TEST_CASE("interop: zkr's and Curator's mutexes on one path exclude each other, separate processes") {
     require_curator();
-    auto& zk = zkr::test::shared_server();
     const auto path = zkr::test::recipe_path("interop-mutex");
     const auto log = zkr::test::temp_file("log"), counter = zkr::test::temp_file("counter");
-    std::vector<zkr::test::child_process> workers;
-    for (int i = 0; i < 2; ++i) {
-        workers.push_back(curator(zk.connect_string(), "mutex", path, 15, 5, log));
-        workers.push_back(zkr_worker(zk.connect_string(), "mutex", path, 15, 5, log, counter));
-    }
-    for (auto& w : workers) CHECK(w.wait() == 0);
+    run_two_of_each("mutex", path, 15, 5, log, counter);
     const auto r = zkr::test::check_log(log);
     CHECK(r.acquisitions == 60);
     CHECK(r.max_concurrent == 1);
@@ -93,15 +99,9 @@ TEST_CASE("interop: zkr's leader_latch and Curator's LeaderLatch on one path ele
 
 TEST_CASE("interop: zkr's and Curator's read-write locks on one path: a writer of either holds alone, separate processes") {
     require_curator();
-    auto& zk = zkr::test::shared_server();
     const auto path = zkr::test::recipe_path("interop-rw");
     const auto log = zkr::test::temp_file("log"), counter = zkr::test::temp_file("counter");
-    std::vector<zkr::test::child_process> workers;
-    for (int i = 0; i < 2; ++i) {
-        workers.push_back(curator(zk.connect_string(), "rw:30", path, 20, 10, log));
-        workers.push_back(zkr_worker(zk.connect_string(), "rw:30", path, 20, 10, log, counter));
-    }
-    for (auto& w : workers) CHECK(w.wait() == 0);
+    run_two_of_each("rw:30", path, 20, 10, log, counter);
     const auto r = zkr::test::check_read_write_log(log);
     INFO(r.reads << " reads, " << r.writes << " writes, at most " << r.max_readers << " readers at once");
     CHECK(r.reads + r.writes == 80);
