@@ -23,6 +23,7 @@
 namespace zkr {
 
 class client;
+class multi_lock_member;
 
 /**
  * A queue lock: processes hold it strictly in the order their requests reached ZooKeeper.
@@ -122,6 +123,7 @@ public:
     state_subscription add_hold_listener(std::function<void(hold_state)> listener);
 
 private:
+    friend class multi_lock_member;  // a multi-lock member acquires through our core
     bool acquire_for(std::optional<std::chrono::milliseconds> timeout);
     std::shared_ptr<detail::hold> current_hold() const;
     /// One level less; the hold once the last level goes (null otherwise, ec set if none was held).

@@ -25,6 +25,7 @@ namespace zkr {
 class client;
 class lock_rule;
 class interprocess_read_write_lock;
+class multi_lock_member;
 namespace detail {
 struct acquire_request;
 }
@@ -153,6 +154,7 @@ public:
 
 private:
     friend class interprocess_read_write_lock;
+    friend class multi_lock_member;  // a multi-lock member acquires through our core
     /// Asked before a thread's first level of a hold: fills in what the acquire must know (a
     /// read-write lock's downgrade), or throws zkr::error to refuse it (an upgrade).
     using acquire_plan = std::function<void(std::thread::id owner, detail::acquire_request& req)>;

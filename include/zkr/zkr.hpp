@@ -15,6 +15,7 @@
 #include <zkr/interprocess_read_write_lock.hpp>
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>
+#include <zkr/interprocess_multi_lock.hpp>
 #include <zkr/leader_latch.hpp>
 #include <zkr/lease.hpp>
 #include <zkr/lock_hold.hpp>

@@ -17,18 +17,7 @@ using zkr::errc;
 
 namespace {
 
-// Runs f, which must throw zkr::error with code and a message containing text.
-template <typename F>
-void expect_error(F&& f, errc code, const std::string& text) {
-    try {
-        f();
-        FAIL("no error; expected " << zkr::make_error_code(code).message());
-    } catch (const zkr::error& e) {
-        INFO("message: " << e.what());
-        CHECK(e.code() == code);
-        CHECK_THAT(std::string(e.what()), zkr::test::contains(text, Catch::CaseSensitive::No));
-    }
-}
+using zkr::test::expect_error;
 
 struct fixture {
     std::unique_ptr<zkr::client> c = zkr::test::connect(zkr::test::shared_server().connect_string());
@@ -55,8 +44,32 @@ TEST_CASE("misuse: bad lock paths are refused before anything is sent, for every
         expect_error([&] { zkr::interprocess_semaphore_v2 s(*f.c, p, 2); }, errc::invalid_path, why);
         expect_error([&] { zkr::interprocess_semaphore_mutex s(*f.c, p); }, errc::invalid_path, why);
         expect_error([&] { zkr::interprocess_read_write_lock rw(*f.c, p); }, errc::invalid_path, why);
+        expect_error([&] { zkr::interprocess_multi_lock ml(*f.c, {f.path, p}); }, errc::invalid_path, why);
         CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*f.c)) == before);
     }
+}
+
+TEST_CASE("misuse: a multi-lock over no lock, or over one path twice, is refused at once, and release without a hold") {
+    fixture f;
+    const auto before = zkr::detail::requests_sent(zkr::detail::connection_of(*f.c));
+    expect_error([&] { zkr::interprocess_multi_lock ml(*f.c, std::vector<std::string>{}); }, errc::invalid_argument, "no locks");
+    expect_error([&] { zkr::interprocess_multi_lock ml(*f.c, {f.path, f.path + "-b", f.path}); }, errc::invalid_argument, "listed twice");
+    // Two lock objects on one path are the same lock listed twice.
+    zkr::interprocess_mutex m(*f.c, f.path);
+    zkr::fair_lock fl(*f.c, f.path);
+    expect_error([&] { zkr::interprocess_multi_lock ml({m, fl}); }, errc::invalid_argument, "listed twice");
+    CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(*f.c)) == before);
+
+    zkr::interprocess_multi_lock ml(*f.c, {f.path, f.path + "-b"});
+    expect_error([&] { ml.release(); }, errc::lock_not_held, "does not hold the multi-lock");
+    expect_error([&] { (void)ml.fencing_tokens(); }, errc::lock_not_held, "holds no multi-lock");
+    expect_error([&] { ml.acquire(-1ms); }, errc::invalid_argument, "must not be negative");
+    CHECK_NOTHROW(ml.unlock());  // logged, never thrown: a guard's destructor calls it
+    ml.acquire();
+    ml.release();
+    expect_error([&] { ml.release(); }, errc::lock_not_held, "does not hold");
+    f.check_clean();
+    CHECK(zkr::test::nodes_under(*f.c, f.path + "-b") == 0);
 }
 
 TEST_CASE("misuse: negative timeouts are refused, a zero timeout tries once and leaves no node") {

@@ -4,6 +4,9 @@
 //   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX:QTY (QTY 0: random 1..MAX each time)
 //           | latch: a leader_latch (ITERATIONS is ignored): logs "ACQ <pid> <epoch> 1" once it
 //             leads, "REL <pid> <epoch> 1" after HOLD_MS, then closes the latch and exits
+//           | multi | multi_reversed: an interprocess_multi_lock over PATH, a comma-separated list of
+//             lock paths, listed in that order or reversed; the token logged is the first member's
+//             (in path order, so every holder's tokens are of one lock)
 //           | rw:PCT: a read-write lock, each acquire a writer with PCT% chance (else a reader);
 //             logs "RACQ|WACQ <pid> <token>" and "RREL|WREL <pid> <token>", and a writer does the
 //             counter's read-modify-write; rw_downgrade: each iteration takes the write lock, then
@@ -26,6 +29,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -57,11 +61,17 @@ std::string log_line(const char* kind, std::int64_t token, int qty) {
     return std::string(kind) + " " + std::to_string(::getpid()) + " " + std::to_string(token) + " " + std::to_string(qty) + "\n";
 }
 
+std::int64_t first_token(zkr::interprocess_multi_lock& lock) { return lock.fencing_tokens().at(0); }
+template <typename Lock>
+std::int64_t first_token(Lock& lock) {
+    return lock.fencing_token();
+}
+
 template <typename Lock>
 int run(Lock& lock, int iterations, int hold_ms, int log, const std::string& counter) {
     for (int i = 0; i < iterations; ++i) {
         lock.lock();
-        const auto token = lock.fencing_token();
+        const auto token = first_token(lock);
         append_line(log, log_line("ACQ", token, 1));
         increment(counter);
         if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
@@ -202,6 +212,18 @@ int main(int argc, char** argv) {
             append_line(log, "AFTER " + std::to_string(::getpid()) + " " + std::string(zkr::to_string(m.state())) + "\n");
             m.unlock();
             return 0;
+        }
+        if (recipe == "multi" || recipe == "multi_reversed") {
+            std::vector<std::string> paths;
+            std::string list = argv[3];
+            for (std::size_t at = 0; at != std::string::npos;) {
+                const auto comma = list.find(',', at);
+                paths.push_back(list.substr(at, comma == std::string::npos ? comma : comma - at));
+                at = comma == std::string::npos ? comma : comma + 1;
+            }
+            if (recipe == "multi_reversed") std::reverse(paths.begin(), paths.end());
+            zkr::interprocess_multi_lock m(c, paths);
+            return run(m, iterations, hold_ms, log, argv[7]);
         }
         if (recipe == "semaphore_mutex") {
             zkr::interprocess_semaphore_mutex m(c, argv[3]);

@@ -25,6 +25,19 @@ inline std::unique_ptr<zkr::client> connect(const std::string& cs, std::chrono::
     return c;
 }
 
+/// Runs f, which must throw zkr::error with code and a message containing text.
+template <typename F>
+void expect_error(F&& f, zkr::errc code, const std::string& text) {
+    try {
+        f();
+        FAIL("no error; expected " << zkr::make_error_code(code).message());
+    } catch (const zkr::error& e) {
+        INFO("message: " << e.what());
+        CHECK(e.code() == code);
+        CHECK_THAT(std::string(e.what()), contains(text, Catch::CaseSensitive::No));
+    }
+}
+
 /// A path under a namespace of its own.
 inline std::string recipe_path(const std::string& name, const std::string& leaf = "lock") {
     return zkr::join_path(zkr::join_path("/", unique_namespace(name)), leaf);

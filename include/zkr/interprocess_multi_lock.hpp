@@ -1,0 +1,128 @@
+// zkr::interprocess_multi_lock: several locks taken as one, all or nothing, without deadlock
+// (Curator's InterProcessMultiLock, in one global order).
+#pragma once
+
+#include <zkr/hold_state.hpp>
+#include <zkr/timed_lockable.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace zkr {
+
+class client;
+class fair_lock;
+class interprocess_mutex;
+namespace detail {
+class hold;
+class lock_core;
+}
+
+/// One lock of a multi-lock: a mutex or a fair lock the caller owns (it must outlive the
+/// multi-lock). A read-write lock's read_lock() or write_lock() is an interprocess_mutex.
+class multi_lock_member {
+public:
+    multi_lock_member(interprocess_mutex& m);  // NOLINT(google-explicit-constructor): a list of locks reads {a, b}
+    multi_lock_member(fair_lock& f);           // NOLINT(google-explicit-constructor)
+
+private:
+    friend class interprocess_multi_lock;
+    detail::lock_core* core_;
+};
+
+/**
+ * Holds every one of several locks, or none of them.
+ *
+ * The members are acquired one at a time in one global order, sorted by path, whatever order the
+ * caller lists them in: two processes that lock overlapping sets listed in opposite orders never
+ * deadlock (Curator's InterProcessMultiLock takes them in list order, and they do). Each member is
+ * a lock of its own in ZooKeeper, so a process that takes one of them alone (zkr or Curator)
+ * excludes this multi-lock's hold of it.
+ *
+ * Re-entrant per thread, like interprocess_mutex; meets Lockable and TimedLockable. A timed acquire
+ * shares one deadline among the members; when it fails (or a member's acquire throws) the members
+ * already taken are released before it returns, and no node is left behind.
+ *
+ * The hold is the members' holds together: state() is the worst of theirs (lost if one is lost,
+ * doubtful if one is doubtful), and stop_token() is requested as soon as one member's hold ends.
+ * Connection and session loss are as for each member (see interprocess_mutex): a member lost for
+ * good makes the whole multi-hold lost, and the holder must stop acting on every resource.
+ *
+ * The multi-lock's holds do not count as the members' thread holds: a thread that holds a member
+ * through the multi-lock and acquires that member object directly queues behind itself. Use one
+ * or the other for a lock.
+ *
+ * Release: unlock() and the destructor never throw and release every member (errors logged);
+ * release() releases them all and reports the first failure (lock_lost when a member's hold had
+ * ended, connection_loss when a delete is pending).
+ */
+class interprocess_multi_lock : public timed_lockable<interprocess_multi_lock> {
+public:
+    /// One interprocess_mutex per path, owned by this object. Throws zkr::error: invalid_argument
+    /// for an empty list or a path listed twice, invalid_path for a bad path.
+    interprocess_multi_lock(client& c, std::vector<std::string> paths);
+    /// Over locks the caller owns (as above for the errors; two members on one path are one path
+    /// listed twice).
+    explicit interprocess_multi_lock(std::vector<multi_lock_member> members);
+    interprocess_multi_lock(const interprocess_multi_lock&) = delete;
+    interprocess_multi_lock& operator=(const interprocess_multi_lock&) = delete;
+    /// Releases every hold still taken through this object (best effort, errors logged).
+    ~interprocess_multi_lock();
+
+    /// Blocks until every member is held. Throws zkr::error as interprocess_mutex::acquire does;
+    /// the members taken so far are released first.
+    void acquire();
+    /// True when every member is held within the timeout; false otherwise, with nothing held and
+    /// no node left. Zero tries each member once.
+    bool acquire(std::chrono::milliseconds timeout);
+    /// Releases one level of the calling thread's hold (every member at the last level).
+    void release();
+    void release(boost::system::error_code& ec);
+
+    bool is_held() const;
+    /// The worst of the members' states for the calling thread's hold; released without one.
+    hold_state state() const;
+    bool is_valid() const { return state() == hold_state::held; }
+    /// Requested once any member's hold ends (lost or released); already requested when the
+    /// calling thread holds nothing.
+    std::stop_token stop_token() const;
+    /// The members' fencing tokens, in the order of paths(). Throws lock_not_held when the calling
+    /// thread holds nothing.
+    std::vector<std::int64_t> fencing_tokens() const;
+    /// The members' lock paths in acquire order (sorted).
+    std::vector<std::string> paths() const;
+
+    // Lockable / TimedLockable.
+    void lock() { acquire(); }
+    bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
+    /// Never throws (see Release above).
+    void unlock() noexcept;
+
+private:
+    struct term;  // one thread's hold of every member
+    struct entry {
+        std::shared_ptr<term> hold;
+        int count = 0;
+    };
+    void order_members();
+    bool acquire_for(std::optional<std::chrono::milliseconds> timeout);
+    std::shared_ptr<term> current() const;
+    std::shared_ptr<term> take_for_release(boost::system::error_code& ec);
+
+    std::vector<std::unique_ptr<interprocess_mutex>> owned_;
+    std::vector<detail::lock_core*> members_;  // in acquire order
+    mutable std::mutex mutex_;
+    std::map<std::thread::id, entry> holds_;
+};
+
+}  // namespace zkr

@@ -1,0 +1,147 @@
+// zkr::interprocess_multi_lock against a real ZooKeeper: separate processes locking one set in
+// opposite orders never deadlock, a timed failure leaves nothing, a member's loss ends the whole
+// hold, and members may be lock objects of several kinds.
+#include "recipe_checks.hpp"
+
+#include <zkr/fair_lock.hpp>
+#include <zkr/interprocess_multi_lock.hpp>
+#include <zkr/interprocess_mutex.hpp>
+#include <zkr/interprocess_read_write_lock.hpp>
+
+#include "zkr_catch.hpp"
+
+#include <future>
+#include <mutex>
+
+using namespace std::chrono_literals;
+using zkr::errc;
+using zkr::hold_state;
+
+namespace {
+
+using zkr::test::connect;
+using zkr::test::nodes_under;
+
+// Three lock paths under one namespace of their own.
+std::vector<std::string> three_paths(const std::string& name) {
+    const auto base = zkr::test::recipe_path("multi-" + name, "locks");
+    return {base + "/a", base + "/b", base + "/c"};
+}
+
+}  // namespace
+
+TEST_CASE("multi-lock: processes locking one set in opposite orders over 200 rounds never deadlock, and hold alone") {
+    auto& zk = zkr::test::shared_server();
+    const auto paths = three_paths("orders");
+    const auto list = paths[0] + "," + paths[1] + "," + paths[2];
+    const auto log = zkr::test::temp_file("log"), counter = zkr::test::temp_file("counter");
+    constexpr int per_process = 50;
+    std::vector<zkr::test::child_process> workers;
+    // Curator's InterProcessMultiLock takes its members in list order: these would deadlock there.
+    for (const char* recipe : {"multi", "multi_reversed", "multi", "multi_reversed"})
+        workers.emplace_back(std::vector<std::string>{ZKR_LOCK_WORKER, zk.connect_string(), recipe, list, std::to_string(per_process), "0",
+                                                      log, counter});
+    for (auto& w : workers) {
+        const int rc = w.wait_for(120s);
+        CHECK(rc == 0);  // -1: still running after 2 minutes (a deadlock)
+    }
+    const auto r = zkr::test::check_log(log);
+    CHECK(r.acquisitions == 4 * per_process);
+    CHECK(r.max_concurrent == 1);
+    CHECK(r.tokens_rise);
+    CHECK(zkr::test::read_lines(counter).at(0) == std::to_string(4 * per_process));
+    auto c = connect(zk.connect_string());
+    for (const auto& p : paths) CHECK(zkr::test::eventually([&] { return nodes_under(*c, p) == 0; }, 15s));
+    std::remove(log.c_str());
+    std::remove(counter.c_str());
+}
+
+TEST_CASE("multi-lock: a timed acquire that cannot take every member releases the ones it took and leaves no node") {
+    auto& zk = zkr::test::shared_server();
+    const auto paths = three_paths("timed");
+    auto holder_client = connect(zk.connect_string());
+    auto c = connect(zk.connect_string());
+    zkr::interprocess_mutex middle(*holder_client, paths[1]);
+    middle.acquire();
+
+    zkr::interprocess_multi_lock multi(*c, {paths[2], paths[0], paths[1]});
+    CHECK(multi.paths() == paths);  // acquired in path order, whatever the list's
+    const auto started = std::chrono::steady_clock::now();
+    CHECK_FALSE(multi.acquire(400ms));
+    CHECK(std::chrono::steady_clock::now() - started < 3s);
+    CHECK_FALSE(multi.is_held());
+    CHECK(multi.state() == hold_state::released);
+    CHECK(multi.stop_token().stop_requested());
+    CHECK(nodes_under(*c, paths[0]) == 0);  // taken, then released
+    CHECK(nodes_under(*c, paths[1]) == 1);  // only the holder's
+    CHECK(nodes_under(*c, paths[2]) == 0);  // never reached
+    CHECK_FALSE(multi.try_lock());
+    CHECK(nodes_under(*c, paths[0]) == 0);
+
+    middle.release();
+    REQUIRE(multi.acquire(5s));
+    const auto tokens = multi.fencing_tokens();
+    REQUIRE(tokens.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(nodes_under(*c, paths[i]) == 1);
+    // The holder's mutex now waits for the multi-lock's member.
+    CHECK_FALSE(middle.acquire(200ms));
+    multi.release();
+    for (const auto& p : paths) CHECK(nodes_under(*c, p) == 0);
+}
+
+TEST_CASE("multi-lock: a member's hold lost (its node deleted by an operator) makes the whole hold lost, and its stop token fires") {
+    auto& zk = zkr::test::shared_server();
+    const auto paths = three_paths("loss");
+    auto c = connect(zk.connect_string());
+    auto operator_client = connect(zk.connect_string());
+    zkr::interprocess_multi_lock multi(*c, {paths[0], paths[1]});
+    multi.acquire();
+    REQUIRE(multi.state() == hold_state::held);
+    auto stopped = std::make_shared<std::promise<void>>();
+    std::stop_callback on_stop(multi.stop_token(), [stopped] { stopped->set_value(); });
+    const auto children = operator_client->get_children(paths[1]).children;
+    REQUIRE(children.size() == 1);
+    operator_client->remove(paths[1] + "/" + children.front());
+    CHECK(stopped->get_future().wait_for(10s) == std::future_status::ready);
+    CHECK(multi.state() == hold_state::lost);
+    CHECK(multi.is_held());  // still this thread's hold until it releases
+    boost::system::error_code ec;
+    multi.release(ec);
+    CHECK(ec == errc::lock_lost);
+    CHECK_FALSE(multi.is_held());
+    CHECK(nodes_under(*c, paths[0]) == 0);  // the member still held was released too
+}
+
+TEST_CASE("multi-lock: members may be a mutex, a fair lock and a read-write lock's writer, re-entrant, and a guard works") {
+    auto& zk = zkr::test::shared_server();
+    const auto paths = three_paths("objects");
+    auto c = connect(zk.connect_string());
+    auto other = connect(zk.connect_string());
+    zkr::interprocess_mutex m(*c, paths[2]);
+    zkr::fair_lock f(*c, paths[0]);
+    zkr::interprocess_read_write_lock rw(*c, paths[1]);
+    zkr::interprocess_multi_lock multi({m, f, rw.write_lock()});
+    CHECK(multi.paths() == paths);
+    {
+        std::scoped_lock guard(multi);
+        CHECK(multi.is_valid());
+        multi.lock();  // re-entry: no node more
+        for (const auto& p : paths) CHECK(nodes_under(*c, p) == 1);
+        // Another session is refused each member while the multi-lock holds.
+        zkr::interprocess_mutex m2(*other, paths[2]);
+        zkr::fair_lock f2(*other, paths[0]);
+        zkr::interprocess_read_write_lock rw2(*other, paths[1]);
+        CHECK_FALSE(m2.try_lock());
+        CHECK_FALSE(f2.try_lock());
+        CHECK_FALSE(rw2.read_lock().try_lock());
+        multi.unlock();
+        CHECK(multi.is_held());  // one level left
+    }
+    CHECK_FALSE(multi.is_held());
+    for (const auto& p : paths) CHECK(nodes_under(*c, p) == 0);
+    // Another thread of this process competes for it like another process.
+    multi.lock();
+    auto other_thread = std::async(std::launch::async, [&] { return multi.acquire(200ms); });
+    CHECK_FALSE(other_thread.get());
+    multi.unlock();
+}
