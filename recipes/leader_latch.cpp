@@ -50,18 +50,8 @@ struct leader_latch::impl : std::enable_shared_from_this<impl> {
     bool leads() const { return term && term->caller_state() == hold_state::held; }
 
     // Queues an untimed acquire (called under m, so that close() cancels it). Its outcome comes to
-    // joined() on the callback thread; the network thread only posts it.
-    void join() {
-        detail::acquire_request req;
-        req.data = id;
-        core.driver().acquire(std::move(req), [weak = weak_from_this(), ex = callbacks, driver = core.shared_driver()](
-                                                  const error_code& ec, std::shared_ptr<detail::hold> h) {
-            boost::asio::post(ex, [weak, driver, ec, h = std::move(h)]() mutable {
-                if (auto self = weak.lock()) return self->joined(ec, std::move(h));
-                if (h) detail::release_quietly(*driver, h);  // the latch is gone: leave at once
-            });
-        });
-    }
+    // joined() on the callback thread.
+    void join() { core.join_in_background(id, weak_from_this(), &impl::joined); }
 
     void joined(const error_code& ec, std::shared_ptr<detail::hold> h) {
         std::unique_lock lock(m);
@@ -222,18 +212,7 @@ state_subscription leader_latch::add_listener(std::function<void(bool)> listener
 
 const std::string& leader_latch::id() const noexcept { return impl_->id; }
 
-std::vector<std::string> leader_latch::participants() const {
-    auto& c = impl_->core.driver().get_client();
-    std::vector<std::string> ids;
-    for (const auto& node : impl_->core.participant_nodes()) {
-        error_code ec;
-        auto d = c.get_data(node, ec);
-        if (ec == errc::no_node) continue;  // left meanwhile
-        detail::throw_if(ec, node);
-        ids.push_back(std::move(d.data));
-    }
-    return ids;
-}
+std::vector<std::string> leader_latch::participants() const { return impl_->core.participant_data(); }
 
 std::string leader_latch::leader() const {
     const auto ids = participants();

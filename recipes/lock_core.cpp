@@ -8,6 +8,7 @@
 
 #include <zkr/path.hpp>
 
+#include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
 
 #include <cassert>
@@ -65,6 +66,33 @@ std::vector<std::string> lock_core::participant_nodes() const {
     auto nodes = driver_->participants(ec);
     detail::throw_if(ec, driver_->path());
     return nodes;
+}
+
+std::vector<std::string> lock_core::participant_data() const {
+    auto& c = driver_->get_client();
+    std::vector<std::string> data;
+    for (const auto& node : participant_nodes()) {
+        boost::system::error_code ec;
+        auto d = c.get_data(node, ec);
+        if (ec == errc::no_node) continue;  // left meanwhile
+        detail::throw_if(ec, node);
+        data.push_back(std::move(d.data));
+    }
+    return data;
+}
+
+void lock_core::join_in_background(std::string data,
+                                   std::function<bool(const boost::system::error_code&, std::shared_ptr<hold>&)> deliver) {
+    acquire_request req;
+    req.data = std::move(data);
+    // The network thread only posts the outcome: an election's work (listeners, a leader's thread)
+    // runs on the callback thread.
+    driver_->acquire(std::move(req), [ex = callback_executor(connection_of(driver_->get_client())), driver = driver_,
+                                      deliver = std::move(deliver)](const boost::system::error_code& ec, std::shared_ptr<hold> h) {
+        boost::asio::post(ex, [driver, deliver, ec, h = std::move(h)]() mutable {
+            if (!deliver(ec, h) && h) detail::release_quietly(*driver, h);  // its owner is gone: leave at once
+        });
+    });
 }
 
 state_subscription lock_core::add_hold_listener(std::function<void(hold_state)> listener) {

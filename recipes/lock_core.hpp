@@ -39,6 +39,21 @@ public:
     /// The lock's nodes in queue order, holders first, as full paths. Throws zkr::error on a
     /// connection problem.
     std::vector<std::string> participant_nodes() const;
+    /// What the participants' nodes hold (their ids, for an election), in queue order; a node that
+    /// left meanwhile is skipped. Throws zkr::error on a connection problem.
+    std::vector<std::string> participant_data() const;
+    /// An untimed acquire in the background (an election's): (owner->*joined)(ec, hold) runs on the
+    /// callback thread while the owner lives; once it is gone, a granted hold is released at once.
+    template <typename Owner>
+    void join_in_background(std::string data, std::weak_ptr<Owner> owner,
+                            void (Owner::*joined)(const boost::system::error_code&, std::shared_ptr<hold>)) {
+        join_in_background(std::move(data), [owner = std::move(owner), joined](const boost::system::error_code& ec,
+                                                                               std::shared_ptr<hold>& h) {
+            auto self = owner.lock();
+            if (self) ((*self).*joined)(ec, std::move(h));
+            return static_cast<bool>(self);
+        });
+    }
     /// listener(state) runs on the client's callback thread for every change of every hold taken
     /// through this core from now on.
     state_subscription add_hold_listener(std::function<void(hold_state)> listener);
@@ -87,6 +102,8 @@ public:
                                                    boost::system::error_code& ec);
 
 private:
+    /// deliver(ec, hold) runs on the callback thread; false: nobody took the outcome.
+    void join_in_background(std::string data, std::function<bool(const boost::system::error_code&, std::shared_ptr<hold>&)> deliver);
     void release_or_log(const std::shared_ptr<hold>& h, const boost::system::error_code& ec, const char* owner) const noexcept;
     void report_unowned_unlock(const char* owner) const noexcept;
 

@@ -4,6 +4,7 @@
 
 #include <zkr/interprocess_read_write_lock.hpp>
 #include <zkr/leader_latch.hpp>
+#include <zkr/leader_selector.hpp>
 
 #include "zkr_catch.hpp"
 
@@ -92,6 +93,18 @@ TEST_CASE("interop: zkr's leader_latch and Curator's LeaderLatch on one path ele
     for (auto& w : workers) CHECK(w.wait() == 0);
     const auto r = zkr::test::check_log(log);
     CHECK(r.acquisitions == 3);
+    CHECK(r.max_concurrent == 1);
+    std::remove(log.c_str());
+    std::remove(counter.c_str());
+}
+
+TEST_CASE("interop: zkr's leader_selector and Curator's LeaderSelector on one path lead one at a time, separate processes") {
+    require_curator();
+    const auto path = zkr::test::recipe_path("interop-selector");
+    const auto log = zkr::test::temp_file("log"), counter = zkr::test::temp_file("counter");
+    run_two_of_each("selector", path, 1, 50, log, counter);
+    const auto r = zkr::test::check_log(log);
+    CHECK(r.acquisitions == 4);
     CHECK(r.max_concurrent == 1);
     std::remove(log.c_str());
     std::remove(counter.c_str());

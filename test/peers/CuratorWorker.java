@@ -1,15 +1,18 @@
 // A Curator 5.4 process contending with zkr's on one path, for the interop tests: the same log
 // lines as zkr_lock_worker ("ACQ|REL <pid> 0 1" for a mutex, and for a LeaderLatch once it leads
-// (ITERATIONS ignored); "RACQ|WACQ|RREL|WREL <pid> 0" for a read-write lock), appended with one write each (O_APPEND), so the file order is a real-time order.
+// (ITERATIONS ignored), and for a LeaderSelector's one term (takeLeadership, then it leaves); "RACQ|WACQ|RREL|WREL <pid> 0" for a read-write lock), appended with one write each (O_APPEND), so the file order is a real-time order.
 // Curator has no fencing token: it logs 0.
-//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|rw:PCT PATH ITERATIONS HOLD_MS LOG
+//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|rw:PCT PATH ITERATIONS HOLD_MS LOG
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Random;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import java.util.concurrent.CountDownLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderSelector;
+import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -36,6 +39,25 @@ public class CuratorWorker {
                 if (holdMs > 0) Thread.sleep(holdMs);
                 line(out, "REL " + pid + " 0 1");
                 latch.close();
+            }
+            c.close();
+            return;
+        }
+        if (recipe.equals("selector")) {
+            CountDownLatch done = new CountDownLatch(1);
+            try (FileOutputStream out = new FileOutputStream(args[5], true)) {
+                LeaderSelector selector = new LeaderSelector(c, path, new LeaderSelectorListenerAdapter() {
+                    public void takeLeadership(CuratorFramework client) throws Exception {
+                        line(out, "ACQ " + pid + " 0 1");
+                        if (holdMs > 0) Thread.sleep(holdMs);
+                        line(out, "REL " + pid + " 0 1");
+                        done.countDown();
+                    }
+                });
+                selector.setId("curator-" + pid);
+                selector.start();
+                done.await();
+                selector.close();
             }
             c.close();
             return;

@@ -4,6 +4,8 @@
 //   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX:QTY (QTY 0: random 1..MAX each time)
 //           | latch: a leader_latch (ITERATIONS is ignored): logs "ACQ <pid> <epoch> 1" once it
 //             leads, "REL <pid> <epoch> 1" after HOLD_MS, then closes the latch and exits
+//           | selector: a leader_selector (ITERATIONS is ignored) whose take_leadership logs "ACQ <pid>
+//             <epoch> 1", holds HOLD_MS and logs "REL <pid> <epoch> 1"; exits after that one term
 //           | multi | multi_reversed: an interprocess_multi_lock over PATH, a comma-separated list of
 //             lock paths, listed in that order or reversed; the token logged is the first member's
 //             (in path order, so every holder's tokens are of one lock)
@@ -31,6 +33,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <future>
 #include <cstdlib>
 #include <iostream>
 #include <random>
@@ -239,6 +242,22 @@ int main(int argc, char** argv) {
             std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
             append_line(log, log_line("REL", epoch, 1));
             latch.close();
+            return 0;
+        }
+        if (recipe == "selector") {
+            std::promise<void> done;
+            zkr::leader_selector* self = nullptr;
+            zkr::leader_selector selector(c, argv[3], [&](std::stop_token) {
+                const auto epoch = self->fencing_token();
+                append_line(log, log_line("ACQ", epoch, 1));
+                increment(argv[7]);
+                std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+                append_line(log, log_line("REL", epoch, 1));
+                done.set_value();
+            }, "worker-" + std::to_string(::getpid()));
+            self = &selector;
+            selector.start();
+            done.get_future().wait();
             return 0;
         }
         if (int pct = 0; std::sscanf(recipe.c_str(), "rw:%d", &pct) == 1 || recipe == "rw_downgrade") {

@@ -1,0 +1,91 @@
+// zkr::leader_selector: run a function on a thread of its own while this process leads (Curator's
+// LeaderSelector, with a stop token instead of thread interruption).
+#pragma once
+
+#include <zkr/hold_state.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace zkr {
+
+class client;
+
+/**
+ * A leader election in which leading means running `take_leadership`: every participant that
+ * start()s queues under `path`; the first one runs take_leadership(token) on a thread of its own,
+ * and leads until it returns, when its node is deleted and the next participant leads (woken alone:
+ * each one watches only the one ahead of it).
+ *
+ * Nodes are Curator's LeaderSelector's: an InterProcessMutex's (`_c_<uuid>-lock-<seq>`, holding
+ * the participant's id), so a Curator LeaderSelector and a zkr leader_selector on one path take
+ * turns. (A LeaderLatch's nodes are another kind: do not mix the two on one path.)
+ *
+ * The token's stop is requested as soon as the term can no longer be trusted: the hold lost (the
+ * session ended, the node deleted by someone else, the client closed), close(),
+ * interrupt_leadership(), and with options::lose_on_doubt already when the hold turns doubtful
+ * (connection suspended, or silent past the receive timeout). take_leadership must then return
+ * promptly: until it does, this process still runs it, whatever the token says. fencing_token()
+ * (the node's czxid, rising strictly from term to term) lets the resources it writes refuse a
+ * stale leader.
+ *
+ * After take_leadership returns (or throws: logged), the term ends and the node is deleted; with
+ * options::requeue the participant queues again at the back, otherwise it leaves the election
+ * until requeue(). A session loss while waiting queues again with a new node, as every zkr waiter
+ * does.
+ */
+class leader_selector {
+public:
+    struct options {
+        /// Queue again after each term (Curator's autoRequeue()).
+        bool requeue = false;
+        /// Request the term's stop as soon as the hold is doubtful, not only when it is lost.
+        bool lose_on_doubt = false;
+    };
+
+    /// id: what this participant's node holds (default "<host>:<pid>"). Throws zkr::error:
+    /// invalid_path for a bad path, invalid_argument for an empty take_leadership.
+    leader_selector(client& c, std::string path, std::function<void(std::stop_token)> take_leadership, std::string id = {});
+    leader_selector(client& c, std::string path, std::function<void(std::stop_token)> take_leadership, std::string id,
+                    options o);
+    leader_selector(const leader_selector&) = delete;
+    leader_selector& operator=(const leader_selector&) = delete;
+    /// close() if started, then waits for a running take_leadership to return (it is asked to stop).
+    ~leader_selector();
+
+    /// Joins the election in the background. Throws invalid_argument when started before.
+    void start();
+    /// Joins again after a term ended (without options::requeue). Throws invalid_argument when
+    /// not started, closed, or already queued or leading.
+    void requeue();
+    /// Leaves the election: a waiting node is removed, a running term is asked to stop (its node is
+    /// deleted once take_leadership returns). Does not wait for it. Throws invalid_argument when
+    /// never started or already closed.
+    void close();
+
+    /// Asks the running take_leadership to stop (its token); the selector stays in the election.
+    void interrupt_leadership();
+    /// True while take_leadership runs for this participant, has not been asked to stop, and its
+    /// hold reads held.
+    bool has_leadership() const;
+    /// The current term's epoch (our node's czxid). Throws lock_not_held when not leading.
+    std::int64_t fencing_token() const;
+    /// The current term's hold state: released when not leading.
+    hold_state state() const;
+
+    const std::string& id() const noexcept;
+    /// The ids of every participant in queue order, the leader first (read from ZooKeeper now).
+    std::vector<std::string> participants() const;
+    /// The leader's id ("" when nobody leads).
+    std::string leader() const;
+
+private:
+    struct impl;
+    std::shared_ptr<impl> impl_;
+};
+
+}  // namespace zkr

@@ -1,0 +1,187 @@
+// The leader selector: a lock core on mutex nodes (Curator's LeaderSelector), acquired untimed in
+// the background; each grant runs take_leadership on a thread of its own, and its return ends the
+// term (the node deleted, then queued again with options::requeue).
+#include <zkr/leader_selector.hpp>
+
+#include "lock_core.hpp"
+
+#include <zkr/client.hpp>
+#include <zkr/path.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+namespace zkr {
+
+using boost::system::error_code;
+
+struct leader_selector::impl : std::enable_shared_from_this<impl> {
+    impl(client& c, std::string path, std::function<void(std::stop_token)> fn, std::string participant, options o)
+        : core(c, std::move(path), std::make_shared<lowest_n_rule>(1)),
+          take_leadership(std::move(fn)),
+          id(participant.empty() ? detail::default_node_data() : std::move(participant)),
+          opts(o) {
+        if (!take_leadership) misuse("take_leadership is empty");
+    }
+
+    enum class phase { idle, started, closed };
+
+    detail::lock_core core;
+    const std::function<void(std::stop_token)> take_leadership;
+    const std::string id;
+    const options opts;
+    mutable std::mutex m;
+    phase now = phase::idle;
+    bool queued = false;                 // an acquire is in flight
+    std::shared_ptr<detail::hold> term;  // the running term's hold
+    std::stop_source term_stop;          // the running term's token
+    std::thread runner;                  // runs take_leadership (the last term's, once it returned)
+
+    [[noreturn]] void misuse(const char* what) const {
+        throw zkr::error(make_error_code(errc::invalid_argument), core.path(), std::string("leader_selector: ") + what);
+    }
+    auto logger() const { return core.driver().get_client().logger(); }
+
+    // Under m.
+    void join() {
+        queued = true;
+        core.join_in_background(id, weak_from_this(), &impl::joined);
+    }
+
+    void joined(const error_code& ec, std::shared_ptr<detail::hold> h) {
+        std::unique_lock lock(m);
+        queued = false;
+        if (now != phase::started) {
+            lock.unlock();
+            if (h) core.release_quietly(h);  // closed meanwhile
+            return;
+        }
+        if (ec) {
+            if (ec != errc::cancelled)
+                logger()->error("leader_selector {}: left the election: {}", printable_path(core.path()),
+                                core.driver().acquire_failure(ec, "leadership"));
+            return;
+        }
+        // The last term's thread has returned from take_leadership already (it queued us again).
+        if (runner.joinable()) runner.join();
+        term = h;
+        term_stop = std::stop_source();
+        h->add_listener([stop = term_stop, lose_on_doubt = opts.lose_on_doubt](hold_state s) mutable {
+            if (s != hold_state::held && (s != hold_state::doubtful || lose_on_doubt)) stop.request_stop();
+        });
+        // Ended before the listener was there: the term starts stopped.
+        const auto s = h->state();
+        if (s != hold_state::held && (s != hold_state::doubtful || opts.lose_on_doubt)) term_stop.request_stop();
+        runner = std::thread([self = shared_from_this(), h, token = term_stop.get_token()] { self->run(h, token); });
+    }
+
+    // On the term's own thread.
+    void run(const std::shared_ptr<detail::hold>& h, std::stop_token token) {
+        try {
+            take_leadership(std::move(token));
+        } catch (const std::exception& e) {
+            logger()->error("leader_selector {}: take_leadership threw: {} (the term ends)", printable_path(core.path()), e.what());
+        } catch (...) {
+            logger()->error("leader_selector {}: take_leadership threw (the term ends)", printable_path(core.path()));
+        }
+        {
+            std::lock_guard lock(m);
+            term_stop.request_stop();  // has_leadership() reads false from here on
+        }
+        // Deleted before a new node is created (one session's requests reach the server in order).
+        core.release_quietly(h);
+        // The term ends only now, so that nothing queues again (requeue()) before this thread's
+        // last step: a grant joins this thread, which must not wait for m then.
+        std::lock_guard lock(m);
+        term.reset();
+        if (now == phase::started && opts.requeue) join();
+    }
+};
+
+leader_selector::leader_selector(client& c, std::string path, std::function<void(std::stop_token)> take_leadership, std::string id)
+    : leader_selector(c, std::move(path), std::move(take_leadership), std::move(id), options{}) {}
+
+leader_selector::leader_selector(client& c, std::string path, std::function<void(std::stop_token)> take_leadership, std::string id,
+                                 options o)
+    : impl_(std::make_shared<impl>(c, std::move(path), std::move(take_leadership), std::move(id), o)) {}
+
+leader_selector::~leader_selector() {
+    std::thread runner;
+    try {
+        bool started = false;
+        {
+            std::lock_guard lock(impl_->m);
+            started = impl_->now == impl::phase::started;
+        }
+        if (started) close();
+    } catch (const std::exception& e) {
+        impl_->logger()->warn("leader_selector {}: close on destruction: {}", printable_path(impl_->core.path()), e.what());
+    }
+    {
+        std::lock_guard lock(impl_->m);
+        runner = std::move(impl_->runner);
+    }
+    if (!runner.joinable()) return;
+    // Destroyed from take_leadership itself: it returns after this, and its thread ends the term.
+    if (runner.get_id() == std::this_thread::get_id())
+        runner.detach();
+    else
+        runner.join();
+}
+
+void leader_selector::start() {
+    std::lock_guard lock(impl_->m);
+    if (impl_->now == impl::phase::started) impl_->misuse("start() called twice");
+    if (impl_->now == impl::phase::closed) impl_->misuse("start() after close(): a closed selector cannot start again");
+    impl_->now = impl::phase::started;
+    impl_->join();
+}
+
+void leader_selector::requeue() {
+    std::lock_guard lock(impl_->m);
+    if (impl_->now != impl::phase::started) impl_->misuse("requeue() of a selector that is not started, or closed");
+    if (impl_->queued || impl_->term) impl_->misuse("requeue() while already queued or leading");
+    impl_->join();
+}
+
+void leader_selector::close() {
+    std::lock_guard lock(impl_->m);
+    if (impl_->now == impl::phase::idle) impl_->misuse("close() of a selector that was never started");
+    if (impl_->now == impl::phase::closed) impl_->misuse("close() called twice");
+    impl_->now = impl::phase::closed;
+    impl_->core.driver().cancel();  // a queued acquire leaves (its node removed)
+    impl_->term_stop.request_stop();
+}
+
+void leader_selector::interrupt_leadership() {
+    std::lock_guard lock(impl_->m);
+    if (impl_->term) impl_->term_stop.request_stop();
+}
+
+bool leader_selector::has_leadership() const {
+    std::lock_guard lock(impl_->m);
+    return impl_->term && !impl_->term_stop.stop_requested() && impl_->term->caller_state() == hold_state::held;
+}
+
+std::int64_t leader_selector::fencing_token() const {
+    std::lock_guard lock(impl_->m);
+    if (!impl_->term) throw zkr::error(make_error_code(errc::lock_not_held), impl_->core.path(), "leader_selector: this participant does not lead");
+    return impl_->term->fencing_token();
+}
+
+hold_state leader_selector::state() const {
+    std::lock_guard lock(impl_->m);
+    return impl_->term ? impl_->term->caller_state() : hold_state::released;
+}
+
+const std::string& leader_selector::id() const noexcept { return impl_->id; }
+
+std::vector<std::string> leader_selector::participants() const { return impl_->core.participant_data(); }
+
+std::string leader_selector::leader() const {
+    const auto ids = participants();
+    return ids.empty() ? std::string() : ids.front();
+}
+
+}  // namespace zkr
