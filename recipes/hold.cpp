@@ -68,6 +68,11 @@ void hold::request_stop() {
     boost::asio::post(callback_executor(detail::connection_of(client_)), [self = shared_from_this()] { self->stop_.request_stop(); });
 }
 
+void hold::ask_to_let_go() noexcept {
+    stop_wanted_.store(true);
+    stop_.request_stop();
+}
+
 hold_state hold::caller_state() const noexcept {
     const auto s = state();
     if (s != hold_state::held) return s;

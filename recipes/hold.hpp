@@ -28,6 +28,7 @@ public:
     ~hold();
 
     const std::string& node_path() const noexcept { return node_path_; }
+    zkr::client& get_client() const noexcept { return client_; }
     std::int64_t fencing_token() const noexcept { return token_; }
     std::int64_t session_id() const noexcept { return session_; }
     /// The state the engine acts on (it changes on the network thread).
@@ -42,6 +43,10 @@ public:
     /// std::stop_callback functions run there, never on the network thread. Doubt (connection
     /// suspended) does not request it: the hold may come back.
     std::stop_token stop_token() const noexcept;
+
+    /// A revocation request reached this hold: its stop is requested now, on the calling thread
+    /// (the callback thread), though the hold stays held until its holder releases.
+    void ask_to_let_go() noexcept;
 
     /// fn runs on the callback thread after each state change. listening, if given, is asked on the
     /// network thread first: while it says no, nothing is posted (a recipe attaches its listener

@@ -10,6 +10,14 @@ namespace zkr {
 interprocess_mutex::interprocess_mutex(client& c, std::string path)
     : core_(std::make_unique<detail::lock_core>(c, std::move(path), std::make_shared<lowest_n_rule>(1))) {}
 
+interprocess_mutex::interprocess_mutex(client& c, std::string path, std::function<void()> on_revoke)
+    : core_(std::make_unique<detail::lock_core>(
+          c, std::move(path), std::make_shared<lowest_n_rule>(1, mutex_lock_name, lowest_n_rule::release_signal::delete_only))) {
+    if (!on_revoke)
+        throw zkr::error(make_error_code(errc::invalid_argument), core_->path(), "interprocess_mutex: the revocation listener is empty");
+    core_->make_revocable(std::move(on_revoke));
+}
+
 interprocess_mutex::interprocess_mutex(client& c, std::string path, std::shared_ptr<const lock_rule> rule, acquire_plan plan)
     : core_(std::make_unique<detail::lock_core>(c, std::move(path), std::move(rule))), plan_(std::move(plan)) {}
 

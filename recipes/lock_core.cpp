@@ -1,6 +1,7 @@
 #include "lock_core.hpp"
 
 #include "hold_access.hpp"
+#include "revocation.hpp"
 
 #include "../src/listener_registry.hpp"
 
@@ -18,6 +19,7 @@ namespace zkr::detail {
 
 struct lock_core::listeners {
     listener_registry<std::function<void(hold_state)>> fns;
+    std::function<void()> on_revoke;  // set once, before any acquire
     bool any() const { return !fns.empty(); }
     void call(hold_state s) const {
         for (const auto& fn : fns.snapshot()) fn(s);
@@ -103,10 +105,13 @@ state_subscription lock_core::add_hold_listener(std::function<void(hold_state)> 
     });
 }
 
+void lock_core::make_revocable(std::function<void()> on_revoke) { listeners_->on_revoke = std::move(on_revoke); }
+
 void lock_core::attach_listeners(const std::shared_ptr<hold>& h) const { listener_attacher()(h); }
 
 std::function<void(const std::shared_ptr<hold>&)> lock_core::listener_attacher() const {
     return [weak = std::weak_ptr<listeners>(listeners_)](const std::shared_ptr<hold>& h) {
+        if (auto l = weak.lock(); l && l->on_revoke) watch_revocation(h, l->on_revoke);
         h->add_listener(
             [weak](hold_state s) {
                 if (auto l = weak.lock()) l->call(s);

@@ -123,7 +123,14 @@ std::optional<std::string_view> lock_kind_of(std::string_view node_name);
 /// ("latch-", as Curator's LeaderLatch: the one holder leads).
 class lowest_n_rule final : public lock_rule {
 public:
-    explicit lowest_n_rule(std::size_t n, std::string_view name = mutex_lock_name) : n_(n), name_(name) {}
+    /// How a one-holder lock's release tells the waiter behind: by a data change just before the
+    /// delete (that waiter then holds without listing), or by the delete alone. A revocable
+    /// mutex's holders are written to by their revokers ("__REVOKE__"), so there a data change must
+    /// mean nothing to anyone: neither a release to the waiter behind nor a loss to the holder.
+    enum class release_signal { data_change, delete_only };
+    explicit lowest_n_rule(std::size_t n, std::string_view name = mutex_lock_name,
+                           release_signal signal = release_signal::data_change)
+        : n_(n), name_(name), signal_(signal) {}
     std::string_view kind() const override { return name_ == latch_lock_name ? "leader latch" : "mutex"; }
     std::string node_name() const override { return std::string(name_); }
     lock_queue queue(const std::vector<std::string>& children) const override;
@@ -131,7 +138,9 @@ public:
     /// One holder: its release passes the lock on, and signals it with a data change. Not a leader
     /// latch's: Curator's LeaderLatch waits for NodeDeleted only, and would take the change (its
     /// one-shot watch spent) for nothing, and wait for ever in a mixed fleet.
-    bool release_passes_on(std::string_view) const override { return n_ == 1 && name_ != latch_lock_name; }
+    bool release_passes_on(std::string_view) const override {
+        return n_ == 1 && name_ != latch_lock_name && signal_ == release_signal::data_change;
+    }
     /// With one holder nobody waits for a grant: every waiter waits for the node ahead to go. (So
     /// a granted node never touches itself: a Curator LeaderLatch behind it would spend its watch.)
     bool grants_awaited() const override { return n_ > 1; }
@@ -141,6 +150,7 @@ private:
     lock_decision do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const override;
     std::size_t n_;
     std::string_view name_;
+    release_signal signal_;
 };
 
 /// What a semaphore's lease node says in its name: "_c_<uuid>-m<max>-w<weight>-lease-<seq>", or

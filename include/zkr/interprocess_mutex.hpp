@@ -77,6 +77,18 @@ struct acquire_request;
 class interprocess_mutex : public timed_lockable<interprocess_mutex> {
 public:
     interprocess_mutex(client& c, std::string path);
+    /// A revocable mutex: another process may ask its holders to let go (zkr::revoke, `zkr revoke`,
+    /// Curator's Revoker), by writing the revocation signal to the holder's node. For each hold
+    /// that is asked, once: its stop_token() is requested and on_revoke() runs, both on the
+    /// client's callback thread. The hold stays held until the holder releases: a request, not a
+    /// loss. (Each hold reads its node once more when granted, to watch for the signal; so does a
+    /// lock_hold from async_acquire.)
+    ///
+    /// Its release is the node's delete alone, and a write to a node means nothing to its waiter
+    /// nor its holder: every zkr process on this path must make its mutex revocable (a plain
+    /// zkr mutex behind a revocable holder would take the signal for a release). Curator's mutexes
+    /// mix with either. A handoff from a holder that waited costs the next one a listing.
+    interprocess_mutex(client& c, std::string path, std::function<void()> on_revoke);
     /// Releases every hold still taken through this object (best effort, errors logged).
     ~interprocess_mutex();
 

@@ -18,6 +18,7 @@
 #include <zkr/interprocess_multi_lock.hpp>
 #include <zkr/leader_latch.hpp>
 #include <zkr/leader_selector.hpp>
+#include <zkr/revocation.hpp>
 #include <zkr/lease.hpp>
 #include <zkr/lock_hold.hpp>
 #include <zkr/multi_op.hpp>

@@ -2,12 +2,15 @@
 // path: the mutexes exclude each other, and so do the read-write locks, both ways.
 #include "recipe_checks.hpp"
 
+#include <zkr/interprocess_mutex.hpp>
 #include <zkr/interprocess_read_write_lock.hpp>
 #include <zkr/leader_latch.hpp>
 #include <zkr/leader_selector.hpp>
+#include <zkr/revocation.hpp>
 
 #include "zkr_catch.hpp"
 
+#include <atomic>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -108,6 +111,34 @@ TEST_CASE("interop: zkr's leader_selector and Curator's LeaderSelector on one pa
     CHECK(r.max_concurrent == 1);
     std::remove(log.c_str());
     std::remove(counter.c_str());
+}
+
+TEST_CASE("interop: revocation both ways, zkr::revoke asks a Curator holder and Curator's Revoker asks a zkr holder") {
+    require_curator();
+    auto& zk = zkr::test::shared_server();
+    const auto cs = zk.connect_string();
+    auto c = connect(cs);
+    const auto log = zkr::test::temp_file("log");
+    {
+        const auto path = zkr::test::recipe_path("interop-revoke-curator");
+        auto holder = curator(cs, "revocable", path, 1, 0, log);
+        REQUIRE(zkr::test::eventually([&] { return logged(log, "ACQ"); }, 30s));
+        CHECK(zkr::revoke(*c, path).size() == 1);
+        CHECK(holder.wait_for(30s) == 0);  // 5: it was never asked
+        CHECK(logged(log, "REVOKED"));
+    }
+    {
+        const auto path = zkr::test::recipe_path("interop-revoke-zkr");
+        std::atomic<int> asked{0};
+        zkr::interprocess_mutex m(*c, path, [&] { ++asked; });
+        m.acquire();
+        auto revoker = curator(cs, "revoke", path, 1, 0, log);
+        CHECK(revoker.wait_for(30s) == 0);
+        CHECK(zkr::test::eventually([&] { return asked.load() == 1; }, 10s));
+        CHECK(m.state() == zkr::hold_state::held);
+        m.release();
+    }
+    std::remove(log.c_str());
 }
 
 TEST_CASE("interop: zkr's and Curator's read-write locks on one path: a writer of either holds alone, separate processes") {

@@ -1,20 +1,25 @@
 // A Curator 5.4 process contending with zkr's on one path, for the interop tests: the same log
 // lines as zkr_lock_worker ("ACQ|REL <pid> 0 1" for a mutex, and for a LeaderLatch once it leads
 // (ITERATIONS ignored), and for a LeaderSelector's one term (takeLeadership, then it leaves); "RACQ|WACQ|RREL|WREL <pid> 0" for a read-write lock), appended with one write each (O_APPEND), so the file order is a real-time order.
-// Curator has no fencing token: it logs 0.
-//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|rw:PCT PATH ITERATIONS HOLD_MS LOG
+// revocable: holds a revocable InterProcessMutex until asked to let go (at most 30 s), logging
+// "ACQ <pid> 0 1" and then "REVOKED <pid>"; revoke: waits for a lock node under PATH and asks its
+// holder to let go with Curator's Revoker. Curator has no fencing token: it logs 0.
+//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT PATH ITERATIONS HOLD_MS LOG
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Random;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
 public class CuratorWorker {
@@ -42,6 +47,36 @@ public class CuratorWorker {
             }
             c.close();
             return;
+        }
+        if (recipe.equals("revocable")) {
+            CountDownLatch asked = new CountDownLatch(1);
+            InterProcessMutex m = new InterProcessMutex(c, path);
+            m.makeRevocable(lock -> asked.countDown());
+            m.acquire();
+            try (FileOutputStream out = new FileOutputStream(args[5], true)) {
+                line(out, "ACQ " + pid + " 0 1");
+                boolean revoked = asked.await(30, TimeUnit.SECONDS);
+                if (revoked) line(out, "REVOKED " + pid);
+                m.release();
+                c.close();
+                System.exit(revoked ? 0 : 5);
+            }
+        }
+        if (recipe.equals("revoke")) {
+            for (int i = 0; i < 300; i++) {
+                List<String> nodes = c.getChildren().forPath(path);
+                String holder = null;
+                for (String n : nodes)
+                    if (n.contains("lock-") && (holder == null || n.substring(n.length() - 10).compareTo(holder.substring(holder.length() - 10)) < 0)) holder = n;
+                if (holder != null) {
+                    Revoker.attemptRevoke(c, path + "/" + holder);
+                    c.close();
+                    return;
+                }
+                Thread.sleep(100);
+            }
+            c.close();
+            System.exit(5);
         }
         if (recipe.equals("selector")) {
             CountDownLatch done = new CountDownLatch(1);

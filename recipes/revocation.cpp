@@ -1,0 +1,126 @@
+// Revocation: the revoker writes Curator's signal to the holders' nodes (revoke), a revocable hold
+// reads it with a data watch on its own node (watch_revocation).
+#include "revocation.hpp"
+
+#include "lock_driver.hpp"
+#include "read_write_rule.hpp"
+
+#include <zkr/client.hpp>
+#include <zkr/path.hpp>
+#include <zkr/revocation.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+
+namespace zkr {
+
+using boost::system::error_code;
+
+namespace detail {
+namespace {
+
+struct revocation_watch : std::enable_shared_from_this<revocation_watch> {
+    revocation_watch(zkr::client& c, std::weak_ptr<hold> h, std::string node_path, std::function<void()> fn)
+        : client(c), hold_(std::move(h)), node(std::move(node_path)), on_revoke(std::move(fn)) {}
+
+    zkr::client& client;
+    std::weak_ptr<hold> hold_;
+    const std::string node;
+    const std::function<void()> on_revoke;
+    std::atomic<bool> told{false};
+
+    // The hold still counts: there is someone to tell.
+    std::shared_ptr<hold> live_hold() const {
+        auto h = hold_.lock();
+        if (!h) return nullptr;
+        const auto s = h->state();
+        return s == hold_state::held || s == hold_state::doubtful ? h : nullptr;
+    }
+
+    // Reads the node's data and sets the watch; both answers come on the callback thread.
+    void arm() {
+        if (told || !live_hold()) return;
+        client.async_get_data(
+            node,
+            [self = shared_from_this()](const watch_event& e) {
+                if (e.type == watch_event_type::node_data_changed) self->arm();  // (deleted, or the session went: the hold ended)
+            },
+            [self = shared_from_this()](const error_code& ec, data_result d) {
+                if (!ec && d.data == revocation_signal) self->tell();
+            });
+    }
+
+    void tell() {
+        auto h = live_hold();
+        if (!h || told.exchange(true)) return;
+        client.logger()->info("hold on {} (token {}): asked to let go (revocation)", node, h->fencing_token());
+        h->ask_to_let_go();
+        try {
+            on_revoke();
+        } catch (const std::exception& e) {
+            client.logger()->error("hold on {}: the revocation listener threw: {}", node, e.what());
+        }
+    }
+};
+
+}  // namespace
+
+void watch_revocation(const std::shared_ptr<hold>& h, std::function<void()> on_revoke) {
+    auto w = std::make_shared<revocation_watch>(h->get_client(), h, h->node_path(), std::move(on_revoke));
+    w->arm();
+}
+
+}  // namespace detail
+
+namespace {
+
+[[noreturn]] void refuse(errc code, const std::string& path, const std::string& what) {
+    throw zkr::error(make_error_code(code), path, "revoke " + printable_path(path) + ": " + what);
+}
+
+// Writes the signal; false when the node is gone (its holder left meanwhile).
+bool ask(client& c, const std::string& node) {
+    error_code ec;
+    c.set_data(node, revocation_signal, -1, ec);
+    if (ec == errc::no_node) return false;
+    detail::throw_if(ec, node, "writing the revocation signal to " + printable_path(node));
+    return true;
+}
+
+}  // namespace
+
+std::vector<std::string> revoke(client& c, const std::string& lock_path) {
+    detail::check_lock_path(lock_path, c.options().name_space);
+    error_code ec;
+    const auto children = c.get_children(lock_path, ec).children;
+    if (ec == errc::no_node) refuse(errc::lock_not_held, lock_path, "nothing holds it (no such node)");
+    detail::throw_if(ec, lock_path, "listing the lock " + printable_path(lock_path));
+    // The holders, named by the recipes' own rules.
+    std::vector<std::string> holders;
+    if (const auto locks = queue_of(children, {mutex_lock_name}).sorted; !locks.empty()) {
+        holders.push_back(locks.front());
+    } else if (const auto rw = read_write_rule(read_write_rule::side::read).queue(children).sorted; !rw.empty()) {
+        const auto n = read_write_rule(read_write_rule::side::read).holders(rw);
+        holders.assign(rw.begin(), rw.begin() + static_cast<std::ptrdiff_t>(n));
+    } else {
+        for (const auto& child : children)
+            if (const auto kind = lock_kind_of(child))
+                refuse(errc::invalid_argument, lock_path, "it is a " + std::string(*kind) + ": only mutexes and read-write locks are revocable");
+        refuse(errc::lock_not_held, lock_path, "nothing holds it");
+    }
+    std::vector<std::string> asked;
+    for (const auto& name : holders)
+        if (auto node = join_path(lock_path, name); ask(c, node)) asked.push_back(std::move(node));
+    if (asked.empty()) refuse(errc::lock_not_held, lock_path, "its holder left before the request reached it");
+    return asked;
+}
+
+void revoke(client& c, const std::string& lock_path, const std::string& node) {
+    detail::check_lock_path(lock_path, c.options().name_space);
+    const auto full = node.empty() || node.front() != '/' ? join_path(lock_path, node) : node;
+    if (parent_path(full) != lock_path) refuse(errc::invalid_argument, lock_path, "the node " + node + " is not one of its nodes");
+    if (!ask(c, full)) refuse(errc::lock_not_held, lock_path, "the node " + printable_path(full) + " is gone");
+}
+
+}  // namespace zkr

@@ -1,0 +1,17 @@
+// A revocable hold's side of revocation: it watches its own node's data for the revocation signal.
+#pragma once
+
+#include "hold.hpp"
+
+#include <functional>
+#include <memory>
+
+namespace zkr::detail {
+
+/// Watches h's node for revocation_signal (include/zkr/revocation.hpp) until the hold ends: the
+/// first time it is read there (also when it was written before the watch was set), h's stop is
+/// requested and on_revoke runs, both on the client's callback thread. One extra read per hold;
+/// the watch keeps nothing of the hold alive.
+void watch_revocation(const std::shared_ptr<hold>& h, std::function<void()> on_revoke);
+
+}  // namespace zkr::detail
