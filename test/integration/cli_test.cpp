@@ -1,12 +1,15 @@
 // The zkr command line against a real server: `zkr lock` processes against each other and against
-// the library, signals, lock loss, status, demo, and every kind of bad input.
+// the library, signals, lock loss, status, demo, `zkr elect` (failover after SIGKILL, --observe),
+// `zkr revoke`, and every kind of bad input.
 #include "recipe_checks.hpp"
 
 #include <zkr/interprocess_mutex.hpp>
 #include <zkr/interprocess_semaphore_mutex.hpp>
+#include <zkr/leader_latch.hpp>
 
 #include "zkr_catch.hpp"
 
+#include <atomic>
 #include <fstream>
 #include <signal.h>
 #include <sstream>
@@ -329,14 +332,14 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         {{"lock", "--connect", cs, "/x"}, 2, "no COMMAND"},
         {{"lock", "--connect", cs, "--", "true"}, 2, "zkr lock: needs a PATH"},
         {{"lock", "--connect", cs, "/p", "true"}, 2, "zkr lock: needs exactly one PATH, got 2: /p true (the command goes after \"--\""},
-        {{"lock", "--frob", "/x", "--", "true"}, 2, "unknown option --frob"},
-        {{"lock", "-w", "soon", "/x", "--", "true"}, 2, "--wait must be a number"},
-        {{"lock", "-w", "-1", "/x", "--", "true"}, 2, "--wait must be a number from 0"},
+        {{"lock", "--frob", "/x", "--", "true"}, 2, "The following argument was not expected: --frob"},
+        {{"lock", "-w", "soon", "/x", "--", "true"}, 2, "--wait: must be a number from 0 to 10000000, got \"soon\""},
+        {{"lock", "-w", "-1", "/x", "--", "true"}, 2, "--wait: must be a number from 0"},
         {{"lock", "-w", "1", "-n", "/x", "--", "true"}, 2, "exclude each other"},
-        {{"lock", "--max", "0", "/x", "--", "true"}, 2, "--max must be a number from 1"},
-        {{"lock", "--max", "1.5", "/x", "--", "true"}, 2, "whole number"},
-        {{"lock", "-E", "300", "/x", "--", "true"}, 2, "--conflict-exit-code must be a number from 0 to 255"},
-        {{"lock", "/x", "-w"}, 2, "-w needs a value"},
+        {{"lock", "--max", "0", "/x", "--", "true"}, 2, "--max: must be a number from 1"},
+        {{"lock", "--max", "1.5", "/x", "--", "true"}, 2, "--max: must be a whole number"},
+        {{"lock", "-E", "300", "/x", "--", "true"}, 2, "--conflict-exit-code: must be a number from 0 to 255"},
+        {{"lock", "/x", "-w"}, 2, "--wait"},
         {{"lock", "--connect", "", "/x", "--", "true"}, 2, "--connect needs"},
         {{"lock", "--connect", "nohost", "/x", "--", "true"}, 2, "bad --connect: connect_string \"nohost\" is not host:port: invalid argument\n"},
         {{"lock", "--connect", "127.0.0.1:1", "--connect-timeout", "0.5", "/x", "--", "true"}, 3,
@@ -345,7 +348,14 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         {{"status", "--connect", cs}, 2, "zkr status: needs a PATH"},
         {{"status", "--connect", cs, "/a", "/b"}, 2, "needs exactly one PATH, got 2: /a /b\n"},
         {{"demo", "extra"}, 2, "takes no PATH"},
-        {{"demo", "--workers", "0"}, 2, "--workers must be a number from 1"},
+        {{"elect", "--connect", cs, "/x"}, 2, "no COMMAND"},
+        {{"elect", "--connect", cs, "/p", "./serve"}, 2, "(the command goes after \"--\", as in: zkr elect /p -- COMMAND)"},
+        {{"elect", "--json", "/x", "--", "true"}, 2, "--json goes with --observe"},
+        {{"elect", "--observe", "/x", "--", "true"}, 2, "--observe runs no COMMAND"},
+        {{"revoke", "--connect", cs}, 2, "zkr revoke: needs a PATH"},
+        {{"revoke", "--connect", cs, lock_path("revoke-nobody")}, 1, "nothing holds it"},
+        {{"status", "--connect", cs, "/x", "--", "ls"}, 2, "takes no COMMAND"},
+        {{"demo", "--workers", "0"}, 2, "--workers: must be a number from 1"},
         {{"lock", "--connect", cs, lock_path("no-such-command"), "--", "/no/such/command"}, 127, "cannot run /no/such/command"},
     };
     for (const auto& c : cases) {
@@ -356,14 +366,15 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         CHECK(run_to_end(c.args, nullptr, &err) == c.code);
         CHECK_THAT(err, zkr::test::contains(c.says));
     }
-    for (const char* command : {"lock", "status", "demo"}) {
+    for (const char* command : {"lock", "elect", "status", "revoke", "demo"}) {
         std::string out;
         CHECK(run_to_end({command, "--help"}, &out) == 0);
         CHECK_THAT(out, zkr::test::contains(std::string("usage: zkr ") + command));
     }
     std::string out;
     CHECK(run_to_end({"--help"}, &out) == 0);
-    CHECK_THAT(out, zkr::test::contains("commands:"));
+    CHECK_THAT(out, zkr::test::contains("Subcommands:"));
+    CHECK_THAT(out, zkr::test::contains("elect"));
 }
 
 TEST_CASE("zkr demo: starts its own ZooKeeper and shows processes taking a fair lock in turn") {
@@ -397,7 +408,7 @@ TEST_CASE("a mutex and a semaphore on one path: the other kind is refused with t
     c->create(path + "/_c_curator-__READ__", "", {.mode = zkr::create_mode::ephemeral_sequential});
     std::string out;
     CHECK(run_to_end({"status", "--connect", cs, path}, &out) == 0);
-    CHECK_THAT(out, zkr::test::contains("nodes of 3 kinds of lock (mutex, semaphore, read-write lock)"));
+    CHECK_THAT(out, zkr::test::contains("nodes of 3 kinds of lock (mutex, semaphore, read-write lock, leader latch)"));
     CHECK_THAT(out, zkr::test::contains(": lock, 1 holding, 0 waiting"));
     CHECK_THAT(out, zkr::test::contains(": semaphore of 1 leases, 1 holding"));
     CHECK_THAT(out, zkr::test::contains(": read-write lock, 1 holding, 0 waiting"));
@@ -407,4 +418,112 @@ TEST_CASE("a mutex and a semaphore on one path: the other kind is refused with t
     CHECK_THROWS_WITH(mutex.try_lock(), zkr::test::contains("is a semaphore's lease"));
     holder.process.kill(SIGTERM);
     CHECK(holder.wait() != 0);
+}
+
+namespace {
+
+// The lines of a file that start with `prefix`.
+std::vector<std::string> lines_starting(const std::string& file, const std::string& prefix) {
+    std::vector<std::string> out;
+    for (const auto& line : zkr::test::read_lines(file))
+        if (line.rfind(prefix, 0) == 0) out.push_back(line);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("zkr elect: two instances run the command one at a time; the leader's zkr killed with -9, the other takes over and the old command does not outlive it") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("elect");
+    const auto log = zkr::test::temp_file("log");
+    auto args = [&](const std::string& id) {
+        // The command logs "start <id> <its pid> <epoch>" and runs until stopped.
+        return std::vector<std::string>{"elect", "--id", id, "--session-timeout", "2", "--connect", zk.connect_string(), path, "--",
+                                        "sh", "-c", "echo start " + id + " $$ $ZKR_FENCING_TOKEN >> '" + log + "'; exec sleep 300"};
+    };
+    auto first = std::make_unique<cli_run>(args("a"));
+    REQUIRE(zkr::test::eventually([&] { return lines_starting(log, "start").size() == 1; }, 10s));
+    cli_run second(args("b"));
+    auto admin = connect(zk.connect_string());
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*admin, path) == 2; }));
+    std::this_thread::sleep_for(300ms);
+    CHECK(lines_starting(log, "start").size() == 1);  // b waits while a leads
+
+    std::string observed;
+    CHECK(run_to_end({"status", "--connect", zk.connect_string(), path}, &observed) == 0);
+    CHECK_THAT(observed, zkr::test::contains("leader latch, 1 leading, 1 waiting"));
+
+    std::istringstream first_line(lines_starting(log, "start").at(0));
+    std::string word, id;
+    pid_t command_a = 0;
+    long long epoch_a = 0;
+    first_line >> word >> id >> command_a >> epoch_a;
+    CHECK(id == "a");
+    first->process.kill(SIGKILL);
+    const auto killed = clk::now();
+    // The guardian stops a's command at once; b leads once a's session has expired (2 s).
+    CHECK(zkr::test::eventually([&] { return !alive(command_a); }, 3s));
+    REQUIRE(zkr::test::eventually([&] { return lines_starting(log, "start").size() == 2; }, 10s));
+    const auto failover = clk::now() - killed;
+    INFO("failover after SIGKILL: " << std::chrono::duration_cast<std::chrono::milliseconds>(failover).count() << " ms");
+    CHECK(failover < 2s + 1s);  // the session timeout plus one second
+    std::istringstream second_line(lines_starting(log, "start").at(1));
+    long long epoch_b = 0;
+    pid_t command_b = 0;
+    second_line >> word >> id >> command_b >> epoch_b;
+    CHECK(id == "b");
+    CHECK(epoch_b > epoch_a);
+    CHECK_FALSE(alive(command_a));
+    first.reset();
+    second.process.kill(SIGTERM);  // forwarded to its command; b leaves the election
+    CHECK(second.wait() == 128 + SIGTERM);
+    CHECK(zkr::test::eventually([&] { return nodes_under(*admin, path) == 0; }, 5s));
+    std::remove(log.c_str());
+}
+
+TEST_CASE("zkr elect --observe prints the leader at every change, and --json one object per line") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("observe");
+    auto a = connect(zk.connect_string()), b = connect(zk.connect_string());
+    cli_run text({"elect", "--observe", "--connect", zk.connect_string(), path});
+    cli_run json({"elect", "--observe", "--json", "--connect", zk.connect_string(), path});
+    REQUIRE(zkr::test::eventually([&] { return text.stdout_text().find("no leader") != std::string::npos; }, 10s));
+    zkr::leader_latch first(*a, path, "first"), second(*b, path, "second");
+    first.start();
+    REQUIRE(first.await_leadership(10s));
+    REQUIRE(zkr::test::eventually([&] { return text.stdout_text().find("leader first") != std::string::npos; }, 10s));
+    REQUIRE(zkr::test::eventually([&] { return json.stdout_text().find("\"leader\":\"first\"") != std::string::npos; }, 10s));
+    second.start();
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*a, path) == 2; }));
+    std::this_thread::sleep_for(300ms);  // the observers see the queue grow
+    first.close();
+    REQUIRE(second.await_leadership(10s));
+    REQUIRE(zkr::test::eventually([&] { return text.stdout_text().find("leader second") != std::string::npos; }, 10s));
+    REQUIRE(zkr::test::eventually([&] { return json.stdout_text().find("\"leader\":\"second\"") != std::string::npos; }, 10s));
+    CHECK_THAT(text.stdout_text(), zkr::test::contains("leader first (epoch "));
+    CHECK_THAT(text.stdout_text(), zkr::test::contains("leader second (epoch "));
+    CHECK_THAT(json.stdout_text(), zkr::test::contains("{\"path\":\"" + path + "\",\"leader\":\"first\","));
+    // A change of the queue behind the leader is no change of leader: one line per leader.
+    const auto lines = zkr::test::read_lines(text.out);
+    CHECK(lines.size() == 3);  // no leader, first, second
+    second.close();
+    text.process.kill(SIGTERM);
+    json.process.kill(SIGTERM);
+    CHECK(text.wait() == 0);
+    CHECK(json.wait() == 0);
+}
+
+TEST_CASE("zkr revoke asks a revocable holder to let go, and names the node") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("revoke");
+    auto c = connect(zk.connect_string());
+    std::atomic<int> asked{0};
+    zkr::interprocess_mutex m(*c, path, [&] { ++asked; });
+    m.acquire();
+    std::string out;
+    CHECK(run_to_end({"revoke", "--connect", zk.connect_string(), path}, &out) == 0);
+    CHECK_THAT(out, zkr::test::contains("asked " + m.node_path() + " to let go"));
+    CHECK(zkr::test::eventually([&] { return asked.load() == 1; }, 10s));
+    CHECK(m.state() == zkr::hold_state::held);
+    m.release();
 }

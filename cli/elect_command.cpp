@@ -1,0 +1,172 @@
+// zkr elect: runs a command only while this process leads (a leader latch, Curator's LeaderLatch
+// nodes), or with --observe prints the leader at every change.
+#include "commands.hpp"
+#include "supervise.hpp"
+
+#include "../recipes/lock_rule.hpp"  // --observe names the leader with the recipes' own queue
+
+#include <zkr/leader_latch.hpp>
+#include <zkr/path.hpp>
+
+#include <pthread.h>
+
+#include <atomic>
+#include <future>
+#include <iostream>
+
+namespace zkr::cli {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+/// "\"text\"" for JSON: quotes, backslashes and control characters escaped.
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += ch;
+        } else if (c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += ch;
+        }
+    }
+    return out + "\"";
+}
+
+struct elect_command final : command {
+    connection_options connection;
+    std::vector<std::string> paths;
+    std::string id;
+    bool observe = false, json = false, lose_on_doubt = false;
+    double lost_code = exit_lost, grace = 5;
+
+    int run(const std::vector<std::string>& rest) override {
+        const auto path = checked_path(paths, "elect");
+        if (json && !observe) throw usage_error("--json goes with --observe");
+        const sigset_t handled = handled_signals();
+        ::pthread_sigmask(SIG_BLOCK, &handled, nullptr);  // before the client's threads start
+        if (observe) {
+            if (!rest.empty()) throw usage_error("--observe runs no COMMAND (unexpected \"" + rest.front() + "\")");
+            return observe_leader(path);
+        }
+        if (rest.empty()) throw usage_error("no COMMAND: give it after \"--\", as in: zkr elect " + path + " -- ./serve");
+        return lead(path, rest);
+    }
+
+    int lead(const std::string& path, const std::vector<std::string>& rest) {
+        auto client = connection.connect();
+        zkr::leader_latch latch(*client, path, id, {.lose_on_doubt = lose_on_doubt});
+        std::atomic<bool> lost{false}, leading{false};
+        auto subscription = latch.add_listener([&](bool is_leader) {
+            if (!is_leader && leading) lost = true;
+        });
+        latch.start();
+        auto awaiting = std::async(std::launch::async, [&] {
+            latch.await_leadership();
+            leading = true;
+            return latch.fencing_token();
+        });
+        int interrupted = 0;
+        std::int64_t epoch = 0;
+        try {
+            epoch = wait_interruptibly<std::int64_t>(awaiting, [&] { latch.close(); }, interrupted);
+        } catch (const zkr::error& e) {
+            if (interrupted) return 128 + interrupted;
+            throw exit_error(exit_zookeeper, "electing on " + path + ": " + e.what());
+        }
+        if (interrupted) return 128 + interrupted;  // closed: the next participant leads
+        held term{path, epoch, [&] {
+                      leading = false;  // our own close() ends the term: not a loss
+                      latch.close();
+                      return boost::system::error_code{};
+                  }};
+        return run_while_held(term, lost, rest, {"zkr elect", "leadership of " + path, seconds_to_ms(grace), static_cast<int>(lost_code)});
+    }
+
+    // Prints the leader (the head of the latch queue, or of a LeaderSelector's mutex queue) at every
+    // change, until a signal.
+    int observe_leader(const std::string& path) {
+        auto client = connection.connect();
+        std::atomic<bool> changed{true};
+        std::string shown = "\n";  // nothing shown yet
+        siginfo_t info{};
+        for (;;) {
+            if (changed.exchange(false)) {
+                boost::system::error_code ec;
+                const auto children =
+                    client->get_children(path, [&changed](const zkr::watch_event&) { changed = true; }, ec).children;
+                if (ec && ec != zkr::errc::no_node) throw exit_error(exit_zookeeper, "listing " + path + ": " + ec.message());
+                if (ec) {  // no such node yet: a watch on its creation
+                    client->exists(path, [&changed](const zkr::watch_event&) { changed = true; }, ec);
+                    if (ec) throw exit_error(exit_zookeeper, "watching " + path + ": " + ec.message());
+                }
+                auto queue = zkr::queue_of(children, {zkr::latch_lock_name}).sorted;
+                if (queue.empty()) queue = zkr::queue_of(children, {zkr::mutex_lock_name}).sorted;
+                std::string leader, node;
+                std::int64_t epoch = 0;
+                for (const auto& name : queue) {
+                    const auto d = client->get_data(zkr::join_path(path, name), ec);
+                    if (ec) continue;  // left meanwhile: the next one leads
+                    leader = d.data;
+                    node = name;
+                    epoch = d.stat.czxid;
+                    break;
+                }
+                if (node != shown) {
+                    shown = node;
+                    print(path, leader, node, epoch, queue.size());
+                }
+            }
+            const int sig = next_signal(20ms, info);  // a watch's news is taken within 20 ms
+            if (sig && sig != SIGCHLD) return 0;
+        }
+    }
+
+    void print(const std::string& path, const std::string& leader, const std::string& node, std::int64_t epoch,
+               std::size_t participants) const {
+        if (json) {
+            say("{\"path\":" + json_string(path) + ",\"leader\":" + (node.empty() ? "null" : json_string(leader)) +
+                ",\"node\":" + (node.empty() ? "null" : json_string(node)) + ",\"epoch\":" + std::to_string(epoch) +
+                ",\"participants\":" + std::to_string(participants) + "}");
+        } else if (node.empty()) {
+            say(path + ": no leader");
+        } else {
+            say(path + ": leader " + (leader.empty() ? "-" : leader) + " (epoch " + std::to_string(epoch) + ", " +
+                std::to_string(participants) + " participant" + (participants == 1 ? "" : "s") + ")");
+        }
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<command> add_elect_command(CLI::App& app) {
+    auto cmd = std::make_unique<elect_command>();
+    auto* sub = app.add_subcommand("elect", "run a command only while this process leads; or watch who leads");
+    sub->add_option("PATH", cmd->paths, "the election's path")->type_name("");
+    sub->add_option("--id", cmd->id, "what this participant's node holds, shown as the leader (default host:pid)")->type_name("ID");
+    sub->add_flag("--lose-on-doubt", cmd->lose_on_doubt,
+                  "end the term (stop COMMAND) as soon as the connection is suspended, not only when the session is lost");
+    add_supervision_options(*sub, cmd->grace, cmd->lost_code, "leadership");
+    sub->add_flag("--observe", cmd->observe, "print the leader at every change; run no COMMAND");
+    sub->add_flag("--json", cmd->json, "with --observe: one JSON object per line");
+    cmd->connection.add_to(*sub);
+    sub->footer(
+        "Joins the leader election PATH (Curator's LeaderLatch nodes, so Java and C++ processes elect one\n"
+        "leader between them) and runs COMMAND once this process leads; exits with COMMAND's status and\n"
+        "leaves the election, and the next participant leads. With --observe, prints the leader at every\n"
+        "change instead (until a signal)." "\n\n"
+        "COMMAND gets ZKR_LOCK_PATH (PATH) and ZKR_FENCING_TOKEN (the term's epoch: it rises with every\n"
+        "new leader). COMMAND runs in a process group of its own, stopped as zkr lock stops it (SIGTERM,\n"
+        "then SIGKILL after --grace) when leadership is lost, and when zkr itself dies, even by SIGKILL.\n\n"
+        "exit codes: COMMAND's status; 2 bad usage; 3 ZooKeeper unreachable or failing; 4 leadership was\n"
+        "lost and COMMAND was stopped; 126 COMMAND cannot run; 127 not found; 128+N a signal N ended the wait.");
+    return cmd;
+}
+
+}  // namespace zkr::cli
