@@ -8,6 +8,7 @@
 //   w3  64 sessions, one mutex                  w4  8 sessions, a semaphore of 3 leases
 //   w5  8 sessions, one semaphore_mutex         w6  handoff latency: release -> next holder (8 sessions)
 //   w8  8 sessions, a read-write lock, 90% reads
+//   w9  leader failover: a leader_latch's clean close -> the next participant's is_leader (2 sessions)
 //   w7  1,000 waiters queued on one lock (async acquires over 8 sessions)
 //   raw the floor: one lock cycle's bare calls (create + getChildren pipelined, then delete) with
 //       the ZooKeeper C client, no zkr
@@ -32,7 +33,9 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
 #include <future>
@@ -271,6 +274,73 @@ result run_deep_queue(const settings& s, const std::string& path) {
     return out;
 }
 
+// W9: leader failover after a clean close. Two sessions, one latch each; the leader closes its
+// latch and the other's listener hears that it leads: the time between the two is the failover.
+// The closed side then joins again behind the new leader (not timed), and the roles swap.
+result run_failover(const settings& s, const std::string& path) {
+    auto sessions = open_sessions(s, 2);
+    result out;
+    out.per_client.assign(2, 0);
+    struct side {
+        std::unique_ptr<zkr::leader_latch> latch;
+        zkr::state_subscription sub;
+    };
+    std::mutex m;
+    std::condition_variable cv;
+    std::int64_t led_at = 0;  // when the newest leader heard it (under m)
+    auto join = [&](std::size_t i) {
+        side sd;
+        sd.latch = std::make_unique<zkr::leader_latch>(*sessions[i], path, "p" + std::to_string(i));
+        sd.sub = sd.latch->add_listener([&](bool leader) {
+            if (!leader) return;
+            std::lock_guard l(m);
+            led_at = now_ns();
+            cv.notify_all();
+        });
+        sd.latch->start();
+        return sd;
+    };
+    auto await_led = [&](std::int64_t after) {
+        std::unique_lock l(m);
+        if (!cv.wait_for(l, 30s, [&] { return led_at > after; })) throw std::runtime_error("no new leader within 30 s");
+        return led_at;
+    };
+    std::array<side, 2> sides;
+    sides[0] = join(0);
+    await_led(0);
+    sides[1] = join(1);
+    std::size_t leader = 0;
+    const auto run_for = [&](double seconds, bool measure) {
+        for (const auto until = clk::now() + std::chrono::duration_cast<clk::duration>(std::chrono::duration<double>(seconds));
+             clk::now() < until;) {
+            const std::size_t next = 1 - leader;
+            while (sides[leader].latch->participants().size() < 2) std::this_thread::sleep_for(1ms);  // the next one is queued
+            const auto t0 = now_ns();
+            sides[leader].latch->close();
+            const auto t1 = await_led(t0);
+            if (measure) {
+                out.handoff_us.push_back(static_cast<double>(t1 - t0) / 1000);
+                ++out.per_client[next];
+            }
+            sides[leader] = join(leader);
+            leader = next;
+        }
+    };
+    run_for(s.warmup, false);
+    const auto requests_before = requests_of(sessions);
+    const long server_before = server_received(s.connect);
+    const double cpu_before = cpu_now();
+    const auto start = clk::now();
+    run_for(s.seconds, true);
+    out.elapsed = std::chrono::duration<double>(clk::now() - start).count();
+    out.cpu_seconds = cpu_now() - cpu_before;
+    out.requests = requests_of(sessions) - requests_before;
+    out.server_requests = server_received(s.connect) - server_before;
+    out.acquire_us = out.handoff_us;  // a failover is the next leader's acquire
+    out.cycles = static_cast<long>(out.handoff_us.size());
+    return out;
+}
+
 // The floor: one lock cycle's bare calls made with the C client (single-threaded library), no zkr:
 // create (ephemeral sequential) and getChildren sent together, then delete.
 struct raw_client {
@@ -459,9 +529,9 @@ int main(int argc, char** argv) {
         }
     }
     static const std::map<std::string, int> default_clients = {{"w1", 1}, {"w2", 8}, {"w3", 64}, {"w4", 8}, {"w5", 8}, {"w6", 8},
-                                                                {"w7", 8}, {"w8", 8}, {"raw", 1}, {"mem", 1}, {"notify", 2}};
+                                                                {"w7", 8}, {"w8", 8}, {"w9", 2}, {"raw", 1}, {"mem", 1}, {"notify", 2}};
     if (!default_clients.count(s.workload)) {
-        std::cerr << "lockbench: --workload must be one of w1..w7, raw, mem, notify\n";
+        std::cerr << "lockbench: --workload must be one of w1..w9, raw, mem, notify\n";
         return 2;
     }
     if (s.clients <= 0) s.clients = default_clients.at(s.workload);
@@ -478,6 +548,7 @@ int main(int argc, char** argv) {
         else if (s.workload == "w5") r = run_cycles<semaphore_mutex_recipe>(s, s.clients, path);
         else if (s.workload == "w8") r = run_cycles<read_write_recipe>(s, s.clients, path);
         else if (s.workload == "w7") r = run_deep_queue(s, path);
+        else if (s.workload == "w9") r = run_failover(s, path);
         else if (s.workload == "raw") r = run_raw(s, path);
         else if (s.workload == "mem") r = run_memory(s, path);
         else if (s.workload == "notify") r = run_notify(s, path);

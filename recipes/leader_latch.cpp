@@ -49,6 +49,11 @@ struct leader_latch::impl : std::enable_shared_from_this<impl> {
 
     bool leads() const { return term && term->caller_state() == hold_state::held; }
 
+    std::shared_ptr<detail::hold> current_term() const {
+        std::lock_guard lock(m);
+        return term;
+    }
+
     // Queues an untimed acquire (called under m, so that close() cancels it). Its outcome comes to
     // joined() on the callback thread.
     void join() { core.join_in_background(id, weak_from_this(), &impl::joined); }
@@ -200,6 +205,14 @@ std::stop_token leader_latch::stop_token() const {
 hold_state leader_latch::state() const {
     std::lock_guard lock(impl_->m);
     return impl_->term ? impl_->term->caller_state() : hold_state::released;
+}
+
+std::vector<multi_result> leader_latch::guarded_multi(std::vector<multi_op> ops) {
+    return impl_->core.guarded_multi(impl_->current_term(), std::move(ops));
+}
+
+std::vector<multi_result> leader_latch::guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec) {
+    return detail::lock_core::guarded_multi(impl_->current_term(), std::move(ops), ec);
 }
 
 state_subscription leader_latch::add_listener(std::function<void(bool)> listener) {

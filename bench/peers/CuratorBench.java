@@ -3,7 +3,8 @@
 //   java -cp ... CuratorBench CONNECT WORKLOAD CLIENTS SECONDS
 // Workloads: w1/w2/w3/w6 InterProcessMutex, w4 InterProcessSemaphoreV2 (3 leases),
 // w5 InterProcessSemaphoreMutex, w8 InterProcessReadWriteLock (every tenth cycle of a client
-// writes, the clients starting at different points of the ten). Each client is its own
+// writes, the clients starting at different points of the ten), w9 LeaderLatch failover (a clean
+// close -> the next participant's isLeader, 2 sessions). Each client is its own
 // CuratorFramework (its own session).
 import java.io.*;
 import java.net.Socket;
@@ -11,6 +12,8 @@ import java.util.*;
 import java.util.concurrent.atomic.*;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.locks.*;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
@@ -78,8 +81,84 @@ public class CuratorBench {
         return v.get((int) (p * (v.size() - 1)));
     }
 
+    // W9: as zkr_lockbench's run_failover.
+    static final Object ledLock = new Object();
+    static long ledAt = 0;
+
+    static LeaderLatch join(CuratorFramework c, String path, String id) throws Exception {
+        LeaderLatch l = new LeaderLatch(c, path, id);
+        l.addListener(new LeaderLatchListener() {
+            public void isLeader() { synchronized (ledLock) { ledAt = System.nanoTime(); ledLock.notifyAll(); } }
+            public void notLeader() {}
+        });
+        l.start();
+        return l;
+    }
+
+    static long awaitLed(long after) throws Exception {
+        synchronized (ledLock) {
+            long until = System.nanoTime() + 30_000_000_000L;
+            while (ledAt <= after) {
+                long left = (until - System.nanoTime()) / 1_000_000;
+                if (left <= 0) throw new RuntimeException("no new leader within 30 s");
+                ledLock.wait(left);
+            }
+            return ledAt;
+        }
+    }
+
+    static void failover(String connect, String path, double seconds, double warmup) throws Exception {
+        CuratorFramework[] s = new CuratorFramework[2];
+        for (int i = 0; i < 2; i++) {
+            s[i] = CuratorFrameworkFactory.newClient(connect, 10000, 15000, new ExponentialBackoffRetry(1000, 3));
+            s[i].start();
+            s[i].blockUntilConnected();
+        }
+        LeaderLatch[] latch = new LeaderLatch[2];
+        latch[0] = join(s[0], path, "p0");
+        awaitLed(0);
+        latch[1] = join(s[1], path, "p1");
+        int leader = 0;
+        List<Double> times = new ArrayList<>();
+        long received0 = 0, cpu0 = 0, start = 0;
+        com.sun.management.OperatingSystemMXBean os =
+            (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        for (int phase = 0; phase < 2; phase++) {
+            if (phase == 1) { received0 = serverReceived(connect); cpu0 = os.getProcessCpuTime(); start = System.nanoTime(); }
+            long until = System.nanoTime() + (long) ((phase == 0 ? warmup : seconds) * 1e9);
+            while (System.nanoTime() < until) {
+                int next = 1 - leader;
+                while (s[leader].getChildren().forPath(path).size() < 2) Thread.sleep(1);
+                long t0 = System.nanoTime();
+                latch[leader].close();
+                long t1 = awaitLed(t0);
+                if (phase == 1) times.add((t1 - t0) / 1000.0);
+                latch[leader] = join(s[leader], path, "p" + leader);
+                leader = next;
+            }
+        }
+        double elapsed = (System.nanoTime() - start) / 1e9;
+        long received = serverReceived(connect) - received0;
+        long cpu1 = os.getProcessCpuTime();
+        int n = times.size();
+        System.out.printf(Locale.ROOT,
+            "{\"program\": \"curator\", \"workload\": \"w9\", \"clients\": 2, \"seconds\": %.3f, \"cycles\": %d, \"rate\": %.1f, "
+                + "\"acquire_p50_us\": %.1f, \"acquire_p99_us\": %.1f, \"handoff_p50_us\": %.1f, \"handoff_p99_us\": %.1f, "
+                + "\"server_requests_per_cycle\": %.2f, \"cpu_ms_per_1000_cycles\": %.1f, \"min_per_client\": %d, \"max_per_client\": %d}%n",
+            elapsed, n, n / elapsed, pct(new ArrayList<>(times), 0.5), pct(new ArrayList<>(times), 0.99),
+            pct(new ArrayList<>(times), 0.5), pct(new ArrayList<>(times), 0.99),
+            n > 0 ? (double) received / n : 0, n > 0 ? (cpu1 - cpu0) / 1e6 / n * 1000 : 0, n / 2, n - n / 2);
+        for (CuratorFramework c : s) c.close();
+        System.exit(0);
+    }
+
     public static void main(String[] args) throws Exception {
         String connect = args[0], workload = args[1];
+        if (workload.equals("w9")) {
+            failover(connect, "/lockbench-curator/w9-" + ProcessHandle.current().pid(), Double.parseDouble(args[3]),
+                     args.length > 4 ? Double.parseDouble(args[4]) : 2.0);
+            return;
+        }
         int clients = Integer.parseInt(args[2]);
         double seconds = Double.parseDouble(args[3]);
         double warmup = args.length > 4 ? Double.parseDouble(args[4]) : 2.0;

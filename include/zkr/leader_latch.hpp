@@ -3,7 +3,11 @@
 #pragma once
 
 #include <zkr/hold_state.hpp>
+#include <zkr/multi_op.hpp>
+#include <zkr/results.hpp>
 #include <zkr/subscription.hpp>
+
+#include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -81,6 +85,12 @@ public:
     std::stop_token stop_token() const;
     /// The current term's hold state: released when not leading.
     hold_state state() const;
+
+    /// Runs ops atomically only while this participant leads: a check of its node, on its session,
+    /// goes in the same multi (a leader's writes never land after its term ended). Throws
+    /// zkr::error: lock_not_held when not leading, lock_lost when the term ended meanwhile.
+    std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
+    std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
 
     /// listener(true) when a term starts, listener(false) when it ends; on the callback thread.
     state_subscription add_listener(std::function<void(bool is_leader)> listener);

@@ -432,7 +432,7 @@ std::vector<std::string> lines_starting(const std::string& file, const std::stri
 
 }  // namespace
 
-TEST_CASE("zkr elect: two instances run the command one at a time; the leader's zkr killed with -9, the other takes over and the old command does not outlive it") {
+TEST_CASE("zkr elect: two instances run the command one at a time, the leader's zkr killed with -9, the other takes over and the old command does not outlive it") {
     auto& zk = zkr::test::shared_server();
     const auto path = lock_path("elect");
     const auto log = zkr::test::temp_file("log");

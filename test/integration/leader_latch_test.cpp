@@ -196,3 +196,97 @@ TEST_CASE("leader latch: a latch waiting behind a mutex's nodes fails its electi
     mutex.unlock();
     CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 0; }));
 }
+
+namespace {
+
+// Samples two participants every 2 ms while `during` runs: how often both read has_leadership().
+int both_leading_while(const zkr::leader_latch& a, const zkr::leader_latch& b, const std::function<void()>& during) {
+    std::atomic<bool> done{false};
+    std::atomic<int> both{0};
+    std::thread sampler([&] {
+        while (!done) {
+            if (a.has_leadership() && b.has_leadership()) ++both;
+            std::this_thread::sleep_for(2ms);
+        }
+    });
+    during();
+    done = true;
+    sampler.join();
+    return both.load();
+}
+
+}  // namespace
+
+TEST_CASE("regression CURATOR-504/620/644: a leader's short disconnection keeps one leader, the same term and epoch, and the waiter never leads") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = latch_path("reconnect");
+    zkr::test::tcp_proxy proxy(zk.client_port(0));
+    auto a = connect("127.0.0.1:" + std::to_string(proxy.port()), 6s);
+    auto b = connect(zk.connect_string());
+    zkr::leader_latch leader(*a, path, "a"), waiter(*b, path, "b");
+    heard ears_a, ears_b;
+    auto sub_a = leader.add_listener(std::ref(ears_a));
+    auto sub_b = waiter.add_listener(std::ref(ears_b));
+    leader.start();
+    REQUIRE(leader.await_leadership(10s));
+    waiter.start();
+    REQUIRE(zkr::test::eventually([&] { return leader.participants().size() == 2; }));
+    const auto epoch = leader.fencing_token();
+    const auto term = leader.stop_token();
+    // Curator's LeaderLatch re-ran its election on RECONNECTED (reset(): a new node) and could
+    // leave two leaders or none; zkr re-validates the same node on the same session.
+    const int both = both_leading_while(leader, waiter, [&] {
+        proxy.blackhole(true);  // shorter than the session: suspended, then reconnected
+        CHECK(zkr::test::eventually([&] { return leader.state() == zkr::hold_state::doubtful; }, 10s));
+        CHECK_FALSE(leader.has_leadership());  // in doubt, it does not claim to lead
+        std::this_thread::sleep_for(1s);
+        proxy.blackhole(false);
+        CHECK(zkr::test::eventually([&] { return leader.has_leadership(); }, 10s));
+        proxy.reset_all();  // a dropped connection, reconnected at once
+        CHECK(zkr::test::eventually([&] { return leader.has_leadership(); }, 10s));
+        std::this_thread::sleep_for(300ms);
+    });
+    CHECK(both == 0);
+    CHECK(leader.fencing_token() == epoch);  // the same term: no new node, no new election
+    CHECK_FALSE(term.stop_requested());
+    CHECK(ears_a.get() == std::vector<bool>{true});  // listeners heard nothing of the doubt
+    CHECK(ears_b.get().empty());
+    CHECK(leader.participants() == std::vector<std::string>{"a", "b"});
+    leader.close();
+    REQUIRE(waiter.await_leadership(10s));
+    waiter.close();
+}
+
+TEST_CASE("regression CURATOR-696: after its session is lost, a participant never leads on its old session's node") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = latch_path("stale-node");
+    zkr::test::tcp_proxy proxy(zk.client_port(0));
+    auto a = connect("127.0.0.1:" + std::to_string(proxy.port()), 2s);
+    auto b = connect(zk.connect_string());
+    zkr::leader_latch first(*a, path, "a"), second(*b, path, "b");
+    first.start();
+    REQUIRE(first.await_leadership(10s));
+    second.start();
+    REQUIRE(zkr::test::eventually([&] { return first.participants().size() == 2; }));
+    const auto old_epoch = first.fencing_token();
+    const auto old_session = a->session_id();
+    // Cut off past its session: the server ends it (b leads), a's client declares it lost and
+    // opens a new session; the old session's node may still be listed when a lists again.
+    const int both = both_leading_while(first, second, [&] {
+        proxy.blackhole(true);
+        REQUIRE(second.await_leadership(20s));
+        proxy.blackhole(false);
+        REQUIRE(zkr::test::eventually([&] { return a->session_id() != old_session && zkr::is_connected(a->state()); }, 20s));
+        CHECK(zkr::test::eventually([&] { return first.participants() == std::vector<std::string>{"b", "a"}; }, 10s));
+    });
+    CHECK(both == 0);
+    CHECK_FALSE(first.has_leadership());
+    second.close();
+    REQUIRE(first.await_leadership(10s));
+    CHECK(first.fencing_token() > old_epoch);
+    // Its term stands on a node of its current session.
+    const auto nodes = zkr::test::connect(zk.connect_string())->get_children(path).children;
+    REQUIRE(nodes.size() == 1);
+    CHECK(b->get_data(path + "/" + nodes.front()).stat.ephemeral_owner == a->session_id());
+    first.close();
+}

@@ -24,6 +24,8 @@ std::string_view to_string(recipe r) noexcept {
         case recipe::semaphore: return "semaphore";
         case recipe::shared_semaphore: return "shared_semaphore";
         case recipe::read_write: return "read_write";
+        case recipe::latch: return "latch";
+        case recipe::revocable_mutex: return "revocable_mutex";
     }
     return "?";
 }
@@ -32,7 +34,7 @@ schedule draw_schedule(std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     schedule s;
     s.seed = seed;
-    s.kind = static_cast<recipe>(rng() % 5);
+    s.kind = static_cast<recipe>(rng() % 7);
     s.clients = 2 + static_cast<int>(rng() % 7);  // 2..8
     s.max_holders = s.kind == recipe::semaphore          ? 2 + static_cast<int>(rng() % 2)
                     : s.kind == recipe::shared_semaphore ? 3
@@ -153,6 +155,10 @@ public:
         : s_(s), machines_(machines), traced_(traced), rng_(s.seed ^ 0x9e3779b97f4a7c15ULL) {
         if (s.kind == recipe::mutex) {
             rule_ = std::make_shared<lowest_n_rule>(1);
+        } else if (s.kind == recipe::latch) {
+            rule_ = std::make_shared<lowest_n_rule>(1, latch_lock_name);
+        } else if (s.kind == recipe::revocable_mutex) {
+            rule_ = std::make_shared<lowest_n_rule>(1, mutex_lock_name, lowest_n_rule::release_signal::delete_only);
         } else if (s.kind == recipe::read_write) {
             rule_ = std::make_shared<read_write_rule>(read_write_rule::side::write);
             read_rule_ = std::make_shared<read_write_rule>(read_write_rule::side::read);
@@ -345,7 +351,8 @@ private:
             const char* name = names[pick(6)];
             std::string other_kind;
             if (!name) {
-                other_kind = std::string("_c_operator-") + (s_.kind == recipe::mutex ? "m1-w1-lease-" : "lock-");
+                const bool mutex_nodes = s_.kind == recipe::mutex || s_.kind == recipe::revocable_mutex;
+                other_kind = std::string("_c_operator-") + (mutex_nodes ? "m1-w1-lease-" : "lock-");
                 other_kind_present_ = true;
             }
             const auto made = zk_.create_sequential(operator_session_, lock_path, name ? name : other_kind.c_str(), "");
@@ -362,7 +369,7 @@ private:
             for (const auto& [id, lm] : live_)
                 if (lm.m->state() == hold_state::held) {
                     held.push_back(lm.m->node_path());
-                    if (lm.rule->release_passes_on(node_name(lm.m->node_path()))) one_holder.insert(lm.m->node_path());
+                    if (write_ends_hold(lm)) one_holder.insert(lm.m->node_path());
                 }
             const auto last = std::string(lock_path) + "/" + *std::max_element(nodes->begin(), nodes->end(), [](const auto& a, const auto& b) {
                 return a.substr(a.size() - 10) < b.substr(b.size() - 10);  // by sequence
@@ -384,6 +391,15 @@ private:
             zk_.remove(path);
         }
         route_fired();
+    }
+
+    // Whether the recipe promises that a write by someone else to this holder's node ends its hold
+    // (a one-holder lock that signals its release by a data change: the waiter behind takes the
+    // write for a release). Decided by the recipe, not by the machine's rule under test: a
+    // revocable mutex's or a latch's write is a request, never a release nor a loss.
+    bool write_ends_hold(const live_machine& lm) const {
+        if (s_.kind == recipe::latch || s_.kind == recipe::revocable_mutex) return false;
+        return lm.rule->release_passes_on(node_name(lm.m->node_path()));
     }
 
     // By the node's czxid, not its path: a container made again restarts its sequence, and a

@@ -58,8 +58,12 @@ machine_factory shipped_machines();
 /// holders hold, sending reevaluate to every live machine as the driver does. read_write: the
 /// read-write lock's two rules (recipes/read_write_rule.hpp) on one queue, each acquire a reader or
 /// a writer; a writer at the end of its hold now and then downgrades (takes the read lock, then
-/// releases the write lock).
-enum class recipe { mutex, semaphore_mutex, semaphore, shared_semaphore, read_write };
+/// releases the write lock). latch: a leader latch's rule (one holder, "latch-" nodes, released by
+/// the delete alone: Curator's LeaderLatch waits for NodeDeleted). revocable_mutex: the rule of a
+/// revocable mutex and of the leader selector (one holder, released by the delete alone, so that
+/// an operator's write to a holder's node, as a revocation request, is neither a release to the
+/// waiter behind nor a loss to the holder: the checker keeps counting such a holder).
+enum class recipe { mutex, semaphore_mutex, semaphore, shared_semaphore, read_write, latch, revocable_mutex };
 std::string_view to_string(recipe r) noexcept;
 
 /// One schedule, all drawn from its seed.

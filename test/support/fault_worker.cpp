@@ -2,6 +2,7 @@
 // appears, and records what it did and saw in its history file (format: history.hpp).
 // Usage: zkr_fault_worker CONNECT RECIPE PATH HISTORY STORE STOP_FILE HOLD_MS SESSION_MS
 //   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX
+//           | latch: a leader_latch per acquire (start, await leadership, close on release)
 //           | unlocked: no lock at all (every acquire "succeeds"), to prove the checker catches overlap
 // Mutex-like recipes do a fenced read-modify-write of STORE while they hold; the semaphore takes
 // 1 or 2 leases at random and only confirms (several holders at once would race on the store by design).
@@ -198,6 +199,34 @@ int main(int argc, char** argv) {
             zkr::interprocess_semaphore_mutex m(c, path);
             auto states = record_states(m);
             run(c, lock_acquirer(m), true, store, stop_file, hold_ms);
+        } else if (recipe == "latch") {
+            // One latch per term: a released term closes it (a closed latch cannot start again).
+            std::unique_ptr<zkr::leader_latch> latch;
+            zkr::state_subscription ended_sub;
+            auto ended = std::make_shared<std::atomic<bool>>(false);  // the term ended before its release
+            auto acquire = [&](ms timeout) -> std::optional<hold> {
+                latch = std::make_unique<zkr::leader_latch>(c, path, "worker-" + std::to_string(::getpid()));
+                ended = std::make_shared<std::atomic<bool>>(false);
+                ended_sub = latch->add_listener([ended](bool leader) {
+                    if (!leader) *ended = true;
+                });
+                latch->start();
+                if (!latch->await_leadership(timeout)) {
+                    latch->close();
+                    return std::nullopt;
+                }
+                hold h;
+                h.token = latch->fencing_token();
+                current_token = h.token;
+                h.confirm = [&] { latch->guarded_multi(confirm_ops()); };
+                h.state = [&] { return std::string(zkr::to_string(latch->state())); };
+                h.release = [&, ended](boost::system::error_code& ec) {
+                    ec = *ended ? make_error_code(zkr::errc::lock_lost) : boost::system::error_code{};
+                    latch->close();
+                };
+                return h;
+            };
+            run(c, acquire, true, store, stop_file, hold_ms);
         } else if (recipe == "unlocked") {
             auto acquire = [](ms) -> std::optional<hold> {
                 hold h;
