@@ -12,9 +12,11 @@
 //   when the writer goes the reader heads the queue and no waiting writer passes it. Such a node
 //   may hold only while its writer is still listed: had the writer gone first (its session lost),
 //   a writer behind it may hold already, and the read node sorts ahead of it (lock_lost).
-// - A node can thus join the queue ahead of waiters while a writer holds: a writer's departure is
-//   decided only on a fresh listing (joins_ahead_of), and no release passes the lock on by a data
-//   change (so a foreign write, such as Curator's revocation request, fools no waiter either).
+// - A node can thus join the queue ahead of waiters while a writer holds: a waiting writer decides
+//   a writer's departure only on a fresh listing (joins_ahead_of), and no release passes the lock
+//   on by a data change (so a foreign write, such as Curator's revocation request, fools no waiter
+//   either). A waiting reader decides without one: only read nodes ever join ahead, and a reader
+//   shares with them (a listing per reader behind every writer was a quarter of W8's requests).
 // - Nobody awaits a grant: every waiter needs a node gone, never a node granted.
 #pragma once
 
@@ -40,7 +42,7 @@ public:
     std::string node_name() const override { return std::string(side_ == side::read ? read_lock_name : write_lock_name); }
     /// Both names, one queue by sequence; at one sequence (a downgrade) the writer first.
     lock_queue queue(const std::vector<std::string>& children) const override;
-    bool joins_ahead_of(std::string_view node) const override { return is_read_write_writer(node); }
+    bool joins_ahead_of(std::string_view node) const override { return side_ == side::write && is_read_write_writer(node); }
     bool grants_awaited() const override { return false; }
     /// A writer at the head holds, and with it the readers of its sequence (a downgrade);
     /// otherwise the readers before the first writer hold.

@@ -652,6 +652,7 @@ TEST_CASE("partition: leader election, 5 processes, the ZooKeeper leader cut off
     // doubt timing of the lock tests does not apply.)
     auto o = partition_run("latch");
     o.workers = 5;
+    o.hold_ms = 500;  // terms of 500 ms: five take turns in the recovery (2.5 s ones took 17 s)
     fault_run r(o);
     std::vector<cut_hold> minority;
     r.for_fault_time([&] {

@@ -60,10 +60,13 @@ TEST_CASE("read-write rule: both sides share one queue of Curator's names, a wri
     CHECK(reader.queue({down, r3, w2}).sorted == names{w2, down, r3});
     CHECK(reader.holders({w2, down, r3}) == 2);
     // No release passes the lock on by a data change (a node may join ahead of the waiters), and
-    // only a writer's departure may hide such a newcomer.
+    // only a writer's departure may hide such a newcomer, a read node, which only a waiting writer
+    // must see.
     CHECK_FALSE(reader.release_passes_on(w2));
     CHECK_FALSE(writer.release_passes_on(w2));
-    CHECK(reader.joins_ahead_of(w2));
+    CHECK(writer.joins_ahead_of(w2));
+    CHECK_FALSE(writer.joins_ahead_of(r1));
+    CHECK_FALSE(reader.joins_ahead_of(w2));
     CHECK_FALSE(reader.joins_ahead_of(r1));
 }
 
