@@ -406,7 +406,10 @@ private:
     // A create's ticket is never dropped before its reply (abandon_all keeps creates).
     void on(const lock_in::created& e, const request& r) {
         drop(e.ticket);
-        if (e.ec && is_retryable(e.ec)) emit(lock_out::remove_created{e.ticket});
+        // The create may have landed before it failed: its reply was lost and it was retried, or
+        // its retry reached a read-only server (found by the simulation with read-only servers,
+        // seed 322000973: the node made before the outage stayed ahead of every waiter).
+        if (e.ec && (is_retryable(e.ec) || e.ec == errc::not_read_only)) emit(lock_out::remove_created{e.ticket});
         auto* a = acquiring();
         if (r.abandoned || !a) {
             if (!e.ec) emit(lock_out::remove_node{e.path});  // a node of an abandoned attempt
@@ -579,7 +582,9 @@ private:
         if (touch) emit(lock_out::touch_own{h.node.path});
         if (!own_watch_pending()) own_watch_later();
         emit(lock_out::granted{h.node.path, h.node.token, h.session});
-        if (!connected_) set_hold(hold_state::doubtful);
+        // Granted without a connection, or on a read-only one (the quorum may have ended our
+        // session meanwhile): doubtful until re-validated on a read-write connection.
+        if (!connected_ || read_only_) set_hold(hold_state::doubtful);
     }
 
     void fail(const boost::system::error_code& ec) { finish_acquire(ec, true); }

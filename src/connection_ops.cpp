@@ -257,6 +257,10 @@ void connection::on_result(const op_ptr& op, int rc, response&& r) {
     if (is_retryable(ec)) return retry_or_finish(op, ec);
     // A read-only server refused it: retrying there is pointless, but the node must still go.
     if (ec == errc::not_read_only && op->req.kind == op_kind::remove && op->req.guaranteed) keep_guaranteed(op, ec);
+    // A retried protected create refused by a read-only server: its first attempt may have made
+    // the node before the outage, which nobody else would delete (as for a create that gave up).
+    if (ec == errc::not_read_only && op->req.kind == op_kind::create && op->req.create.protect && op->recover_protected)
+        forget_protected(op);
     finish(op, ec, std::move(r));
 }
 

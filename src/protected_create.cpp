@@ -54,6 +54,9 @@ void connection::forget_protected(const op_ptr& op) {
 }
 
 void connection::look_for_orphans() {
+    // A read-only server may not have the node (made on the quorum after it was cut off): look on
+    // a read-write connection (the next one looks again).
+    if (machine_.state() == connection_state::read_only) return;
     // An ephemeral node of an ended session is gone, or the server removes it.
     const auto session = session_id_.load();
     std::erase_if(orphans_, [&](const orphan& o) { return o.ephemeral && o.session != session; });

@@ -114,6 +114,7 @@ struct client {
     bool connected = true;
     bool closed = false;
     bool opening = false;  // its session is lost; a new one connects later
+    bool read_only = false;  // connected to a server cut off from the quorum: reads only
     bool odd = false;      // its semaphore disagrees on the maximum
     std::deque<request> outbound;   // sent, not yet applied by the server
     std::deque<inbound> replies;    // applied; the reply or event is on its way
@@ -296,11 +297,18 @@ private:
             if (c.closed || c.opening) return finish_fault();
             // The server ends a session only after its client has seen the suspension: a session
             // outlives the client's detection of silence (2/3 of its timeout).
-            const bool seen = !c.connected && c.local.empty() && zk_.alive(c.session);
-            if (c.connected && kind == 7) {
+            // (A client on a read-only server is not heard by the majority either.)
+            const bool seen = (!c.connected || c.read_only) && c.local.empty() && zk_.alive(c.session);
+            if (c.read_only && kind >= 6) {
+                tally("read-only server left for the quorum");
+                leave_read_only(c);
+            } else if (c.read_only && kind == 5) {
+                tally("connection dropped");
+                disconnect(c);
+            } else if (c.connected && !c.read_only && kind == 7) {
                 tally("session ended on a live connection");
                 end_session_live(c);
-            } else if (c.connected) {
+            } else if (c.connected && !c.read_only) {
                 tally("connection dropped");
                 disconnect(c);
             } else if (seen && kind < 4) {
@@ -308,14 +316,17 @@ private:
                 note("server expires session of c" + std::to_string(c.id));
                 zk_.expire(c.session);
                 route_fired();
-            } else if (seen && kind < 6) {
+            } else if (seen && kind == 6 && !c.read_only && pick(2) == 0) {
+                tally("connected to a read-only server");
+                connect_read_only(c);
+            } else if (seen && kind < 6 && !c.read_only) {
                 // The client gives the session up (its suspend timer ran out) while the server
                 // still keeps it: the old session's nodes live on until it expires.
                 tally("session given up by its client");
                 note("c" + std::to_string(c.id) + " abandons session " + std::to_string(c.session));
                 at(pick(1500), {timer::expire_session, c.id, 0, 0, c.session});
                 new_session(c);
-            } else {
+            } else if (!c.read_only) {
                 tally("reconnect");
                 reconnect(c);
             }
@@ -482,8 +493,10 @@ private:
 
     void heal() {
         note("faults stop: every client reconnects");
-        for (auto& c : clients_)
-            if (!c.connected) reconnect(c);
+        for (auto& c : clients_) {
+            if (c.read_only) leave_read_only(c);
+            else if (!c.connected) reconnect(c);
+        }
     }
 
     void disconnect(client& c) {
@@ -500,6 +513,7 @@ private:
         for (auto& r : c.outbound) lost.push_back(std::move(r));
         c.outbound.clear();
         c.connected = false;
+        c.read_only = false;
         const bool notify_first = pick(2) == 0;
         if (notify_first) tell_machines(c, lock_in::connection{connection_state::suspended, c.session});
         for (auto& r : lost) {
@@ -511,6 +525,26 @@ private:
             }
         }
         if (!notify_first) tell_machines(c, lock_in::connection{connection_state::suspended, c.session});
+    }
+
+    // The client finds only a server cut off from the quorum, which serves reads and refuses
+    // writes (not_read_only). It keeps the session (the majority may expire it meanwhile: it does
+    // not hear from the client), and the majority's watch events wait for a server of the quorum.
+    void connect_read_only(client& c) {
+        note("c" + std::to_string(c.id) + " connected to a read-only server");
+        c.connected = true;
+        c.read_only = true;
+        tell_machines(c, lock_in::connection{connection_state::read_only, c.session});
+        send_resend(c);
+    }
+
+    // The client finds a server of the quorum again: its connection to the read-only one drops
+    // (replies not yet read are lost, their requests sent again), then it reconnects (its session
+    // may be gone).
+    void leave_read_only(client& c) {
+        note("c" + std::to_string(c.id) + " leaves the read-only server");
+        disconnect(c);
+        reconnect(c);
     }
 
     void reconnect(client& c) {
@@ -582,6 +616,13 @@ private:
         static constexpr const char* kinds[] = {"create", "list", "get_data", "exists", "set_data", "remove", "release", "remove_protected"};
         if (traced_) note("server applies c" + std::to_string(c.id) + " m" + std::to_string(r.machine) + " " + kinds[r.what] +
                           " #" + std::to_string(r.ticket) + " " + r.path + (r.recover ? " (recover)" : ""));
+        if (c.read_only && r.what != request::list && r.what != request::get_data && r.what != request::exists) {
+            // A read-only server refuses every write. The connection layer keeps a guaranteed
+            // delete for a server of the quorum; the lock's own requests hear not_read_only.
+            if (r.machine == 0) c.resend.push_back(std::move(r));
+            else reply(c, r, fail_event(r, make_error_code(errc::not_read_only)));
+            return check();
+        }
         switch (r.what) {
             case request::create: {
                 std::optional<zookeeper::create_result> found;
@@ -676,8 +717,8 @@ private:
             if (w.own && tampered(w.machine)) informative_events_.insert({w.machine, w.ticket});
             inbound in{std::nullopt, {w.machine, w.own ? lock_event{lock_in::own_changed{w.ticket, f.type}}
                                                        : lock_event{lock_in::node_changed{w.ticket, f.type}}}};
-            if (c.connected) c.replies.push_back(std::move(in));
-            else c.stashed.push_back(std::move(in));
+            if (c.connected && !c.read_only) c.replies.push_back(std::move(in));
+            else c.stashed.push_back(std::move(in));  // (a read-only server never hears the quorum's writes)
         }
     }
 
@@ -708,6 +749,10 @@ private:
             if (const auto* ch = std::get_if<lock_in::own_changed>(&d.event); tells && ch && !it->second.m->awaits(ch->ticket)) tells = false;
             feed(c, d.machine, d.event);
             if (tells) told_.insert({d.machine, own});
+            if (const auto* ev = std::get_if<lock_in::connection>(&d.event)) {
+                if (ev->state == connection_state::read_only) heard_read_only_.insert(d.machine);
+                else heard_read_only_.erase(d.machine);
+            }
             must_doubt(d.machine, d.event);
         }
         check();
@@ -981,6 +1026,10 @@ private:
             // its client hears of it (docs/recipes.md: a process paused past its session acts on
             // until it runs again; only a fencing token protects then).
             if (not_yet_told_lost(clients_[lm.client], id)) continue;
+            // Told that its connection is read-only: a hold granted or kept then reads doubtful
+            // (docs/recipes.md; the majority may have ended the session meanwhile).
+            if (heard_read_only_.count(id))
+                return violate("c" + std::to_string(lm.client) + " reads held on a read-only connection: " + m.node_path());
             if (tampered_.count(m.token())) {
                 if (told_.count({id, m.token()}))
                     return violate("c" + std::to_string(lm.client) + " reads held after being told that its node " + m.node_path() +
@@ -1094,6 +1143,7 @@ private:
     std::int64_t last_token_ = 0;
     int faults_left_ = 0;
     std::set<std::int64_t> written_;   // the czxids of lock nodes an operator wrote
+    std::set<std::uint64_t> heard_read_only_;  // machines whose last connection news was read_only
     std::set<std::string> orphans_;  // downgrades' read nodes made after their writer had gone
     std::set<std::int64_t> tampered_;  // the czxids of lock nodes an operator deleted or wrote
     std::set<std::pair<std::uint64_t, std::int64_t>> told_;  // machines told of such a change to their node

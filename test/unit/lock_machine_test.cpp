@@ -95,6 +95,21 @@ TEST_CASE("lock machine: a create that gave up after it may have landed asks to 
     CHECK(find_action<lock_out::not_granted>(out)->ec == errc::connection_loss);
 }
 
+// Found by the simulation with read-only servers (seed 322000973): a create whose reply was lost,
+// retried on a read-only server, fails with not_read_only, and the node its first attempt made
+// stayed ahead of every waiter for the life of the session.
+TEST_CASE("lock machine: a create refused by a read-only server asks to remove a node an earlier attempt may have made") {
+    lock_machine m({&one, std::nullopt});
+    const auto a = m.resume(lock_in::start{true, session});
+    const auto create = find_action<lock_out::create>(a)->ticket;
+    const auto out = m.resume(lock_in::created{create, make_error_code(errc::not_read_only)});
+    const auto* rc = find_action<lock_out::remove_created>(out);
+    REQUIRE(rc);
+    CHECK(rc->ticket == create);
+    REQUIRE(find_action<lock_out::not_granted>(out));
+    CHECK(find_action<lock_out::not_granted>(out)->ec == errc::not_read_only);
+}
+
 TEST_CASE("lock machine: a release without a connection answers at once and deletes on reconnection") {
     queued q(1, {1});
     REQUIRE(find_action<lock_out::granted>(q.last));
@@ -297,4 +312,24 @@ TEST_CASE("lock machine: the acquire's timeout leaves as a timer action, once, a
     REQUIRE(find_action<lock_out::granted>(listed));
     CHECK(timed.resume(lock_in::deadline{}).empty());
     CHECK(timed.state() == hold_state::held);
+}
+
+// Found by the simulation once its world had read-only servers (seed 290000877): a waiter told
+// that its connection is read-only learnt from the read-only server that its predecessor was gone,
+// and its hold read held. The quorum may have ended our session meanwhile: a hold granted on a
+// read-only connection reads doubtful, and is held only once re-validated on a read-write one.
+TEST_CASE("lock machine: a grant on a read-only connection reads doubtful, and held once re-validated on the quorum") {
+    queued q(5, {3, 5});
+    const auto* w = find_action<lock_out::watch_node>(q.last);
+    REQUIRE(w);
+    q.m.resume(lock_in::connection{connection_state::read_only, session});
+    auto a = q.m.resume(lock_in::node_read{w->ticket, make_error_code(errc::no_node), 0});
+    REQUIRE(find_action<lock_out::granted>(a));
+    CHECK(q.m.state() == hold_state::doubtful);
+    a = q.m.resume(lock_in::connection{connection_state::reconnected, session});
+    const auto* check = find_action<lock_out::watch_own>(a);
+    REQUIRE(check);
+    CHECK(q.m.state() == hold_state::doubtful);  // not before our node is seen on our session
+    q.m.resume(lock_in::own_read{check->ticket, {}, session, 0});
+    CHECK(q.m.state() == hold_state::held);
 }

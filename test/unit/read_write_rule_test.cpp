@@ -87,7 +87,7 @@ constexpr std::int64_t session = 77;
 using zkr::test::queued_machine;
 }  // namespace
 
-TEST_CASE("lock machine on the read-write rule: a writer's departure sends the reader behind it to list, a write to it is no release, and no release signals") {
+TEST_CASE("lock machine on the read-write rule: a reader behind a writer holds when it goes with no listing, a write to it is no release, and no release signals") {
     queued_machine q(reader, r3, {w2, r3, w4}, 1, session);
     const auto* w = zkr::test::find_action<lock_out::watch_node>(q.last);
     REQUIRE(w);
@@ -96,16 +96,31 @@ TEST_CASE("lock machine on the read-write rule: a writer's departure sends the r
     CHECK_FALSE(zkr::test::find_action<lock_out::granted>(a));  // a write (a revocation request, say) is no release
     const auto* again = zkr::test::find_action<lock_out::watch_node>(a);
     REQUIRE(again);
+    // Only read nodes join ahead (a downgrade's), and a reader shares with them: no listing.
     a = q.m.resume(lock_in::node_changed{again->ticket, zkr::watch_event_type::node_deleted});
-    CHECK_FALSE(zkr::test::find_action<lock_out::granted>(a));  // a downgrade's reader may have joined ahead
-    const auto* list = zkr::test::find_action<lock_out::list>(a);
-    REQUIRE(list);
-    a = q.m.resume(lock_in::listed{list->ticket, {}, {r3, w4}});
     CHECK(zkr::test::find_action<lock_out::granted>(a));
+    CHECK_FALSE(zkr::test::find_action<lock_out::list>(a));
     CHECK_FALSE(zkr::test::find_action<lock_out::touch_own>(a));  // the writer behind waits for our node to go, not for our grant
     const auto rel = q.m.resume(lock_in::release{});
     REQUIRE(zkr::test::find_action<lock_out::delete_own>(rel));
     CHECK_FALSE(zkr::test::find_action<lock_out::delete_own>(rel)->signal);
+}
+
+TEST_CASE("lock machine on the read-write rule: a writer behind a writer lists when it goes (a downgrade's reader may have joined ahead)") {
+    queued_machine q(writer, w4, {w2, w4}, 1, session);
+    const auto* w = zkr::test::find_action<lock_out::watch_node>(q.last);
+    REQUIRE(w);
+    CHECK(w->name == w2);
+    auto a = q.m.resume(lock_in::node_changed{w->ticket, zkr::watch_event_type::node_deleted});
+    CHECK_FALSE(zkr::test::find_action<lock_out::granted>(a));
+    const auto* list = zkr::test::find_action<lock_out::list>(a);
+    REQUIRE(list);
+    const std::string down = "_c_z-__READ__0000000002";  // w2's downgrade
+    a = q.m.resume(lock_in::listed{list->ticket, {}, {down, w4}});
+    CHECK_FALSE(zkr::test::find_action<lock_out::granted>(a));  // behind the downgrade's reader
+    const auto* watch_down = zkr::test::find_action<lock_out::watch_node>(a);
+    REQUIRE(watch_down);
+    CHECK(watch_down->name == down);
 }
 
 TEST_CASE("lock machine on the read-write rule: a writer behind readers only watches them all, and holds with no listing as they go") {
