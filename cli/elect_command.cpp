@@ -62,14 +62,15 @@ struct elect_command final : command {
     int lead(const std::string& path, const std::vector<std::string>& rest) {
         auto client = connection.connect();
         zkr::leader_latch latch(*client, path, id, {.lose_on_doubt = lose_on_doubt});
-        std::atomic<bool> lost{false}, leading{false};
-        auto subscription = latch.add_listener([&](bool is_leader) {
-            if (!is_leader && leading) lost = true;
+        // Shared with the listener: a call already on the callback thread may outlive this function.
+        const auto lost = std::make_shared<std::atomic<bool>>(false), leading = std::make_shared<std::atomic<bool>>(false);
+        auto subscription = latch.add_listener([lost, leading](bool is_leader) {
+            if (!is_leader && *leading) *lost = true;
         });
         latch.start();
         auto awaiting = std::async(std::launch::async, [&] {
             latch.await_leadership();
-            leading = true;
+            *leading = true;
             return latch.fencing_token();
         });
         int interrupted = 0;
@@ -82,28 +83,30 @@ struct elect_command final : command {
         }
         if (interrupted) return 128 + interrupted;  // closed: the next participant leads
         held term{path, epoch, [&] {
-                      leading = false;  // our own close() ends the term: not a loss
+                      *leading = false;  // our own close() ends the term: not a loss
                       latch.close();
                       return boost::system::error_code{};
                   }};
-        return run_while_held(term, lost, rest, {"zkr elect", "leadership of " + path, seconds_to_ms(grace), static_cast<int>(lost_code)});
+        return run_while_held(term, *lost, rest, {"zkr elect", "leadership of " + path, seconds_to_ms(grace), static_cast<int>(lost_code)});
     }
 
     // Prints the leader (the head of the latch queue, or of a LeaderSelector's mutex queue) at every
     // change, until a signal.
     int observe_leader(const std::string& path) {
+        // Shared with the watches: one may fire (not_watching) while the client closes, after this
+        // function's locals are gone.
+        const auto changed = std::make_shared<std::atomic<bool>>(true);
+        const auto mark = [changed](const zkr::watch_event&) { *changed = true; };
         auto client = connection.connect();
-        std::atomic<bool> changed{true};
         std::string shown = "\n";  // nothing shown yet
         siginfo_t info{};
         for (;;) {
-            if (changed.exchange(false)) {
+            if (changed->exchange(false)) {
                 boost::system::error_code ec;
-                const auto children =
-                    client->get_children(path, [&changed](const zkr::watch_event&) { changed = true; }, ec).children;
+                const auto children = client->get_children(path, mark, ec).children;
                 if (ec && ec != zkr::errc::no_node) throw exit_error(exit_zookeeper, "listing " + path + ": " + ec.message());
                 if (ec) {  // no such node yet: a watch on its creation
-                    client->exists(path, [&changed](const zkr::watch_event&) { changed = true; }, ec);
+                    client->exists(path, mark, ec);
                     if (ec) throw exit_error(exit_zookeeper, "watching " + path + ": " + ec.message());
                 }
                 auto queue = zkr::queue_of(children, {zkr::latch_lock_name}).sorted;
