@@ -227,9 +227,6 @@ const std::string& leader_latch::id() const noexcept { return impl_->id; }
 
 std::vector<std::string> leader_latch::participants() const { return impl_->core.participant_data(); }
 
-std::string leader_latch::leader() const {
-    const auto ids = participants();
-    return ids.empty() ? std::string() : ids.front();
-}
+std::string leader_latch::leader() const { return impl_->core.leader_data(); }
 
 }  // namespace zkr

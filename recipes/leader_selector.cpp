@@ -181,9 +181,6 @@ const std::string& leader_selector::id() const noexcept { return impl_->id; }
 
 std::vector<std::string> leader_selector::participants() const { return impl_->core.participant_data(); }
 
-std::string leader_selector::leader() const {
-    const auto ids = participants();
-    return ids.empty() ? std::string() : ids.front();
-}
+std::string leader_selector::leader() const { return impl_->core.leader_data(); }
 
 }  // namespace zkr

@@ -70,10 +70,11 @@ std::vector<std::string> lock_core::participant_nodes() const {
     return nodes;
 }
 
-std::vector<std::string> lock_core::participant_data() const {
+std::vector<std::string> lock_core::participant_data(std::size_t most) const {
     auto& c = driver_->get_client();
     std::vector<std::string> data;
     for (const auto& node : participant_nodes()) {
+        if (data.size() == most) break;
         boost::system::error_code ec;
         auto d = c.get_data(node, ec);
         if (ec == errc::no_node) continue;  // left meanwhile
@@ -81,6 +82,11 @@ std::vector<std::string> lock_core::participant_data() const {
         data.push_back(std::move(d.data));
     }
     return data;
+}
+
+std::string lock_core::leader_data() const {
+    auto first = participant_data(1);
+    return first.empty() ? std::string() : std::move(first.front());
 }
 
 void lock_core::join_in_background(std::string data,

@@ -11,6 +11,7 @@
 #include <zkr/hold_state.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -41,7 +42,9 @@ public:
     std::vector<std::string> participant_nodes() const;
     /// What the participants' nodes hold (their ids, for an election), in queue order; a node that
     /// left meanwhile is skipped. Throws zkr::error on a connection problem.
-    std::vector<std::string> participant_data() const;
+    std::vector<std::string> participant_data(std::size_t most = SIZE_MAX) const;
+    /// The first of them, read alone (an election's leader): "" when nobody is queued.
+    std::string leader_data() const;
     /// An untimed acquire in the background (an election's): (owner->*joined)(ec, hold) runs on the
     /// callback thread while the owner lives; once it is gone, a granted hold is released at once.
     template <typename Owner>
