@@ -97,11 +97,12 @@ std::vector<std::string> revoke(client& c, const std::string& lock_path) {
     if (ec == errc::no_node) refuse(errc::lock_not_held, lock_path, "nothing holds it (no such node)");
     detail::throw_if(ec, lock_path, "listing the lock " + printable_path(lock_path));
     // The holders, named by the recipes' own rules.
+    const read_write_rule reader(read_write_rule::side::read);
     std::vector<std::string> holders;
     if (const auto locks = queue_of(children, {mutex_lock_name}).sorted; !locks.empty()) {
         holders.push_back(locks.front());
-    } else if (const auto rw = read_write_rule(read_write_rule::side::read).queue(children).sorted; !rw.empty()) {
-        const auto n = read_write_rule(read_write_rule::side::read).holders(rw);
+    } else if (const auto rw = reader.queue(children).sorted; !rw.empty()) {
+        const auto n = reader.holders(rw);
         holders.assign(rw.begin(), rw.begin() + static_cast<std::ptrdiff_t>(n));
     } else {
         for (const auto& child : children)
