@@ -107,12 +107,12 @@ void interprocess_multi_lock::order_members() {
 }
 
 interprocess_multi_lock::~interprocess_multi_lock() {
-    std::map<std::thread::id, entry> holds;
+    std::vector<std::shared_ptr<term>> holds;
     {
         std::lock_guard lock(mutex_);
-        holds.swap(holds_);
+        holds = holds_.take_all();
     }
-    for (auto& [owner, e] : holds) e.hold->release_quietly();
+    for (const auto& t : holds) t->release_quietly();
 }
 
 void interprocess_multi_lock::acquire() { acquire_for(std::nullopt); }
@@ -123,10 +123,7 @@ bool interprocess_multi_lock::acquire_for(std::optional<std::chrono::millisecond
     const auto owner = std::this_thread::get_id();
     {
         std::lock_guard lock(mutex_);
-        if (auto it = holds_.find(owner); it != holds_.end()) {
-            ++it->second.count;
-            return true;
-        }
+        if (holds_.reenter(owner)) return true;
     }
     using clock = std::chrono::steady_clock;
     const auto deadline = timeout ? std::optional(clock::now() + *timeout) : std::nullopt;
@@ -148,22 +145,13 @@ bool interprocess_multi_lock::acquire_for(std::optional<std::chrono::millisecond
         throw;
     }
     std::lock_guard lock(mutex_);
-    holds_[owner] = entry{std::move(t), 1};
+    holds_.adopt(owner, std::move(t));
     return true;
 }
 
 std::shared_ptr<interprocess_multi_lock::term> interprocess_multi_lock::take_for_release(error_code& ec) {
-    ec = {};
     std::lock_guard lock(mutex_);
-    auto it = holds_.find(std::this_thread::get_id());
-    if (it == holds_.end()) {
-        ec = make_error_code(errc::lock_not_held);
-        return nullptr;
-    }
-    if (--it->second.count > 0) return nullptr;
-    auto t = std::move(it->second.hold);
-    holds_.erase(it);
-    return t;
+    return holds_.take_level(std::this_thread::get_id(), ec);
 }
 
 void interprocess_multi_lock::release(error_code& ec) {
@@ -190,8 +178,7 @@ void interprocess_multi_lock::unlock() noexcept {
 
 std::shared_ptr<interprocess_multi_lock::term> interprocess_multi_lock::current() const {
     std::lock_guard lock(mutex_);
-    auto it = holds_.find(std::this_thread::get_id());
-    return it == holds_.end() ? nullptr : it->second.hold;
+    return holds_.of(std::this_thread::get_id());
 }
 
 bool interprocess_multi_lock::is_held() const { return current() != nullptr; }

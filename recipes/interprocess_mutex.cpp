@@ -22,12 +22,12 @@ interprocess_mutex::interprocess_mutex(client& c, std::string path, std::shared_
     : core_(std::make_unique<detail::lock_core>(c, std::move(path), std::move(rule))), plan_(std::move(plan)) {}
 
 interprocess_mutex::~interprocess_mutex() {
-    std::map<std::thread::id, entry> holds;
+    std::vector<std::shared_ptr<detail::hold>> holds;
     {
         std::lock_guard lock(mutex_);
-        holds.swap(holds_);
+        holds = holds_.take_all();
     }
-    for (auto& [owner, e] : holds) core_->release_quietly(e.hold);
+    for (const auto& h : holds) core_->release_quietly(h);
 }
 
 void interprocess_mutex::cancel() { core_->driver().cancel(); }
@@ -39,15 +39,12 @@ state_subscription interprocess_mutex::add_hold_listener(std::function<void(hold
 
 bool interprocess_mutex::reenter(std::thread::id owner) {
     std::lock_guard lock(mutex_);
-    auto it = holds_.find(owner);
-    if (it == holds_.end()) return false;
-    ++it->second.count;
-    return true;
+    return holds_.reenter(owner);
 }
 
 void interprocess_mutex::adopt(std::thread::id owner, std::shared_ptr<detail::hold> h) {
     std::lock_guard lock(mutex_);
-    holds_[owner] = entry{std::move(h), 1};
+    holds_.adopt(owner, std::move(h));
     released_.erase(owner);
 }
 
@@ -68,17 +65,9 @@ bool interprocess_mutex::acquire_for(std::optional<std::chrono::milliseconds> ti
 }
 
 std::shared_ptr<detail::hold> interprocess_mutex::take_for_release(std::thread::id owner, boost::system::error_code& ec) {
-    ec = {};
     std::lock_guard lock(mutex_);
-    auto it = holds_.find(owner);
-    if (it == holds_.end()) {
-        ec = make_error_code(errc::lock_not_held);
-        return nullptr;
-    }
-    if (--it->second.count > 0) return nullptr;
-    auto h = std::move(it->second.hold);
-    holds_.erase(it);
-    released_[owner] = h;
+    auto h = holds_.take_level(owner, ec);
+    if (h) released_[owner] = h;
     return h;
 }
 
@@ -99,8 +88,7 @@ void interprocess_mutex::release() {
 
 std::shared_ptr<detail::hold> interprocess_mutex::current_hold() const {
     std::lock_guard lock(mutex_);
-    auto it = holds_.find(std::this_thread::get_id());
-    return it == holds_.end() ? nullptr : it->second.hold;
+    return holds_.of(std::this_thread::get_id());
 }
 
 bool interprocess_mutex::is_acquired_in_this_process() const {
@@ -112,15 +100,15 @@ bool interprocess_mutex::is_owned_by_current_thread() const { return current_hol
 
 bool interprocess_mutex::holds(std::thread::id owner) const {
     std::lock_guard lock(mutex_);
-    return holds_.count(owner) > 0;
+    return holds_.of(owner) != nullptr;
 }
 
 std::string interprocess_mutex::valid_node_of(std::thread::id owner) const {
     std::lock_guard lock(mutex_);
-    const auto it = holds_.find(owner);
-    if (it == holds_.end()) return {};
-    const auto s = it->second.hold->state();
-    return s == hold_state::held || s == hold_state::doubtful ? it->second.hold->node_path() : std::string();
+    const auto h = holds_.of(owner);
+    if (!h) return {};
+    const auto s = h->state();
+    return s == hold_state::held || s == hold_state::doubtful ? h->node_path() : std::string();
 }
 
 std::int64_t interprocess_mutex::fencing_token() const {

@@ -2,6 +2,7 @@
 // (Curator's InterProcessMultiLock, in one global order).
 #pragma once
 
+#include <zkr/detail/thread_holds.hpp>
 #include <zkr/hold_state.hpp>
 #include <zkr/timed_lockable.hpp>
 
@@ -9,7 +10,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -110,10 +110,6 @@ public:
 
 private:
     struct term;  // one thread's hold of every member
-    struct entry {
-        std::shared_ptr<term> hold;
-        int count = 0;
-    };
     void order_members();
     bool acquire_for(std::optional<std::chrono::milliseconds> timeout);
     std::shared_ptr<term> current() const;
@@ -122,7 +118,7 @@ private:
     std::vector<std::unique_ptr<interprocess_mutex>> owned_;
     std::vector<detail::lock_core*> members_;  // in acquire order
     mutable std::mutex mutex_;
-    std::map<std::thread::id, entry> holds_;
+    detail::thread_holds<std::shared_ptr<term>> holds_;
 };
 
 }  // namespace zkr

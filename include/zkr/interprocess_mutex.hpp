@@ -2,6 +2,7 @@
 #pragma once
 
 #include <zkr/detail/lock_ops.hpp>
+#include <zkr/detail/thread_holds.hpp>
 #include <zkr/hold_state.hpp>
 #include <zkr/hold_view.hpp>
 #include <zkr/lock_hold.hpp>
@@ -176,10 +177,6 @@ private:
     std::string valid_node_of(std::thread::id owner) const;
     bool holds(std::thread::id owner) const;
 
-    struct entry {
-        std::shared_ptr<detail::hold> hold;
-        int count = 0;
-    };
     std::shared_ptr<detail::hold> current_hold() const;
     /// One level of owner's hold: the hold itself when that was the last level, else null.
     std::shared_ptr<detail::hold> take_for_release(std::thread::id owner, boost::system::error_code& ec);
@@ -191,7 +188,7 @@ private:
     std::unique_ptr<detail::lock_core> core_;
     acquire_plan plan_;
     mutable std::mutex mutex_;
-    std::map<std::thread::id, entry> holds_;
+    detail::thread_holds<std::shared_ptr<detail::hold>> holds_;
     // Each thread's last released hold, while its delete may still be pending (for state()).
     mutable std::map<std::thread::id, std::weak_ptr<detail::hold>> released_;
 };
