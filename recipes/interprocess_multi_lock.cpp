@@ -3,6 +3,7 @@
 #include <zkr/interprocess_multi_lock.hpp>
 
 #include "lock_core.hpp"
+#include "multi_lock_order.hpp"
 
 #include <zkr/fair_lock.hpp>
 #include <zkr/interprocess_mutex.hpp>
@@ -100,10 +101,9 @@ void interprocess_multi_lock::order_members() {
         throw zkr::error(make_error_code(errc::invalid_argument), path, "interprocess_multi_lock: " + what);
     };
     if (members_.empty()) misuse("", "no locks to hold (an empty list)");
-    std::sort(members_.begin(), members_.end(), [](auto* a, auto* b) { return a->path() < b->path(); });
-    const auto same = std::adjacent_find(members_.begin(), members_.end(), [](auto* a, auto* b) { return a->path() == b->path(); });
     // Held through the multi-lock, the second would queue behind the first: a deadlock with itself.
-    if (same != members_.end()) misuse((*same)->path(), "the lock path " + (*same)->path() + " is listed twice");
+    if (const auto twice = detail::order_by_path(members_, [](const detail::lock_core* m) -> const std::string& { return m->path(); }))
+        misuse(*twice, "the lock path " + *twice + " is listed twice");
 }
 
 interprocess_multi_lock::~interprocess_multi_lock() {

@@ -1,5 +1,6 @@
 #include "lock_sim.hpp"
 
+#include "../../recipes/multi_lock_order.hpp"
 #include "../../recipes/read_write_rule.hpp"
 #include "sim_zookeeper.hpp"
 
@@ -26,6 +27,7 @@ std::string_view to_string(recipe r) noexcept {
         case recipe::read_write: return "read_write";
         case recipe::latch: return "latch";
         case recipe::revocable_mutex: return "revocable_mutex";
+        case recipe::multi_lock: return "multi_lock";
     }
     return "?";
 }
@@ -42,6 +44,9 @@ schedule draw_schedule(std::uint64_t seed) {
                                                          : 1;
     s.attempts = 2 + static_cast<int>(rng() % 3);
     s.faults = static_cast<int>(rng() % 7);
+    // Drawn last, so that every other schedule's draws are what they were before the multi-lock
+    // (the seeds the notes cite still replay): a third of the mutex schedules.
+    if (s.kind == recipe::mutex && rng() % 3 == 0) s.kind = recipe::multi_lock;
     return s;
 }
 
@@ -64,6 +69,8 @@ std::string describe(const lock_event& e) {
 }
 
 constexpr const char* lock_path = "/locks/x";
+// A multi-lock's member paths (the other recipes use the first alone).
+const std::vector<std::string> multi_lock_paths = {"/locks/x", "/locks/y", "/locks/z"};
 
 error_code ec_of(rc code) {
     switch (code) {
@@ -148,14 +155,27 @@ struct live_machine {
     int weight = 1;  // leases its node asks for (acquire_many)
     std::uint64_t downgrade_of = 0;  // a read-write lock's downgrade: the writer machine it follows
     std::string writer_node;         // and that writer's node name
+    std::string path = lock_path;    // its lock's path
+    std::uint64_t group = 0;         // a multi-lock member: the multi-acquire it is part of
+};
+
+// One acquire of a multi-lock: its members are taken one at a time in `order`, each acquire with
+// what is left of the one deadline.
+struct multi_acquire {
+    std::vector<std::string> order;
+    std::vector<std::uint64_t> members;  // the member machines started so far, in order
+    std::optional<std::int64_t> deadline;
+    bool try_only = false;
+    bool holding = false;  // every member granted
 };
 
 class world {
 public:
     world(const schedule& s, const machine_factory& machines, bool traced)
         : s_(s), machines_(machines), traced_(traced), rng_(s.seed ^ 0x9e3779b97f4a7c15ULL) {
-        if (s.kind == recipe::mutex) {
+        if (s.kind == recipe::mutex || s.kind == recipe::multi_lock) {
             rule_ = std::make_shared<lowest_n_rule>(1);
+            if (s.kind == recipe::multi_lock) paths_ = multi_lock_paths;
         } else if (s.kind == recipe::latch) {
             rule_ = std::make_shared<lowest_n_rule>(1, latch_lock_name);
         } else if (s.kind == recipe::revocable_mutex) {
@@ -244,6 +264,10 @@ private:
                 break;
             case timer::own_watch_due: feed(c, t.machine, lock_in::own_watch_due{t.ticket}); break;
             case timer::hold_end:
+                if (multi_.count(t.machine)) {
+                    if (holds(c, t.machine)) end_multi(c, t.machine, "its hold ends");
+                    break;
+                }
                 if (holds(c, t.machine)) {
                     if (s_.kind == recipe::read_write && is_read_write_writer(node_name(live_.at(t.machine).m->node_path())) &&
                         pick(3) == 0) {
@@ -347,7 +371,8 @@ private:
     // queue: a waiter behind it would take the write for a release, which no holder can be told of
     // (docs/recipes.md, "Writes to lock nodes").
     void operator_acts() {
-        const auto nodes = zk_.children(lock_path);
+        const auto queue_path = some_lock_path();
+        const auto nodes = zk_.children(queue_path);
         if (!nodes || nodes->empty()) return;
         const auto what = pick(4);
         if (what == 3) {
@@ -362,27 +387,27 @@ private:
             const char* name = names[pick(6)];
             std::string other_kind;
             if (!name) {
-                const bool mutex_nodes = s_.kind == recipe::mutex || s_.kind == recipe::revocable_mutex;
+                const bool mutex_nodes = s_.kind == recipe::mutex || s_.kind == recipe::revocable_mutex || s_.kind == recipe::multi_lock;
                 other_kind = std::string("_c_operator-") + (mutex_nodes ? "m1-w1-lease-" : "lock-");
                 other_kind_present_ = true;
             }
-            const auto made = zk_.create_sequential(operator_session_, lock_path, name ? name : other_kind.c_str(), "");
+            const auto made = zk_.create_sequential(operator_session_, queue_path, name ? name : other_kind.c_str(), "");
             note("a foreign node appears: " + made.path);
         } else if (what == 2) {
             tally("operator deletes the queue and its parent");
             note("operator deletes the queue and its parent");
-            for (const auto& n : *nodes) tamper(std::string(lock_path) + "/" + n);
-            for (const auto& n : *nodes) zk_.remove(std::string(lock_path) + "/" + n);
-            zk_.remove(lock_path);
+            for (const auto& n : *nodes) tamper(queue_path + "/" + n);
+            for (const auto& n : *nodes) zk_.remove(queue_path + "/" + n);
+            zk_.remove(queue_path);
         } else if (what == 1) {
             std::vector<std::string> held;
             std::set<std::string> one_holder;  // written, these holds end (a lease of several holds on)
             for (const auto& [id, lm] : live_)
-                if (lm.m->state() == hold_state::held) {
+                if (lm.m->state() == hold_state::held && lm.path == queue_path) {
                     held.push_back(lm.m->node_path());
                     if (write_ends_hold(lm)) one_holder.insert(lm.m->node_path());
                 }
-            const auto last = std::string(lock_path) + "/" + *std::max_element(nodes->begin(), nodes->end(), [](const auto& a, const auto& b) {
+            const auto last = queue_path + "/" + *std::max_element(nodes->begin(), nodes->end(), [](const auto& a, const auto& b) {
                 return a.substr(a.size() - 10) < b.substr(b.size() - 10);  // by sequence
             });
             for (const auto& [id, lm] : live_)
@@ -395,7 +420,7 @@ private:
             if (const node* n = zk_.find(path)) written_.insert(n->czxid);
             zk_.set_data(path, "operator");
         } else {
-            const auto path = std::string(lock_path) + "/" + (*nodes)[pick(nodes->size())];
+            const auto path = queue_path + "/" + (*nodes)[pick(nodes->size())];
             tally("operator deletes a node");
             note("operator deletes " + path);
             tamper(path);
@@ -452,6 +477,9 @@ private:
     }
 
     void tally(const char* kind) { ++out_.by_kind[kind]; }
+
+    // (No draw when there is one path: the schedules of one-path recipes stay as they were.)
+    std::string some_lock_path() { return paths_.size() == 1 ? paths_.front() : paths_[pick(paths_.size())]; }
 
     void tamper(const std::string& path) {
         if (const node* n = zk_.find(path)) tampered_.insert(n->czxid);
@@ -639,7 +667,7 @@ private:
                            : r.plain ? zk_.create_ephemeral(c.session, r.path, r.prefix + r.name, "")
                                      : zk_.create_sequential(c.session, r.path, r.prefix + r.name, "");
                 if (const auto it = live_.find(r.machine);
-                    r.plain && res.code == rc::ok && it != live_.end() && !zk_.find(std::string(lock_path) + "/" + it->second.writer_node))
+                    r.plain && res.code == rc::ok && it != live_.end() && !zk_.find(it->second.path + "/" + it->second.writer_node))
                     orphans_.insert(std::string(node_name(res.path)));
                 reply(c, r, lock_in::created{r.ticket, ec_of(res.code), res.path, res.stat.czxid, res.stat.owner});
                 break;
@@ -782,6 +810,7 @@ private:
 
     void start_attempt(client& c) {
         if (c.closed || c.attempts_started >= s_.attempts || static_cast<int>(c.running.size()) >= c.parallel) return;
+        if (s_.kind == recipe::multi_lock) return start_multi(c);
         const auto id = ++next_machine_;
         const auto style = pick(10);
         const bool try_only = style < 2;
@@ -802,6 +831,67 @@ private:
         note("c" + std::to_string(c.id) + " acquires (m" + std::to_string(id) + (try_only ? ", try" : "") + ")");
         if (pick(10) == 0) at(pick(300), {timer::cancel, c.id, id});
         feed(c, id, lock_in::start{c.connected, c.session});
+    }
+
+    // A multi-lock's acquire: two or three of the paths, listed in an order of the caller's own
+    // (overlapping sets in opposite orders are what could deadlock), taken in the recipe's order.
+    void start_multi(client& c) {
+        const auto group = ++next_machine_;
+        multi_acquire g;
+        const auto style = pick(10);
+        g.try_only = style < 2;
+        if (g.try_only) g.deadline = now_;
+        else if (style < 6) g.deadline = now_ + 50 + static_cast<std::int64_t>(pick(400));
+        g.order = paths_;
+        std::shuffle(g.order.begin(), g.order.end(), rng_);
+        if (pick(2) == 0) g.order.pop_back();
+        std::string listed;
+        for (const auto& p : g.order) listed += " " + p;
+        order_by_path(g.order, [](const std::string& p) -> const std::string& { return p; });
+        c.running[group] = false;
+        ++c.attempts_started;
+        note("c" + std::to_string(c.id) + " acquires the multi-lock" + listed + " (g" + std::to_string(group) + (g.try_only ? ", try" : "") + ")");
+        multi_[group] = std::move(g);
+        start_member(c, group);
+    }
+
+    // The next member, with what is left of the one deadline (none left: a try).
+    void start_member(client& c, std::uint64_t group) {
+        auto& g = multi_.at(group);
+        const auto id = ++next_machine_;
+        std::optional<std::chrono::milliseconds> timeout;
+        if (g.deadline) timeout = std::chrono::milliseconds(std::max<std::int64_t>(0, *g.deadline - now_));
+        live_machine lm{c.id, machines_({rule_.get(), timeout}), rule_->node_name(), rule_.get()};
+        lm.path = g.order[g.members.size()];
+        lm.group = group;
+        note("c" + std::to_string(c.id) + " g" + std::to_string(group) + " acquires " + lm.path + " (m" + std::to_string(id) + ")");
+        live_[id] = std::move(lm);
+        if (timeout && timeout->count() == 0) ended_by_[id].insert("try");
+        g.members.push_back(id);
+        feed(c, id, lock_in::start{c.connected, c.session});
+    }
+
+    void member_granted(client& c, std::uint64_t group) {
+        auto& g = multi_.at(group);
+        if (g.members.size() < g.order.size()) return start_member(c, group);
+        g.holding = true;
+        c.running[group] = true;
+        note("c" + std::to_string(c.id) + " holds the multi-lock g" + std::to_string(group));
+        at(pick(150), {timer::hold_end, c.id, group});
+    }
+
+    // The multi-acquire or its hold ends: every member granted so far is released at once (a lost
+    // one's release hears lock_lost), as the recipe's release_all does. (The caller's releases
+    // arrive as the caller's calls do, after the event at hand.)
+    void end_multi(client& c, std::uint64_t group, const char* why) {
+        const auto it = multi_.find(group);
+        if (it == multi_.end()) return;
+        const auto g = std::move(it->second);
+        multi_.erase(it);
+        note("c" + std::to_string(c.id) + " g" + std::to_string(group) + " lets go: " + why);
+        for (const auto id : g.members)
+            if (const auto m = live_.find(id); m != live_.end() && m->second.m->state()) c.local.push_back({id, release()});
+        next(c, group);
     }
 
     // The writer `writer` takes the read lock (its node gets the writer's sequence, and its decision
@@ -854,7 +944,7 @@ private:
     }
 
     void carry_out(client& c, std::uint64_t id, const lock_out::create& a) {
-        request r{request::create, id, a.ticket, lock_path, live_.at(id).node_name};
+        request r{request::create, id, a.ticket, live_.at(id).path, live_.at(id).node_name};
         r.plain = live_.at(id).downgrade_of != 0;
         r.prefix = renew_prefix(c, r);
         send(c, std::move(r));
@@ -865,15 +955,15 @@ private:
         return prefix;
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::remove_created& a) {
-        request r{request::remove_protected, 0, 0, lock_path};
+        request r{request::remove_protected, 0, 0, live_.at(id).path};
         r.prefix = prefixes_.at({id, a.ticket});
         send(c, std::move(r));
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::list& a) {
-        send(c, {request::list, id, a.ticket, lock_path});
+        send(c, {request::list, id, a.ticket, live_.at(id).path});
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::watch_node& a) {
-        send(c, {request::get_data, id, a.ticket, std::string(lock_path) + "/" + a.name});
+        send(c, {request::get_data, id, a.ticket, live_.at(id).path + "/" + a.name});
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::watch_own& a) {
         send(c, {request::exists, id, a.ticket, a.path});
@@ -906,21 +996,24 @@ private:
         // A grant on a listing taken before an operator deleted our node is a hold in the window
         // above (not told yet): its lower token is what lets a fenced resource refuse it.
         // (A read-write lock's writers hold alone: their tokens rise too.)
+        // (Per lock path: a multi-lock's members are locks of their own.)
+        const auto& path = live_.at(id).path;
         if ((s_.max_holders == 1 || is_read_write_writer(node_name(a.path))) && !tampered_.count(a.token)) {
-            if (a.token <= last_token_)
-                violate("fencing token " + std::to_string(a.token) + " after " + std::to_string(last_token_));
-            last_token_ = a.token;
+            auto& last = last_token_[path];
+            if (a.token <= last) violate("fencing token " + std::to_string(a.token) + " after " + std::to_string(last) + " on " + path);
+            last = a.token;
         }
         // First come, first served: the node granted is among those the rule lets hold in the store
         // now. Nodes leave only from ahead of it and later ones sort after it, so what the machine
         // decided on still holds when its grant is heard; a grant past an earlier waiter fails here.
         // (A node gone meanwhile, deleted or with its session, is the window the loss checks watch.)
         // (A client with its own maximum, odd_rule_, decides by that one: the maximum checks watch it.)
-        if (const auto fits = nodes_that_fit(); !odd_rule_ && fits && zk_.find(a.path) && !fits->count(std::string(node_name(a.path))))
+        if (const auto fits = nodes_that_fit(path); !odd_rule_ && fits && zk_.find(a.path) && !fits->count(std::string(node_name(a.path))))
             violate("c" + std::to_string(c.id) + " granted " + a.path + " ahead of an earlier waiter (first come, first served)");
         // A shared count: the leases in use never exceed the maximum in force at the grant.
         if (s_.kind == recipe::shared_semaphore && valid_holders() > shared_max_)
             violate(std::to_string(valid_holders()) + " holders after a grant under a shared count of " + std::to_string(shared_max_));
+        if (const auto group = live_.at(id).group) return member_granted(c, group);
         if (c.running.count(id)) c.running[id] = true;
         at(pick(150), {timer::hold_end, c.id, id});
         downgrade_done(c, id);
@@ -937,6 +1030,7 @@ private:
         else if (a.ec == errc::lock_kind_mismatch && !other_kind_present_) missing = "another kind's node";
         if (missing) violate("m" + std::to_string(id) + " not granted (" + (a.ec ? a.ec.message() : "timed out") + ") without " + missing);
         note("c" + std::to_string(c.id) + " not granted: " + (a.ec ? a.ec.message() : "timed out"));
+        if (const auto group = live_.at(id).group) return end_multi(c, group, "a member was not granted");
         downgrade_done(c, id);
         if (c.running.count(id)) next(c, id);
     }
@@ -946,6 +1040,10 @@ private:
             violate("m" + std::to_string(id) + " reads held again after " + std::string(zkr::to_string(last)));
         last = a.state;
         note("c" + std::to_string(c.id) + " hold " + std::string(zkr::to_string(a.state)));
+        if (const auto group = live_.at(id).group; group && a.state == hold_state::lost) {
+            if (holds(c, group)) end_multi(c, group, "a member's hold was lost");  // its stop token fires; the caller lets go
+            return;
+        }
         if (a.state == hold_state::lost && holds(c, id)) {
             next(c, id);
             // Now and then the caller releases anyway: it must hear lock_lost, and nothing else.
@@ -989,8 +1087,8 @@ private:
     // maximum. None known while a written node is in the queue: it tells the waiter behind it of a
     // grant that did not happen, and that waiter then takes the real one for the same and waits for
     // that node to go (docs/recipes.md).
-    std::optional<std::set<std::string>> nodes_that_fit() const {
-        const auto kids = zk_.children(lock_path);
+    std::optional<std::set<std::string>> nodes_that_fit(const std::string& path) const {
+        const auto kids = zk_.children(path);
         if (!kids) return std::set<std::string>{};
         auto queue = rule_->queue(*kids).sorted;
         // A downgrade's read node made after its writer had gone (its session lost meanwhile) sits
@@ -998,7 +1096,7 @@ private:
         // lists) and leaves at once, so it is no earlier waiter.
         std::erase_if(queue, [&](const std::string& n) { return orphans_.count(n) > 0; });
         for (const auto& name : queue)
-            if (const node* n = zk_.find(std::string(lock_path) + "/" + name); n && written_.count(n->czxid)) return std::nullopt;
+            if (const node* n = zk_.find(path + "/" + name); n && written_.count(n->czxid)) return std::nullopt;
         const auto holders = rule_->holders(queue);
         return std::set<std::string>(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(holders));
     }
@@ -1017,7 +1115,7 @@ private:
 
     void check() {
         if (!out_.ok) return;
-        int held = 0;
+        std::map<std::string, int> held;  // by lock path
         std::string writer;  // a read-write lock's writer that holds
         for (const auto& [id, lm] : live_) {
             const auto& m = *lm.m;
@@ -1038,17 +1136,18 @@ private:
             }
             // A downgrade: its reader and its writer, held at once by one owner, count as the writer.
             if (lm.downgrade_of && live_.count(lm.downgrade_of) && live_.at(lm.downgrade_of).m->state() == hold_state::held) continue;
-            held += lm.weight;
+            held[lm.path] += lm.weight;
             if (is_read_write_writer(node_name(m.node_path()))) writer = m.node_path();
             const node* n = zk_.find(m.node_path());
             if (!n || n->owner != m.hold_session())
                 return violate("c" + std::to_string(lm.client) + " reads held, but its node " + m.node_path() +
                                (n ? " belongs to session " + std::to_string(n->owner) : " is gone"));
         }
-        if (!writer.empty() && held > 1)
-            return violate("a writer holds with others: " + writer + " and " + std::to_string(held - 1) + " more");
-        if (held > s_.max_holders)
-            violate(std::to_string(held) + " leases held at once (max " + std::to_string(s_.max_holders) + ")");
+        if (!writer.empty() && held[lock_path] > 1)
+            return violate("a writer holds with others: " + writer + " and " + std::to_string(held[lock_path] - 1) + " more");
+        for (const auto& [path, n] : held)
+            if (n > s_.max_holders)
+                return violate(std::to_string(n) + " leases held at once on " + path + " (max " + std::to_string(s_.max_holders) + ")");
     }
 
     // Progress: once nothing is in flight anywhere (no request, reply, event or connection change
@@ -1066,15 +1165,14 @@ private:
             if (!c.connected || c.opening || !c.outbound.empty() || !c.replies.empty() || !c.local.empty() ||
                 !c.resend.empty() || !c.stashed.empty())
                 return;
-        const auto fitting = nodes_that_fit();
-        if (!fitting) return;
-        const auto& fits = *fitting;
+        std::map<std::string, std::optional<std::set<std::string>>> fitting;  // by lock path
+        for (const auto& path : paths_) fitting[path] = nodes_that_fit(path);
         const int max = max_now();
         for (const auto& [id, lm] : live_) {
             const auto& m = *lm.m;
             if (m.phase() != lock_phase::waiting) continue;
             const auto name = std::string(node_name(m.node_path()));
-            if (fits.count(name))
+            if (const auto& fits = fitting.at(lm.path); fits && fits->count(name))
                 return violate("c" + std::to_string(lm.client) + " waits with nothing in flight, although its node " + name +
                                " is among the " + std::to_string(max) + " that hold");
         }
@@ -1140,7 +1238,9 @@ private:
     std::multimap<std::int64_t, timer> timers_;
     std::int64_t now_ = 0;
     std::uint64_t next_machine_ = 0, next_watch_ = 0;
-    std::int64_t last_token_ = 0;
+    std::map<std::string, std::int64_t> last_token_;  // by lock path
+    std::vector<std::string> paths_{lock_path};       // the lock paths of this schedule
+    std::map<std::uint64_t, multi_acquire> multi_;    // the multi-lock acquires in progress
     int faults_left_ = 0;
     std::set<std::int64_t> written_;   // the czxids of lock nodes an operator wrote
     std::set<std::uint64_t> heard_read_only_;  // machines whose last connection news was read_only

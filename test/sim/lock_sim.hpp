@@ -63,7 +63,10 @@ machine_factory shipped_machines();
 /// revocable mutex and of the leader selector (one holder, released by the delete alone, so that
 /// an operator's write to a holder's node, as a revocation request, is neither a release to the
 /// waiter behind nor a loss to the holder: the checker keeps counting such a holder).
-enum class recipe { mutex, semaphore_mutex, semaphore, shared_semaphore, read_write, latch, revocable_mutex };
+/// multi_lock: interprocess_multi_lock over mutexes on three paths; each acquire lists two or
+/// three of them in its own order and takes them one at a time in the order the recipe takes them
+/// (recipes/multi_lock_order.hpp), with one deadline for all, releasing what it took on failure.
+enum class recipe { mutex, semaphore_mutex, semaphore, shared_semaphore, read_write, latch, revocable_mutex, multi_lock };
 std::string_view to_string(recipe r) noexcept;
 
 /// One schedule, all drawn from its seed.
@@ -71,7 +74,7 @@ struct schedule {
     std::uint64_t seed = 0;
     recipe kind = recipe::mutex;
     int clients = 2;
-    int max_holders = 1;  ///< the semaphore's leases (1 for the others; the most a shared count reaches;
+    int max_holders = 1;  ///< the semaphore's leases per lock path (1 for the others; the most a shared count reaches;
                           ///< as many as clients run acquires for readers); a fixed semaphore's
                           ///< acquires ask for 1 to max_holders of them
     int attempts = 3;     ///< acquires per client
