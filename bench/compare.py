@@ -22,7 +22,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CURATOR_CP = "/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-nop.jar"
-PEER_WORKLOADS = ["w1", "w2", "w3", "w4", "w5", "w8", "w9"]
+PEER_WORKLOADS = ["w1", "w2", "w3", "w4", "w5", "w8", "w9", "w10"]
 NAMES = {
     "w1": "W1 mutex, 1 session, uncontended",
     "w2": "W2 mutex, 8 sessions",
@@ -31,6 +31,7 @@ NAMES = {
     "w5": "W5 semaphore mutex, 8 sessions",
     "w8": "W8 read-write lock, 8 sessions, 90% reads",
     "w9": "W9 leader failover after a clean close, 2 sessions",
+    "w10": "W10 leader failover after SIGKILL (2 s sessions), 2 sessions",
 }
 
 
@@ -116,7 +117,7 @@ def main():
     timeout = 120 + 3 * a.seconds
 
     def programs(w):
-        clients = {"w1": 1, "w2": 8, "w3": 64, "w4": 8, "w5": 8, "w8": 8, "w9": 2}[w]
+        clients = {"w1": 1, "w2": 8, "w3": 64, "w4": 8, "w5": 8, "w8": 8, "w9": 2, "w10": 2}[w]
         p = {
             "zkr": lambda cs: [lockbench, "--connect", cs, "--workload", w, "--seconds", secs, "--warmup", warm, "--json"],
             "curator": lambda cs: ["java", "-Xmx512m", "-cp", classes + ":" + CURATOR_CP, "CuratorBench", cs, w, str(clients), secs, warm],
@@ -127,7 +128,7 @@ def main():
             # writer's release watches a later writer, which watches it (python-zk/kazoo#649, fixed
             # after 2.8). With 2 clients its W8 hangs within seconds (measured): no figure to show.
             del p["kazoo"]
-        if w == "w9":  # against Curator's LeaderLatch (Kazoo's Election is another protocol)
+        if w in ("w9", "w10"):  # against Curator's LeaderLatch (Kazoo's Election is another protocol)
             del p["kazoo"]
         if w in ("w1", "w2"):  # the pipelined release, opt-in (interprocess_mutex::async_release)
             p["zkr-async"] = lambda cs: [lockbench, "--connect", cs, "--workload", w, "--release", "async", "--seconds", secs,

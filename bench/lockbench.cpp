@@ -9,6 +9,8 @@
 //   w5  8 sessions, one semaphore_mutex         w6  handoff latency: release -> next holder (8 sessions)
 //   w8  8 sessions, a read-write lock, 90% reads
 //   w9  leader failover: a leader_latch's clean close -> the next participant's is_leader (2 sessions)
+//   w10 leader failover after SIGKILL: a leader in a child process (2 s session) is killed -> the
+//       next participant's is_leader; one kill per second of --seconds (at least 2)
 //   w7  1,000 waiters queued on one lock (async acquires over 8 sessions)
 //   raw the floor: one lock cycle's bare calls (create + getChildren pipelined, then delete) with
 //       the ZooKeeper C client, no zkr
@@ -19,6 +21,7 @@
 // Prints rate, acquire p50/p99, handoff p50/p99, fairness (min/max per client), ZooKeeper requests
 // per cycle, CPU time per 1,000 cycles; --json prints one JSON object instead.
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
+#include "process.hpp"
 #include "zk_cluster.hpp"
 
 #include <zkr/zkr.hpp>
@@ -30,6 +33,8 @@
 #include <zookeeper/zookeeper.h>
 
 #include <poll.h>
+#include <signal.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -42,6 +47,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -59,7 +65,13 @@ struct settings {
     double warmup = 2;
     long blocking_call_spin_us = -1;  // -1: the client's default
     bool async_release = false;
+    std::chrono::milliseconds session_timeout = std::chrono::seconds(10);
+    std::string path;  // w10-leader: the election to lead
 };
+
+// W10's session timeout: the failover after a SIGKILL is the server's expiry of the dead leader's
+// session, so both programs use the same one.
+constexpr std::chrono::milliseconds kill_session_timeout{2000};
 
 struct result {
     long cycles = 0;
@@ -99,7 +111,7 @@ std::vector<std::unique_ptr<zkr::client>> open_sessions(const settings& s, int n
         zkr::client_options o;
         o.connect_string = s.connect;
         if (s.blocking_call_spin_us >= 0) o.blocking_call_spin = std::chrono::microseconds(s.blocking_call_spin_us);
-        o.session_timeout = 10s;
+        o.session_timeout = s.session_timeout;
         o.logger = logger;
         out.push_back(std::make_unique<zkr::client>(o));
         out.back()->start();
@@ -341,6 +353,76 @@ result run_failover(const settings& s, const std::string& path) {
     return out;
 }
 
+// W10: the pause before a kill, at random in 0..999 ms (CuratorBench does the same). A dead
+// session expires at its last request plus the session timeout, rounded up to the server's tick
+// (500 ms): fixed delays meet each client's ping timing at a fixed phase, and the two programs'
+// figures then differ by up to a tick for that reason alone (measured: 200 ms).
+int kill_delay_ms() {
+    static std::mt19937 rng{std::random_device{}()};
+    return static_cast<int>(rng() % 1000);
+}
+
+// W10's child: leads the election at s.path until it is killed.
+[[noreturn]] void lead_until_killed(settings s) {
+    s.session_timeout = kill_session_timeout;
+    auto sessions = open_sessions(s, 1);
+    zkr::leader_latch latch(*sessions[0], s.path, "killed");
+    latch.start();
+    for (;;) ::pause();
+}
+
+// W10: leader failover after SIGKILL. The leader is a child process (this program, w10-leader);
+// once this process's participant is queued behind it, the child is killed, and the time until
+// this participant hears that it leads is the failover: the server's expiry of the child's
+// session (2 s) and one notification. Kills: one per second of --seconds, at least 2.
+result run_failover_after_kill(settings s, const std::string& path) {
+    s.session_timeout = kill_session_timeout;
+    auto sessions = open_sessions(s, 1);
+    auto& c = *sessions[0];
+    result out;
+    out.per_client.assign(1, 0);
+    const int kills = std::max(2, static_cast<int>(s.seconds));
+    const auto start = clk::now();
+    for (int i = 0; i < kills; ++i) {
+        zkr::test::child_process leader({"/proc/self/exe", "--connect", s.connect, "--workload", "w10-leader", "--path", path});
+        const auto until = clk::now() + 30s;
+        for (;;) {  // the child is queued (its latch leads the moment it is alone)
+            boost::system::error_code ec;  // (no_node until the child's create makes the path)
+            if (c.get_children(path, ec).children.size() == 1) break;
+            if (clk::now() > until) throw std::runtime_error("the w10 leader never joined " + path);
+            std::this_thread::sleep_for(1ms);
+        }
+        std::mutex m;
+        std::condition_variable cv;
+        std::int64_t led_at = 0;
+        zkr::leader_latch latch(c, path, "survivor");
+        auto sub = latch.add_listener([&](bool leads) {
+            if (!leads) return;
+            std::lock_guard l(m);
+            led_at = now_ns();
+            cv.notify_all();
+        });
+        latch.start();
+        while (latch.participants().size() < 2) std::this_thread::sleep_for(1ms);
+        // At a moment of no relation to the child's last request.
+        std::this_thread::sleep_for(std::chrono::milliseconds(kill_delay_ms()));
+        const auto t0 = now_ns();
+        leader.kill(SIGKILL);
+        {
+            std::unique_lock l(m);
+            if (!cv.wait_for(l, 30s, [&] { return led_at != 0; })) throw std::runtime_error("no new leader within 30 s of the kill");
+        }
+        out.handoff_us.push_back(static_cast<double>(led_at - t0) / 1000);
+        ++out.per_client[0];
+        (void)leader.wait();
+        latch.close();
+    }
+    out.elapsed = std::chrono::duration<double>(clk::now() - start).count();
+    out.acquire_us = out.handoff_us;
+    out.cycles = static_cast<long>(out.handoff_us.size());
+    return out;
+}
+
 // The floor: one lock cycle's bare calls made with the C client (single-threaded library), no zkr:
 // create (ephemeral sequential) and getChildren sent together, then delete.
 struct raw_client {
@@ -516,6 +598,7 @@ int main(int argc, char** argv) {
             else if (a == "--json") s.json = true;
             else if (a == "--force-sync") s.force_sync = value() == "yes";
             else if (a == "--warmup") s.warmup = std::stod(value());
+            else if (a == "--path") s.path = value();
             else if (a == "--blocking-call-spin-us") s.blocking_call_spin_us = std::stol(value());
             else if (a == "--release") {
                 const auto v = value();
@@ -529,9 +612,9 @@ int main(int argc, char** argv) {
         }
     }
     static const std::map<std::string, int> default_clients = {{"w1", 1}, {"w2", 8}, {"w3", 64}, {"w4", 8}, {"w5", 8}, {"w6", 8},
-                                                                {"w7", 8}, {"w8", 8}, {"w9", 2}, {"raw", 1}, {"mem", 1}, {"notify", 2}};
+                                                                {"w7", 8}, {"w8", 8}, {"w9", 2}, {"w10", 2}, {"w10-leader", 1}, {"raw", 1}, {"mem", 1}, {"notify", 2}};
     if (!default_clients.count(s.workload)) {
-        std::cerr << "lockbench: --workload must be one of w1..w9, raw, mem, notify\n";
+        std::cerr << "lockbench: --workload must be one of w1..w10, raw, mem, notify\n";
         return 2;
     }
     if (s.clients <= 0) s.clients = default_clients.at(s.workload);
@@ -549,6 +632,8 @@ int main(int argc, char** argv) {
         else if (s.workload == "w8") r = run_cycles<read_write_recipe>(s, s.clients, path);
         else if (s.workload == "w7") r = run_deep_queue(s, path);
         else if (s.workload == "w9") r = run_failover(s, path);
+        else if (s.workload == "w10") r = run_failover_after_kill(s, path);
+        else if (s.workload == "w10-leader") lead_until_killed(s);
         else if (s.workload == "raw") r = run_raw(s, path);
         else if (s.workload == "mem") r = run_memory(s, path);
         else if (s.workload == "notify") r = run_notify(s, path);

@@ -4,8 +4,10 @@
 // Workloads: w1/w2/w3/w6 InterProcessMutex, w4 InterProcessSemaphoreV2 (3 leases),
 // w5 InterProcessSemaphoreMutex, w8 InterProcessReadWriteLock (every tenth cycle of a client
 // writes, the clients starting at different points of the ten), w9 LeaderLatch failover (a clean
-// close -> the next participant's isLeader, 2 sessions). Each client is its own
-// CuratorFramework (its own session).
+// close -> the next participant's isLeader, 2 sessions), w10 LeaderLatch failover after SIGKILL
+// (a leader in a child JVM with a 2 s session is killed -> the next participant's isLeader; one
+// kill per second of SECONDS, at least 2). Each client is its own CuratorFramework (its own
+// session).
 import java.io.*;
 import java.net.Socket;
 import java.util.*;
@@ -152,8 +154,71 @@ public class CuratorBench {
         System.exit(0);
     }
 
+    // W10: as zkr_lockbench's run_failover_after_kill. The session timeout is zkr's (2 s).
+    static final int KILL_SESSION_MS = 2000;
+
+    static CuratorFramework session(String connect, int sessionMs) throws Exception {
+        CuratorFramework c = CuratorFrameworkFactory.newClient(connect, sessionMs, 15000, new ExponentialBackoffRetry(1000, 3));
+        c.start();
+        c.blockUntilConnected();
+        return c;
+    }
+
+    static void leadUntilKilled(String connect, String path) throws Exception {
+        LeaderLatch l = new LeaderLatch(session(connect, KILL_SESSION_MS), path, "killed");
+        l.start();
+        Thread.sleep(Long.MAX_VALUE);
+    }
+
+    static void failoverAfterKill(String connect, String path, double seconds) throws Exception {
+        CuratorFramework c = session(connect, KILL_SESSION_MS);
+        int kills = Math.max(2, (int) seconds);
+        List<Double> times = new ArrayList<>();
+        long start = System.nanoTime();
+        for (int i = 0; i < kills; i++) {
+            Process leader = new ProcessBuilder("java", "-cp", System.getProperty("java.class.path"), "CuratorBench", connect,
+                                                "w10-leader", path).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            long until = System.nanoTime() + 30_000_000_000L;
+            while (true) {  // the child is queued (its latch leads the moment it is alone)
+                List<String> kids = c.checkExists().forPath(path) == null ? List.of() : c.getChildren().forPath(path);
+                if (kids.size() == 1) break;
+                if (System.nanoTime() > until) throw new RuntimeException("the w10 leader never joined " + path);
+                Thread.sleep(1);
+            }
+            synchronized (ledLock) { ledAt = 0; }
+            LeaderLatch latch = join(c, path, "survivor");
+            while (c.getChildren().forPath(path).size() < 2) Thread.sleep(1);
+            Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextInt(1000));  // as zkr_lockbench's kill_delay_ms
+            long t0 = System.nanoTime();
+            leader.destroyForcibly();  // SIGKILL
+            long t1 = awaitLed(t0);
+            times.add((t1 - t0) / 1000.0);
+            leader.waitFor();
+            latch.close();
+        }
+        double elapsed = (System.nanoTime() - start) / 1e9;
+        int n = times.size();
+        System.out.printf(Locale.ROOT,
+            "{\"program\": \"curator\", \"workload\": \"w10\", \"clients\": 2, \"seconds\": %.3f, \"cycles\": %d, \"rate\": %.3f, "
+                + "\"acquire_p50_us\": %.1f, \"acquire_p99_us\": %.1f, \"handoff_p50_us\": %.1f, \"handoff_p99_us\": %.1f, "
+                + "\"min_per_client\": %d, \"max_per_client\": %d}%n",
+            elapsed, n, n / elapsed, pct(new ArrayList<>(times), 0.5), pct(new ArrayList<>(times), 0.99),
+            pct(new ArrayList<>(times), 0.5), pct(new ArrayList<>(times), 0.99), n, n);
+        c.close();
+        System.exit(0);
+    }
+
     public static void main(String[] args) throws Exception {
         String connect = args[0], workload = args[1];
+        if (workload.equals("w10-leader")) {  // W10's child: its election's path is args[2]
+            leadUntilKilled(connect, args[2]);
+            return;
+        }
+        if (workload.equals("w10")) {
+            failoverAfterKill(connect, "/lockbench-curator/w10-" + ProcessHandle.current().pid(), Double.parseDouble(args[3]));
+            return;
+        }
         if (workload.equals("w9")) {
             failover(connect, "/lockbench-curator/w9-" + ProcessHandle.current().pid(), Double.parseDouble(args[3]),
                      args.length > 4 ? Double.parseDouble(args[4]) : 2.0);
