@@ -3,7 +3,12 @@
 on one ZooKeeper server, in one run, alternating between the programs; medians of --rounds runs.
 
     /usr/bin/python3 bench/compare.py [--build build/release] [--rounds 3] [--seconds 5]
-                                      [--force-sync no|yes|both] [--write-docs] [--quick]
+                                      [--force-sync no|yes|both] [--placement shared|split|both]
+                                      [--write-docs] [--quick]
+
+--placement split runs the server on core 0 and every client program on core 1 (taskset), as
+separate machines would keep the client's CPU from competing with the server's; shared (the
+default) lets both use every core.
 
 Writes bench/results/latest.json and prints a table. --write-docs regenerates
 docs/performance.md's figures and docs/performance.svg. --quick (used by CI) runs W1 and W2
@@ -22,8 +27,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CURATOR_CP = "/usr/share/java/curator-recipes.jar:/usr/share/java/slf4j-nop.jar"
-PEER_WORKLOADS = ["w1", "w2", "w3", "w4", "w5", "w8", "w9", "w10"]
+PEER_WORKLOADS = ["w0", "w1", "w2", "w3", "w4", "w5", "w8", "w9", "w10"]
 NAMES = {
+    "w0": "W0 plain get_data, 1 session (ops/s)",
     "w1": "W1 mutex, 1 session, uncontended",
     "w2": "W2 mutex, 8 sessions",
     "w3": "W3 mutex, 64 sessions",
@@ -60,7 +66,7 @@ def four_letter(port, cmd):
 class Server:
     """One standalone ZooKeeper (the Debian package's), full JIT, tickTime 500."""
 
-    def __init__(self, force_sync):
+    def __init__(self, force_sync, pin=()):
         self.dir = tempfile.mkdtemp(prefix="zkr-bench-zk-")
         self.port = free_port()
         with open(os.path.join(self.dir, "zoo.cfg"), "w") as f:
@@ -69,7 +75,7 @@ class Server:
                     % (self.dir, self.port, "yes" if force_sync else "no"))
         self.log = open(os.path.join(self.dir, "server.log"), "w")
         self.proc = subprocess.Popen(
-            ["java", "-Xmx512m", "-cp", "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar",
+            list(pin) + ["java", "-Xmx512m", "-cp", "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar",
              "org.apache.zookeeper.server.ZooKeeperServerMain", os.path.join(self.dir, "zoo.cfg")],
             stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 60
@@ -100,6 +106,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--warmup", type=float, default=2)
     ap.add_argument("--force-sync", choices=["no", "yes", "both"], default="no")
+    ap.add_argument("--placement", choices=["shared", "split", "both"], default="shared")
     ap.add_argument("--workloads", default=",".join(PEER_WORKLOADS))
     ap.add_argument("--write-docs", action="store_true")
     ap.add_argument("--quick", action="store_true")
@@ -117,7 +124,7 @@ def main():
     timeout = 120 + 3 * a.seconds
 
     def programs(w):
-        clients = {"w1": 1, "w2": 8, "w3": 64, "w4": 8, "w5": 8, "w8": 8, "w9": 2, "w10": 2}[w]
+        clients = {"w0": 1, "w1": 1, "w2": 8, "w3": 64, "w4": 8, "w5": 8, "w8": 8, "w9": 2, "w10": 2}[w]
         p = {
             "zkr": lambda cs: [lockbench, "--connect", cs, "--workload", w, "--seconds", secs, "--warmup", warm, "--json"],
             "curator": lambda cs: ["java", "-Xmx512m", "-cp", classes + ":" + CURATOR_CP, "CuratorBench", cs, w, str(clients), secs, warm],
@@ -133,6 +140,9 @@ def main():
         if w in ("w1", "w2"):  # the pipelined release, opt-in (interprocess_mutex::async_release)
             p["zkr-async"] = lambda cs: [lockbench, "--connect", cs, "--workload", w, "--release", "async", "--seconds", secs,
                                          "--warmup", warm, "--json"]
+        if w == "w0":  # plain operations: zkr's sync calls against the C client's and Curator's
+            del p["kazoo"]
+            p["raw"] = lambda cs: [lockbench, "--connect", cs, "--workload", "raw0", "--seconds", secs, "--warmup", warm, "--json"]
         if w == "w1":
             p["raw"] = lambda cs: [lockbench, "--connect", cs, "--workload", "raw", "--seconds", secs, "--warmup", warm, "--json"]
         return p
@@ -142,9 +152,13 @@ def main():
                            "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30)},
                "server": "ZooKeeper 3.8 standalone (Debian package), tickTime 500, loopback",
                "rounds": a.rounds, "seconds": a.seconds, "warmup": a.warmup, "runs": {}}
-    for sync in syncs:
-        key = "forceSync=" + ("yes" if sync else "no")
-        server = Server(sync)
+    placements = {"shared": ["shared"], "split": ["split"], "both": ["split", "shared"]}[a.placement]
+    if "split" in placements and len(os.sched_getaffinity(0)) < 2:
+        sys.exit("--placement split needs two cores")
+    for sync, placement in [(x, y) for x in syncs for y in placements]:
+        key = "forceSync=" + ("yes" if sync else "no") + (", split" if placement == "split" else "")
+        pin_server, pin_client = (["taskset", "-c", "0"], ["taskset", "-c", "1"]) if placement == "split" else ([], [])
+        server = Server(sync, pin_server)
         runs = results["runs"].setdefault(key, {})
         try:
             for r in range(a.rounds):
@@ -152,7 +166,7 @@ def main():
                     progs = list(programs(w).items())
                     rot = r % len(progs)  # alternate who goes first
                     for name, cmd in progs[rot:] + progs[:rot]:
-                        res = run_json(cmd(server.connect), timeout)
+                        res = run_json(pin_client + cmd(server.connect), timeout)
                         if not res.get("rate", 0) > 0:
                             raise RuntimeError("%s made no lock cycle in %s: %s" % (name, w, res))
                         runs.setdefault(w, {}).setdefault(name, []).append(res)
@@ -161,10 +175,12 @@ def main():
                             flush=True)
                 if not a.quick:  # zkr only, every round (medians): the deep queue, notification latency
                     for w in ["w7", "notify"]:
-                        res = run_json([lockbench, "--connect", server.connect, "--workload", w, "--seconds", secs, "--json"], timeout)
+                        res = run_json(pin_client + [lockbench, "--connect", server.connect, "--workload", w, "--seconds", secs, "--json"],
+                                       timeout)
                         runs.setdefault(w, {}).setdefault("zkr", []).append(res)
             if not a.quick:  # memory does not depend on the server's load: once
-                res = run_json([lockbench, "--connect", server.connect, "--workload", "mem", "--seconds", secs, "--json"], timeout)
+                res = run_json(pin_client + [lockbench, "--connect", server.connect, "--workload", "mem", "--seconds", secs, "--json"],
+                               timeout)
                 runs.setdefault("mem", {}).setdefault("zkr", []).append(res)
         finally:
             server.stop()
@@ -215,6 +231,11 @@ def render_table(results):
                     m.get("server_requests_per_cycle", 0), m.get("cpu_ms_per_1000_cycles", 0),
                     m.get("min_per_client", 0), m.get("max_per_client", 0), ratio))
         extra = []
+        if "w0" in by_w:
+            z = by_w["w0"].get("zkr", {}).get("create_delete_per_s", 0)
+            peers = [(p, by_w["w0"][p].get("create_delete_per_s", 0)) for p in ["raw", "curator"] if by_w["w0"].get(p)]
+            extra.append("W0 create + delete (one session, sequential): zkr %.0f/s, %s" % (
+                z, ", ".join("%s %.0f/s (zkr %.2fx)" % (p, r, z / r if r else 0) for p, r in peers)))
         for w in ["w1", "w2"]:
             a = by_w.get(w, {}).get("zkr-async")
             if not a:

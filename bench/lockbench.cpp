@@ -4,6 +4,8 @@
 //                 [--force-sync yes|no] [--log-level L] [--blocking-call-spin-us N]
 //                 [--release sync|async]
 // Workloads (as in issue 6):
+//   w0  plain operations, one session: sequential get_data, then create + delete (issue 24)
+//   raw0 the same with the ZooKeeper C client, no zkr
 //   w1  one session, uncontended mutex          w2  8 sessions, one mutex
 //   w3  64 sessions, one mutex                  w4  8 sessions, a semaphore of 3 leases
 //   w5  8 sessions, one semaphore_mutex         w6  handoff latency: release -> next holder (8 sessions)
@@ -467,6 +469,10 @@ struct raw_client {
         if (rc != ZOK) throw std::runtime_error("raw delete failed");
         --static_cast<raw_client*>(const_cast<void*>(data))->pending;
     }
+    static void on_data(int rc, const char*, int, const Stat*, const void* data) {
+        if (rc != ZOK) throw std::runtime_error("raw getData failed");
+        --static_cast<raw_client*>(const_cast<void*>(data))->pending;
+    }
 };
 
 result run_raw(const settings& s, const std::string& path) {
@@ -509,6 +515,85 @@ result run_raw(const settings& s, const std::string& path) {
     out.requests = static_cast<std::uint64_t>(out.cycles) * 3;
     out.server_requests = server_received(s.connect) - server_before;
     return out;
+}
+
+// W0: plain operations through one session, one after another: get_data of one node for half
+// the time, then create (ephemeral) + delete of one node for the other half. The rate is the
+// get_data one; create_delete_per_s the other. `op(kind)` runs one (0: get_data, 1: create +
+// delete) and returns when it is done.
+template <class Op>
+result run_plain_ops(const settings& s, Op op) {
+    result out;
+    out.per_client = {0};
+    const auto loop = [&](int kind, double seconds, std::vector<double>* lat) {
+        long n = 0;
+        const auto start = clk::now();
+        for (const auto until = start + std::chrono::duration_cast<clk::duration>(std::chrono::duration<double>(seconds)); clk::now() < until; ++n) {
+            const auto t0 = now_ns();
+            op(kind);
+            if (lat) lat->push_back(static_cast<double>(now_ns() - t0) / 1000);
+        }
+        return std::pair(n, std::chrono::duration<double>(clk::now() - start).count());
+    };
+    loop(0, s.warmup / 2, nullptr);
+    loop(1, s.warmup / 2, nullptr);
+    const long server_before = server_received(s.connect);
+    const double cpu_before = cpu_now();
+    const auto [reads, read_secs] = loop(0, s.seconds / 2, &out.acquire_us);
+    const double cpu_reads = cpu_now() - cpu_before;
+    const long server_reads = server_received(s.connect) - server_before;
+    std::vector<double> cycles_us;
+    const auto [cycles, cycle_secs] = loop(1, s.seconds / 2, &cycles_us);
+    out.cycles = reads;
+    out.per_client[0] = reads;
+    out.elapsed = read_secs;
+    out.cpu_seconds = cpu_reads;
+    out.requests = static_cast<std::uint64_t>(reads);
+    out.server_requests = server_reads;
+    out.extra["create_delete_per_s"] = static_cast<double>(cycles) / cycle_secs;
+    out.extra["create_delete_p50_us"] = pct(cycles_us, 0.5);
+    return out;
+}
+
+result run_plain_zkr(const settings& s, const std::string& path) {
+    auto sessions = open_sessions(s, 1);
+    auto& c = *sessions[0];
+    c.create(path, "x", {.create_parents = true});
+    const auto node = path + "/n";
+    return run_plain_ops(s, [&](int kind) {
+        if (kind == 0) {
+            (void)c.get_data(path);
+        } else {
+            c.create(node, "", {.mode = zkr::create_mode::ephemeral});
+            c.remove(node);
+        }
+    });
+}
+
+result run_plain_raw(const settings& s, const std::string& path) {
+    raw_client c(s.connect);
+    for (std::string p : {std::string("/lockbench"), path}) {
+        c.pending = 1;
+        zoo_acreate(c.zh, p.c_str(), "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, [](int, const char*, const void* d) {
+            --static_cast<raw_client*>(const_cast<void*>(d))->pending;
+        }, &c);
+        c.wait_all();
+    }
+    const auto node = path + "/n";
+    return run_plain_ops(s, [&](int kind) {
+        if (kind == 0) {
+            c.pending = 1;
+            zoo_aget(c.zh, path.c_str(), 0, raw_client::on_data, &c);
+            c.wait_all();
+        } else {
+            c.pending = 1;
+            zoo_acreate(c.zh, node.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, raw_client::on_string, &c);
+            c.wait_all();
+            c.pending = 1;
+            zoo_adelete(c.zh, node.c_str(), -1, raw_client::on_void, &c);
+            c.wait_all();
+        }
+    });
 }
 
 // Requests the server has received so far (the four-letter "srvr" command), counted the same way
@@ -612,9 +697,9 @@ int main(int argc, char** argv) {
         }
     }
     static const std::map<std::string, int> default_clients = {{"w1", 1}, {"w2", 8}, {"w3", 64}, {"w4", 8}, {"w5", 8}, {"w6", 8},
-                                                                {"w7", 8}, {"w8", 8}, {"w9", 2}, {"w10", 2}, {"w10-leader", 1}, {"raw", 1}, {"mem", 1}, {"notify", 2}};
+                                                                {"w7", 8}, {"w8", 8}, {"w0", 1}, {"raw0", 1}, {"w9", 2}, {"w10", 2}, {"w10-leader", 1}, {"raw", 1}, {"mem", 1}, {"notify", 2}};
     if (!default_clients.count(s.workload)) {
-        std::cerr << "lockbench: --workload must be one of w1..w10, raw, mem, notify\n";
+        std::cerr << "lockbench: --workload must be one of w0..w10, raw, raw0, mem, notify\n";
         return 2;
     }
     if (s.clients <= 0) s.clients = default_clients.at(s.workload);
@@ -631,6 +716,8 @@ int main(int argc, char** argv) {
         else if (s.workload == "w5") r = run_cycles<semaphore_mutex_recipe>(s, s.clients, path);
         else if (s.workload == "w8") r = run_cycles<read_write_recipe>(s, s.clients, path);
         else if (s.workload == "w7") r = run_deep_queue(s, path);
+        else if (s.workload == "w0") r = run_plain_zkr(s, path);
+        else if (s.workload == "raw0") r = run_plain_raw(s, path);
         else if (s.workload == "w9") r = run_failover(s, path);
         else if (s.workload == "w10") r = run_failover_after_kill(s, path);
         else if (s.workload == "w10-leader") lead_until_killed(s);

@@ -209,8 +209,55 @@ public class CuratorBench {
         System.exit(0);
     }
 
+    // W0: as zkr_lockbench's run_plain_ops: sequential getData of one node for half the time,
+    // then create (ephemeral) + delete of one node for the other half, through Curator's sync calls.
+    interface Op { void run() throws Exception; }
+
+    static long[] loop(Op op, double seconds, List<Double> lat) throws Exception {
+        long n = 0, start = System.nanoTime(), until = start + (long) (seconds * 1e9);
+        for (; System.nanoTime() < until; n++) {
+            long t0 = System.nanoTime();
+            op.run();
+            if (lat != null) lat.add((System.nanoTime() - t0) / 1000.0);
+        }
+        return new long[] {n, System.nanoTime() - start};
+    }
+
+    static void plainOps(String connect, String path, double seconds, double warmup) throws Exception {
+        CuratorFramework c = session(connect, 10000);
+        c.create().creatingParentsIfNeeded().forPath(path, "x".getBytes());
+        String node = path + "/n";
+        Op read = () -> c.getData().forPath(path);
+        Op cycle = () -> { c.create().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL).forPath(node); c.delete().forPath(node); };
+        loop(read, warmup / 2, null);
+        loop(cycle, warmup / 2, null);
+        com.sun.management.OperatingSystemMXBean os =
+            (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        long received0 = serverReceived(connect), cpu0 = os.getProcessCpuTime();
+        List<Double> reads = new ArrayList<>(), cycles = new ArrayList<>();
+        long[] r = loop(read, seconds / 2, reads);
+        long cpu1 = os.getProcessCpuTime(), received = serverReceived(connect) - received0;
+        long[] cy = loop(cycle, seconds / 2, cycles);
+        double secs = r[1] / 1e9;
+        System.out.printf(Locale.ROOT,
+            "{\"program\": \"curator\", \"workload\": \"w0\", \"clients\": 1, \"seconds\": %.3f, \"cycles\": %d, \"rate\": %.1f, "
+                + "\"acquire_p50_us\": %.1f, \"acquire_p99_us\": %.1f, \"handoff_p50_us\": 0, \"handoff_p99_us\": 0, "
+                + "\"server_requests_per_cycle\": %.2f, \"cpu_ms_per_1000_cycles\": %.1f, \"min_per_client\": %d, \"max_per_client\": %d, "
+                + "\"create_delete_per_s\": %.1f, \"create_delete_p50_us\": %.1f}%n",
+            secs, r[0], r[0] / secs, pct(new ArrayList<>(reads), 0.5), pct(new ArrayList<>(reads), 0.99),
+            r[0] > 0 ? (double) received / r[0] : 0, r[0] > 0 ? (cpu1 - cpu0) / 1e6 / r[0] * 1000 : 0, r[0], r[0],
+            cy[0] / (cy[1] / 1e9), pct(cycles, 0.5));
+        c.close();
+        System.exit(0);
+    }
+
     public static void main(String[] args) throws Exception {
         String connect = args[0], workload = args[1];
+        if (workload.equals("w0")) {
+            plainOps(connect, "/lockbench-curator/w0-" + ProcessHandle.current().pid(), Double.parseDouble(args[3]),
+                     args.length > 4 ? Double.parseDouble(args[4]) : 2.0);
+            return;
+        }
         if (workload.equals("w10-leader")) {  // W10's child: its election's path is args[2]
             leadUntilKilled(connect, args[2]);
             return;
