@@ -3,7 +3,7 @@
 alternating in every round so that drift of the machine hits both alike; prints the medians.
 
     /usr/bin/python3 bench/ab.py BEFORE_LOCKBENCH AFTER_LOCKBENCH [--rounds 6] [--seconds 3]
-                                 [--workloads w1,w2,w4,w7] [--out ab.json]
+                                 [--workloads w1,w2,w4,w7] [--placement shared|split] [--out ab.json]
 
 The first round is dropped from the medians: the server's JIT is still warming up then. Build the
 "before" binary from a worktree: git worktree add /tmp/base REV && cmake -S /tmp/base -B
@@ -26,9 +26,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--seconds", default="3")
     ap.add_argument("--workloads", default="w1,w2,w4,w7")
+    ap.add_argument("--placement", choices=["shared", "split"], default="shared")  # as compare.py's
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    server = compare.Server(False)
+    split = a.placement == "split"
+    server = compare.Server(False, ["taskset", "-c", "0"] if split else [])
+    pin = ["taskset", "-c", "1"] if split else []
     runs = {}
     try:
         for r in range(a.rounds):
@@ -37,7 +40,7 @@ def main():
                 pair.reverse()
             for w in a.workloads.split(","):
                 for name, exe in pair:
-                    out = compare.run_json([exe, "--connect", server.connect, "--workload", w, "--seconds", a.seconds,
+                    out = compare.run_json(pin + [exe, "--connect", server.connect, "--workload", w, "--seconds", a.seconds,
                                             "--warmup", "1", "--json"], 300)
                     runs.setdefault(w, {}).setdefault(name, []).append(out)
                     print("round %d %s %s: %.0f/s" % (r, w, name, out["rate"]), flush=True)

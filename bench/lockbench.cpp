@@ -473,17 +473,22 @@ struct raw_client {
         if (rc != ZOK) throw std::runtime_error("raw getData failed");
         --static_cast<raw_client*>(const_cast<void*>(data))->pending;
     }
+    // /lockbench and path, with `data` in path (either may exist already).
+    void make_path(const std::string& path, const std::string& data) {
+        for (const std::string& p : {std::string("/lockbench"), path}) {
+            pending = 1;
+            const auto& d = p == path ? data : std::string();
+            zoo_acreate(zh, p.c_str(), d.data(), static_cast<int>(d.size()), &ZOO_OPEN_ACL_UNSAFE, 0, [](int, const char*, const void* self) {
+                --static_cast<raw_client*>(const_cast<void*>(self))->pending;
+            }, this);
+            wait_all();
+        }
+    }
 };
 
 result run_raw(const settings& s, const std::string& path) {
     raw_client c(s.connect);
-    for (std::string p : {std::string("/lockbench"), path}) {
-        c.pending = 1;
-        zoo_acreate(c.zh, p.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, 0, [](int, const char*, const void* d) {
-            --static_cast<raw_client*>(const_cast<void*>(d))->pending;
-        }, &c);
-        c.wait_all();
-    }
+    c.make_path(path, "");
     const std::string prefix = path + "/lock-";
     auto cycle = [&](result* r) {
         const auto t0 = now_ns();
@@ -572,13 +577,7 @@ result run_plain_zkr(const settings& s, const std::string& path) {
 
 result run_plain_raw(const settings& s, const std::string& path) {
     raw_client c(s.connect);
-    for (std::string p : {std::string("/lockbench"), path}) {
-        c.pending = 1;
-        zoo_acreate(c.zh, p.c_str(), "x", 1, &ZOO_OPEN_ACL_UNSAFE, 0, [](int, const char*, const void* d) {
-            --static_cast<raw_client*>(const_cast<void*>(d))->pending;
-        }, &c);
-        c.wait_all();
-    }
+    c.make_path(path, "x");
     const auto node = path + "/n";
     return run_plain_ops(s, [&](int kind) {
         if (kind == 0) {
