@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -112,6 +113,25 @@ std::chrono::milliseconds seconds_to_ms(double s) { return std::chrono::millisec
 void say(const std::string& line) {
     const std::string l = line + "\n";
     (void)!::write(1, l.data(), l.size());
+}
+
+// "\"text\"" for JSON: quotes, backslashes and control characters escaped.
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (const char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += ch;
+        } else if (c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += ch;
+        }
+    }
+    return out + "\"";
 }
 
 }  // namespace zkr::cli

@@ -73,4 +73,7 @@ std::chrono::milliseconds seconds_to_ms(double s);
 /// One write per line: lines of several processes never mix.
 void say(const std::string& line);
 
+/// "\"text\"" for JSON: quotes, backslashes and control characters escaped.
+std::string json_string(const std::string& s);
+
 }  // namespace zkr::cli

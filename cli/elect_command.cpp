@@ -20,25 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-/// "\"text\"" for JSON: quotes, backslashes and control characters escaped.
-std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += ch;
-        }
-    }
-    return out + "\"";
-}
-
 struct elect_command final : command {
     connection_options connection;
     std::vector<std::string> paths;

@@ -7,6 +7,7 @@
 #include <zkr/path.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <cstdio>
 #include <iostream>
 
@@ -14,9 +15,13 @@ namespace zkr::cli {
 
 namespace {
 
-std::string age(std::int64_t since_ms) {
+std::int64_t age_ms(std::int64_t since_ms) {
     const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-    const double s = static_cast<double>(std::max<std::int64_t>(0, now - since_ms)) / 1000;
+    return std::max<std::int64_t>(0, now - since_ms);
+}
+
+std::string age(std::int64_t ms) {
+    const double s = static_cast<double>(ms) / 1000;
     char buf[32];
     if (s < 120) std::snprintf(buf, sizeof buf, "%.1fs", s);
     else if (s < 7200) std::snprintf(buf, sizeof buf, "%.0fm", s / 60);
@@ -26,48 +31,101 @@ std::string age(std::int64_t since_ms) {
 
 enum class queue_kind { mutex, semaphore, read_write, latch };
 
+// What `zkr status` found, before it is printed as text or as JSON.
+struct node_report {
+    std::string name, data;
+    bool holds = false;
+    std::size_t position = 0;  // in the queue of waiters, from 1 (0 for a holder)
+    int leases = 1;            // a semaphore's weighted node
+    std::string side;          // a read-write lock's: "reader" or "writer"
+    std::int64_t age_ms = 0, token = 0;
+};
+
+struct queue_report {
+    std::string kind;  // "lock", "semaphore", "read-write lock", "leader latch"
+    std::optional<std::int64_t> max_leases;
+    bool latch = false;
+    std::size_t holding = 0, waiting = 0;
+    std::vector<node_report> nodes;
+};
+
 // One kind's queue: who holds (the rule the recipes use, from the names alone), then who waits.
-void print_queue(zkr::client& client, const std::string& path, const std::vector<std::string>& nodes, queue_kind which) {
-    const bool is_semaphore = which == queue_kind::semaphore;
+queue_report report_queue(zkr::client& client, const std::string& path, const std::vector<std::string>& nodes, queue_kind which) {
+    queue_report q;
     std::size_t holders = zkr::lowest_n_rule(1).holders(nodes);
-    std::string kind = "lock";
+    q.kind = "lock";
     if (which == queue_kind::read_write) {
         holders = zkr::read_write_rule(zkr::read_write_rule::side::read).holders(nodes);
-        kind = "read-write lock";
+        q.kind = "read-write lock";
     } else if (which == queue_kind::latch) {
-        kind = "leader latch";
-    } else if (is_semaphore) {
+        q.kind = "leader latch";
+        q.latch = true;
+    } else if (which == queue_kind::semaphore) {
+        q.kind = "semaphore";
         const auto tag = zkr::parse_lease_node(nodes[0]).value_or(zkr::lease_node_info{}).max_tag;
         if (const auto max = zkr::max_of_tag(tag); max && *max > 0) {
             holders = zkr::lease_rule([max = *max] { return max; }, tag).holders(nodes);
-            kind = "semaphore of " + std::to_string(*max) + " leases";
+            q.max_leases = *max;
         } else {
             holders = nodes.size();  // the maximum lives in a shared count we cannot name: list all as holding or waiting
-            kind = "semaphore (maximum from a shared count)";
         }
     }
-    const std::size_t holding = std::min(holders, nodes.size());
-    std::cout << path << ": " << kind << ", " << holding << (which == queue_kind::latch ? " leading, " : " holding, ")
-              << nodes.size() - holding << " waiting\n";
+    q.holding = std::min(holders, nodes.size());
+    q.waiting = nodes.size() - q.holding;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-        const auto full = zkr::join_path(path, nodes[i]);
         boost::system::error_code e;
-        const auto d = client.get_data(full, e);
+        const auto d = client.get_data(zkr::join_path(path, nodes[i]), e);
         if (e) continue;  // gone meanwhile
-        std::string role = i < holding ? (which == queue_kind::latch ? "leading" : "holding") : "waiting " + std::to_string(i - holding + 1);
-        if (is_semaphore) {
-            const auto w = zkr::parse_lease_node(nodes[i]).value_or(zkr::lease_node_info{}).weight;
-            if (w > 1) role += " (" + std::to_string(w) + " leases)";
-        }
-        if (which == queue_kind::read_write) role += zkr::is_read_write_writer(nodes[i]) ? " (writer)" : " (reader)";
-        std::printf("  %-22s %-50s %-24s %s  token %lld\n", role.c_str(), nodes[i].c_str(), d.data.empty() ? "-" : d.data.c_str(),
-                    age(d.stat.ctime).c_str(), static_cast<long long>(d.stat.czxid));
+        node_report n{nodes[i], d.data, i < q.holding, i < q.holding ? 0 : i - q.holding + 1};
+        if (which == queue_kind::semaphore) n.leases = static_cast<int>(zkr::parse_lease_node(nodes[i]).value_or(zkr::lease_node_info{}).weight);
+        if (which == queue_kind::read_write) n.side = zkr::is_read_write_writer(nodes[i]) ? "writer" : "reader";
+        n.age_ms = age_ms(d.stat.ctime);
+        n.token = d.stat.czxid;
+        q.nodes.push_back(std::move(n));
     }
+    return q;
+}
+
+void print_text(const std::string& path, const queue_report& q) {
+    std::string kind = q.kind;
+    if (q.max_leases) kind += " of " + std::to_string(*q.max_leases) + " leases";
+    else if (q.kind == "semaphore") kind += " (maximum from a shared count)";
+    std::cout << path << ": " << kind << ", " << q.holding << (q.latch ? " leading, " : " holding, ") << q.waiting << " waiting\n";
+    for (const auto& n : q.nodes) {
+        std::string role = n.holds ? (q.latch ? "leading" : "holding") : "waiting " + std::to_string(n.position);
+        if (n.leases > 1) role += " (" + std::to_string(n.leases) + " leases)";
+        if (!n.side.empty()) role += " (" + n.side + ")";
+        std::printf("  %-22s %-50s %-24s %s  token %lld\n", role.c_str(), n.name.c_str(), n.data.empty() ? "-" : n.data.c_str(),
+                    age(n.age_ms).c_str(), static_cast<long long>(n.token));
+    }
+}
+
+// One JSON object on one line, for scripts and dashboards.
+std::string json(const std::string& path, const std::vector<queue_report>& queues, std::size_t other_nodes) {
+    std::string out = "{\"path\":" + json_string(path) + ",\"free\":" + (queues.empty() ? "true" : "false") +
+                      ",\"other_nodes\":" + std::to_string(other_nodes) + ",\"queues\":[";
+    for (std::size_t i = 0; i < queues.size(); ++i) {
+        const auto& q = queues[i];
+        out += std::string(i ? "," : "") + "{\"kind\":" + json_string(q.kind) +
+               ",\"max_leases\":" + (q.max_leases ? std::to_string(*q.max_leases) : "null") + ",\"holding\":" + std::to_string(q.holding) +
+               ",\"waiting\":" + std::to_string(q.waiting) + ",\"nodes\":[";
+        for (std::size_t j = 0; j < q.nodes.size(); ++j) {
+            const auto& n = q.nodes[j];
+            out += std::string(j ? "," : "") + "{\"node\":" + json_string(n.name) + ",\"role\":" +
+                   json_string(n.holds ? (q.latch ? "leading" : "holding") : "waiting") +
+                   ",\"position\":" + std::to_string(n.position) + ",\"data\":" + json_string(n.data) +
+                   ",\"leases\":" + std::to_string(n.leases) + ",\"side\":" + (n.side.empty() ? "null" : json_string(n.side)) +
+                   ",\"age_ms\":" + std::to_string(n.age_ms) + ",\"token\":" + std::to_string(n.token) + "}";
+        }
+        out += "]}";
+    }
+    return out + "]}";
 }
 
 struct status_command final : command {
     connection_options connection;
     std::vector<std::string> paths;
+    bool as_json = false;
 
     int run(const std::vector<std::string>& rest) override {
         if (!rest.empty()) throw usage_error("takes no COMMAND (unexpected \"" + rest.front() + "\")");
@@ -75,32 +133,41 @@ struct status_command final : command {
         auto client = connection.connect();
         boost::system::error_code ec;
         const auto children = client->get_children(path, ec).children;
+        if (ec && ec != zkr::errc::no_node) throw exit_error(exit_zookeeper, "listing " + path + ": " + ec.message());
+        // A lock's nodes end in "lock-<seq>", a semaphore's in "lease-<seq>", a read-write lock's in
+        // "__READ__<seq>" or "__WRIT__<seq>". Two kinds on one path would not exclude each other (zkr
+        // refuses to acquire there): show each, and say so.
+        const std::pair<queue_kind, std::vector<std::string>> kinds[] = {
+            {queue_kind::mutex, zkr::queue_of(children, {zkr::mutex_lock_name}).sorted},
+            {queue_kind::semaphore, zkr::queue_of(children, {zkr::semaphore_lock_name}).sorted},
+            {queue_kind::read_write, zkr::read_write_rule(zkr::read_write_rule::side::read).queue(children).sorted},
+            {queue_kind::latch, zkr::queue_of(children, {zkr::latch_lock_name}).sorted}};
+        std::vector<queue_report> queues;
+        std::size_t participants = 0;
+        for (const auto& [which, nodes] : kinds)
+            if (!nodes.empty()) {
+                participants += nodes.size();
+                queues.push_back(report_queue(*client, path, nodes, which));
+            }
+        const auto other_nodes = children.size() - participants;
+        if (as_json) {
+            say(json(path, queues, other_nodes));
+            return 0;
+        }
         if (ec == zkr::errc::no_node) {
             std::cout << path << ": free (no such node: nothing holds or waits)\n";
             return 0;
         }
-        if (ec) throw exit_error(exit_zookeeper, "listing " + path + ": " + ec.message());
-        // A lock's nodes end in "lock-<seq>", a semaphore's in "lease-<seq>", a read-write lock's in
-        // "__READ__<seq>" or "__WRIT__<seq>". Two kinds on one path would not exclude each other (zkr
-        // refuses to acquire there): show each, and say so.
-        const auto locks = zkr::queue_of(children, {zkr::mutex_lock_name}).sorted;
-        const auto leases = zkr::queue_of(children, {zkr::semaphore_lock_name}).sorted;
-        const auto read_write = zkr::read_write_rule(zkr::read_write_rule::side::read).queue(children).sorted;
-        const auto latch = zkr::queue_of(children, {zkr::latch_lock_name}).sorted;
-        const int kinds = !locks.empty() + !leases.empty() + !read_write.empty() + !latch.empty();
-        if (kinds == 0) {
+        if (queues.empty()) {
             if (children.empty()) std::cout << path << ": free (nothing holds or waits)\n";
             else std::cout << path << ": free (nothing holds or waits; " << children.size() << " other node" << (children.size() == 1 ? "" : "s")
                            << ", not zkr's lock or lease nodes)\n";
             return 0;
         }
-        if (kinds > 1)
-            std::cout << path << ": nodes of " << kinds << " kinds of lock (mutex, semaphore, read-write lock, leader latch): they do not "
-                                 "exclude each other, so each may hold at once (zkr refuses new acquires here)\n";
-        if (!locks.empty()) print_queue(*client, path, locks, queue_kind::mutex);
-        if (!leases.empty()) print_queue(*client, path, leases, queue_kind::semaphore);
-        if (!read_write.empty()) print_queue(*client, path, read_write, queue_kind::read_write);
-        if (!latch.empty()) print_queue(*client, path, latch, queue_kind::latch);
+        if (queues.size() > 1)
+            std::cout << path << ": nodes of " << queues.size() << " kinds of lock (mutex, semaphore, read-write lock, leader latch): they do "
+                                 "not exclude each other, so each may hold at once (zkr refuses new acquires here)\n";
+        for (const auto& q : queues) print_text(path, q);
         return 0;
     }
 };
@@ -111,9 +178,13 @@ std::unique_ptr<command> add_status_command(CLI::App& app) {
     auto cmd = std::make_unique<status_command>();
     auto* sub = app.add_subcommand("status", "show the holders and the queue of a lock, semaphore, read-write lock or leader latch");
     sub->add_option("PATH", cmd->paths, "the lock's path")->type_name("");
+    sub->add_flag("--json", cmd->as_json, "one JSON object: each kind's queue, its holders and waiters in order");
     cmd->connection.add_to(*sub, false);
     sub->footer("Shows who holds the lock, semaphore, read-write lock or leader latch PATH, then the queue in\n"
-        "order: each node's data (host:pid for zkr's locks, the id for a latch), age and fencing token.");
+        "order: each node's data (host:pid for zkr's locks, the id for a latch), age and fencing token.\n"
+        "--json prints the same as one object: {\"path\", \"free\", \"other_nodes\", \"queues\": [{\"kind\",\n"
+        "\"max_leases\", \"holding\", \"waiting\", \"nodes\": [{\"node\", \"role\", \"position\", \"data\",\n"
+        "\"leases\", \"side\", \"age_ms\", \"token\"}]}]}.");
     return cmd;
 }
 

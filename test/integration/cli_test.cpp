@@ -9,6 +9,7 @@
 
 #include "zkr_catch.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <signal.h>
@@ -291,6 +292,8 @@ TEST_CASE("zkr status: holders, then the queue in order, with data and age") {
     std::string out;
     CHECK(run_to_end({"status", "--connect", zk.connect_string(), path}, &out) == 0);
     CHECK_THAT(out, zkr::test::contains("free (no such node: nothing holds or waits)"));
+    CHECK(run_to_end({"status", "--json", "--connect", zk.connect_string(), path}, &out) == 0);
+    CHECK(out == "{\"path\":\"" + path + "\",\"free\":true,\"other_nodes\":0,\"queues\":[]}\n");
     c->create(zkr::join_path(path, "unrelated"), "", {.create_parents = true});
     CHECK(run_to_end({"status", "--connect", zk.connect_string(), path}, &out) == 0);
     CHECK_THAT(out, zkr::test::contains("free (nothing holds or waits; 1 other node, not zkr's lock or lease nodes)"));
@@ -304,6 +307,15 @@ TEST_CASE("zkr status: holders, then the queue in order, with data and age") {
     CHECK_THAT(out, zkr::test::contains("holding") && zkr::test::contains("waiting 1"));
     CHECK_THAT(out, zkr::test::contains(":" + std::to_string(holder.process.pid())));  // host:pid of the holder
     CHECK(out.find("holding") < out.find("waiting 1"));
+    // The same for scripts: one JSON object, holder first.
+    CHECK(run_to_end({"status", "--json", "--connect", zk.connect_string(), path}, &out) == 0);
+    CHECK_THAT(out, zkr::test::contains("{\"path\":\"" + path + "\",\"free\":false,\"other_nodes\":0,\"queues\":[{\"kind\":\"lock\","
+                                        "\"max_leases\":null,\"holding\":1,\"waiting\":1,\"nodes\":[{\"node\":"));
+    CHECK_THAT(out, zkr::test::contains("\"role\":\"holding\",\"position\":0,\"data\":\""));
+    CHECK_THAT(out, zkr::test::contains(":" + std::to_string(holder.process.pid()) + "\""));
+    CHECK_THAT(out, zkr::test::contains("\"role\":\"waiting\",\"position\":1,"));
+    CHECK(out.find("\"holding\",") < out.find("\"waiting\","));
+    CHECK(std::count(out.begin(), out.end(), '\n') == 1);
     holder.process.kill(SIGTERM);
     holder.wait();
     CHECK(waiter.wait() == 0);
@@ -313,6 +325,8 @@ TEST_CASE("zkr status: holders, then the queue in order, with data and age") {
     REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, sem) == 1; }));
     CHECK(run_to_end({"status", "--connect", zk.connect_string(), sem}, &out) == 0);
     CHECK_THAT(out, zkr::test::contains("semaphore of 2 leases, 1 holding, 0 waiting"));
+    CHECK(run_to_end({"status", "--json", "--connect", zk.connect_string(), sem}, &out) == 0);
+    CHECK_THAT(out, zkr::test::contains("\"kind\":\"semaphore\",\"max_leases\":2,\"holding\":1,\"waiting\":0,"));
 }
 
 TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unreachable)") {
