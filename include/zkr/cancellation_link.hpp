@@ -25,6 +25,7 @@ namespace zkr {
  */
 class cancellation_link {
 public:
+    /// Posts `cancel` to `ex` once `token`'s stop is requested (at once if it already was).
     cancellation_link(std::stop_token token, boost::asio::any_io_executor ex, std::function<void()> cancel);
     ~cancellation_link();
     cancellation_link(const cancellation_link&) = delete;

@@ -30,6 +30,7 @@ connection& connection_of(client& c) noexcept;
 }  // namespace detail
 
 /// Options of remove().
+/// How a node is deleted (client::remove).
 struct remove_options {
     std::int32_t version = -1;  ///< -1: any version.
     /// Guaranteed delete: if the delete still fails with a retryable error after the retry policy
@@ -86,10 +87,22 @@ public:
     std::int64_t session_id() const noexcept;
     /// The session timeout the server granted (0 before the first connection).
     std::chrono::milliseconds negotiated_session_timeout() const noexcept;
+    /// The options this client was made with (checked and completed: the logger is set).
     const client_options& options() const noexcept;
+    /// Where zkr logs for this client (client_options::logger, or zkr's silent default).
     const std::shared_ptr<spdlog::logger>& logger() const noexcept;
 
+    // Each operation comes in three forms, documented once per group: async_* takes any Asio
+    // completion token (a callback, use_future, use_awaitable...); the sync form with an
+    // error_code reports failure there; the sync form without one throws zkr::error.
+
     // ---- create ---------------------------------------------------------------------------
+    /// @{
+    /// Creates the node `path` with `data` (opts: mode, parents, protection, ACL, TTL) and gives
+    /// its actual path (with the sequence suffix of a sequential mode) and stat. A connection
+    /// loss is retried per the retry policy; a protected create finds its own node again
+    /// instead of making a second one. Completes with node_exists, no_node (a missing parent
+    /// without create_parents), or the session's and connection's errors.
     template <typename Token>
     auto async_create(std::string path, std::string data, create_options opts, Token&& token) {
         return launch<create_result>(
@@ -99,14 +112,19 @@ public:
     create_result create(std::string path, std::string data, create_options opts,
                          boost::system::error_code& ec);
     create_result create(std::string path, std::string data = {}, create_options opts = {});
+    /// @}
 
     // ---- get_data -------------------------------------------------------------------------
+    /// @{
+    /// Reads the node's data and stat; no_node when it does not exist. The forms with a
+    /// watcher also set a one-shot watch on the node (its data changed, or it was deleted):
+    /// the watcher runs once, on its associated executor for async_get_data, on the callback
+    /// thread for the sync forms, and with not_watching if the session ends first.
     template <typename Token>
     auto async_get_data(std::string path, Token&& token) {
         return launch<data_result>(make_read(detail::op_kind::get_data, std::move(path), {}),
                                    std::forward<Token>(token), extract_data);
     }
-    /// With a one-shot watch: watcher(watch_event) runs once on its associated executor.
     template <typename Watcher, typename Token>
     auto async_get_data(std::string path, Watcher&& watcher, Token&& token) {
         return launch<data_result>(make_read(detail::op_kind::get_data, std::move(path),
@@ -118,8 +136,12 @@ public:
     data_result get_data(std::string path, std::function<void(const watch_event&)> watcher,
                          boost::system::error_code& ec);
     data_result get_data(std::string path, std::function<void(const watch_event&)> watcher);
+    /// @}
 
     // ---- set_data -------------------------------------------------------------------------
+    /// @{
+    /// Replaces the node's data if its version is `version` (-1: any) and gives the new stat;
+    /// bad_version when another write came first, no_node when it does not exist.
     template <typename Token>
     auto async_set_data(std::string path, std::string data, std::int32_t version, Token&& token) {
         return launch<zkr::stat>(make_set(std::move(path), std::move(data), version),
@@ -128,15 +150,18 @@ public:
     zkr::stat set_data(std::string path, std::string data, std::int32_t version,
                        boost::system::error_code& ec);
     zkr::stat set_data(std::string path, std::string data, std::int32_t version = -1);
+    /// @}
 
     // ---- exists ---------------------------------------------------------------------------
-    /// Completes with nullopt (and no error) when the node does not exist.
+    /// @{
+    /// The node's stat, or nullopt (and no error) when it does not exist. The forms with a
+    /// watcher set a one-shot watch that fires on its creation, deletion or data change (also
+    /// when it does not exist yet), on the executor the get_data forms use.
     template <typename Token>
     auto async_exists(std::string path, Token&& token) {
         return launch<std::optional<zkr::stat>>(make_read(detail::op_kind::exists, std::move(path), {}),
                                                 std::forward<Token>(token), extract_exists);
     }
-    /// The watch fires on creation, deletion or data change.
     template <typename Watcher, typename Token>
     auto async_exists(std::string path, Watcher&& watcher, Token&& token) {
         return launch<std::optional<zkr::stat>>(
@@ -148,8 +173,13 @@ public:
     std::optional<zkr::stat> exists(std::string path, std::function<void(const watch_event&)> watcher,
                                     boost::system::error_code& ec);
     std::optional<zkr::stat> exists(std::string path, std::function<void(const watch_event&)> watcher);
+    /// @}
 
     // ---- get_children ---------------------------------------------------------------------
+    /// @{
+    /// The names of the node's children (unsorted, as the server sends them) and its stat;
+    /// no_node when it does not exist. The forms with a watcher set a one-shot watch that fires
+    /// when a child is added or removed, or the node is deleted.
     template <typename Token>
     auto async_get_children(std::string path, Token&& token) {
         return launch<children_result>(make_read(detail::op_kind::get_children, std::move(path), {}),
@@ -166,16 +196,23 @@ public:
     children_result get_children(std::string path, std::function<void(const watch_event&)> watcher,
                                  boost::system::error_code& ec);
     children_result get_children(std::string path, std::function<void(const watch_event&)> watcher);
+    /// @}
 
     // ---- remove ---------------------------------------------------------------------------
+    /// @{
+    /// Deletes the node (opts: its expected version, and a guaranteed delete, which zkr keeps
+    /// retrying in the background after the retry policy gave up: see remove_options). no_node
+    /// when it does not exist, not_empty when it has children, bad_version.
     template <typename Token>
     auto async_remove(std::string path, remove_options opts, Token&& token) {
         return launch_void(make_remove(std::move(path), opts), std::forward<Token>(token));
     }
     void remove(std::string path, remove_options opts, boost::system::error_code& ec);
     void remove(std::string path, remove_options opts = {});
+    /// @}
 
     // ---- multi ----------------------------------------------------------------------------
+    /// @{
     /// All or nothing. On failure the error is the failing operation's, and the results say
     /// which one failed.
     template <typename Token>
@@ -186,6 +223,7 @@ public:
     }
     std::vector<multi_result> multi(std::vector<multi_op> ops, boost::system::error_code& ec);
     std::vector<multi_result> multi(std::vector<multi_op> ops);
+    /// @}
 
 private:
     friend detail::connection& detail::connection_of(client& c) noexcept;

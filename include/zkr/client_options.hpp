@@ -15,6 +15,7 @@ class logger;
 
 namespace zkr {
 
+/// What a client connects to and how it behaves; checked by client's constructor.
 struct client_options {
     /// "host:port,host:port[/chroot]". The chroot node must exist.
     std::string connect_string;

@@ -8,14 +8,15 @@
 
 namespace zkr {
 
+/// A node's kind (ZooKeeper's CreateMode).
 enum class create_mode {
-    persistent,
+    persistent,                      ///< Stays until deleted.
     ephemeral,                       ///< Deleted when the session ends.
-    persistent_sequential,
-    ephemeral_sequential,
+    persistent_sequential,           ///< Persistent, its name suffixed with a rising 10-digit sequence.
+    ephemeral_sequential,            ///< Ephemeral and sequential.
     container,                       ///< Deleted by the server once its last child is gone.
     persistent_with_ttl,             ///< Needs the server's zookeeper.extendedTypesEnabled=true.
-    persistent_sequential_with_ttl,
+    persistent_sequential_with_ttl,  ///< Sequential, with a TTL (same server setting).
 };
 
 constexpr bool is_ephemeral(create_mode m) noexcept {
@@ -29,8 +30,9 @@ constexpr bool has_ttl(create_mode m) noexcept {
     return m == create_mode::persistent_with_ttl || m == create_mode::persistent_sequential_with_ttl;
 }
 
+/// How a node is created (client::create).
 struct create_options {
-    create_mode mode = create_mode::persistent;
+    create_mode mode = create_mode::persistent;  ///< The node's kind.
     /// Create missing parents first, as container nodes (pipelined: one round trip).
     bool create_parents = false;
     /// Protected create: the name is prefixed "_c_<uuid>-" so that, after a connection loss

@@ -78,7 +78,9 @@ bool is_retryable(const boost::system::error_code& ec) noexcept;
 /// and a message saying what was wrong.
 class error : public boost::system::system_error {
 public:
+    /// ec: what failed; path: the znode it concerns (may be empty); what: what was wrong.
     error(boost::system::error_code ec, std::string path, const std::string& what = {});
+    /// The znode path the error concerns (may be empty).
     const std::string& path() const noexcept { return path_; }
     /// What went wrong, the path, and the code's message, each once.
     const char* what() const noexcept override;

@@ -38,7 +38,9 @@ class multi_lock_member;
  */
 class fair_lock : public timed_lockable<fair_lock> {
 public:
+    /// A fair lock on `path` (checked at once: zkr::error with invalid_path).
     fair_lock(client& c, std::string path);
+    /// Releases a hold still taken through this object (best effort, errors logged).
     ~fair_lock();
 
     /// Blocks until held (one more level when the object holds already).
@@ -67,6 +69,7 @@ public:
     }
 
     // Lockable / TimedLockable.
+    /// acquire(), for std::scoped_lock and std::unique_lock.
     void lock() { acquire(); }
     /// Tries once; throws not_connected at once when there is no connection to try on.
     bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
@@ -75,6 +78,7 @@ public:
 
     /// Old names, kept for one release.
     [[deprecated("use release(ec)")]] void unlock(boost::system::error_code& ec) { release(ec); }
+    /// Old name of async_release, kept for one release.
     template <typename Token>
     [[deprecated("use async_release")]] auto async_unlock(Token&& token) {
         return async_release(std::forward<Token>(token));
@@ -93,14 +97,19 @@ public:
     /// Nodes in the queue, the holder included.
     std::size_t queue_length() const;
 
+    /// Whether this object holds (any thread may release a fair lock's hold).
     bool is_held() const;
+    /// Levels of the object's hold (0 when it holds nothing).
     int hold_count() const;
+    /// The czxid of our lock node: strictly increasing across successive holders. Throws
+    /// lock_not_held when the object holds nothing.
     std::int64_t fencing_token() const;
     /// Our lock node's path while held (empty otherwise).
     std::string node_path() const;
     /// released when the object holds nothing; releasing after its unlock() while the delete waits
     /// for the connection (as the hold listeners hear it).
     hold_state state() const;
+    /// Whether the object's hold reads held (not doubtful, lost or released).
     bool is_valid() const { return state() == hold_state::held; }
     /// The object's hold's stop token; already requested when the object holds nothing.
     std::stop_token stop_token() const;
@@ -112,6 +121,7 @@ public:
     void cancel();
     /// Runs ops atomically only while the object's hold is valid (as interprocess_mutex's).
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
+    /// As guarded_multi(ops), with the failure in ec instead of an exception.
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
     /// What the nodes of later acquires carry (default "<host>:<pid>"), as `zkr status` shows it.
     void set_node_data(std::string data);

@@ -36,6 +36,7 @@ public:
     /// Views nothing: reads released, and its stop token is requested.
     hold_view() noexcept = default;
 
+    /// The hold's state now, read from any thread (released for a view of nothing).
     hold_state state() const noexcept;
     /// held: act on the guarded resource only then.
     bool is_valid() const noexcept { return state() == hold_state::held; }
@@ -46,6 +47,7 @@ public:
     std::string node_path() const;
     /// Requested once the hold ends (lost or released), on the client's callback thread.
     std::stop_token stop_token() const noexcept;
+    /// Whether this views a hold (not a default-constructed view of nothing).
     explicit operator bool() const noexcept { return static_cast<bool>(hold_); }
 
 private:

@@ -32,7 +32,9 @@ class lock_core;
 /// multi-lock). A read-write lock's read_lock() or write_lock() is an interprocess_mutex.
 class multi_lock_member {
 public:
+    /// A mutex (also a read-write lock's read_lock() or write_lock()) as a member.
     multi_lock_member(interprocess_mutex& m);  // NOLINT(google-explicit-constructor): a list of locks reads {a, b}
+    /// A fair lock as a member.
     multi_lock_member(fair_lock& f);           // NOLINT(google-explicit-constructor)
 
 private:
@@ -87,11 +89,14 @@ public:
     bool acquire(std::chrono::milliseconds timeout);
     /// Releases one level of the calling thread's hold (every member at the last level).
     void release();
+    /// As release(), with the failure in ec instead of an exception.
     void release(boost::system::error_code& ec);
 
+    /// Whether the calling thread holds every member through this object.
     bool is_held() const;
     /// The worst of the members' states for the calling thread's hold; released without one.
     hold_state state() const;
+    /// Whether every member's hold reads held.
     bool is_valid() const { return state() == hold_state::held; }
     /// Requested once any member's hold ends (lost or released); already requested when the
     /// calling thread holds nothing.
@@ -103,7 +108,9 @@ public:
     std::vector<std::string> paths() const;
 
     // Lockable / TimedLockable.
+    /// acquire(), for std::scoped_lock and std::unique_lock.
     void lock() { acquire(); }
+    /// Each member tried once without queueing (acquire with a zero timeout).
     bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
     /// Never throws (see Release above).
     void unlock() noexcept;

@@ -77,6 +77,8 @@ struct acquire_request;
  */
 class interprocess_mutex : public timed_lockable<interprocess_mutex> {
 public:
+    /// A mutex on the lock path `path` (checked at once: zkr::error with invalid_path). Nothing
+    /// is sent until the first acquire; the client must outlive this object.
     interprocess_mutex(client& c, std::string path);
     /// A revocable mutex: another process may ask its holders to let go (zkr::revoke, `zkr revoke`,
     /// Curator's Revoker), by writing the revocation signal to the holder's node. For each hold
@@ -110,6 +112,7 @@ public:
 
     /// Releases one level of the calling thread's hold. Throws as described above.
     void release();
+    /// As release(), with the failure in ec instead of an exception.
     void release(boost::system::error_code& ec);
     /// Releases the calling thread's hold (one level of it, as release()) without waiting for the
     /// delete: when this returns the thread no longer holds, and its next acquire is queued behind
@@ -127,6 +130,7 @@ public:
     bool is_held() const { return is_owned_by_current_thread(); }
     /// Whether any thread of this process holds through this object (Curator's isAcquiredInThisProcess).
     bool is_acquired_in_this_process() const;
+    /// Whether the calling thread holds (Curator's isOwnedByCurrentThread).
     bool is_owned_by_current_thread() const;
     /// The czxid of the calling thread's lock node: strictly increasing across successive holders.
     /// Throws lock_not_held when the thread holds nothing.
@@ -134,6 +138,7 @@ public:
     /// The calling thread's hold state: released when it holds nothing, releasing after its unlock()
     /// while the delete waits for the connection (as the hold listeners hear it).
     hold_state state() const;
+    /// Whether the calling thread's hold reads held (not doubtful, lost or released).
     bool is_valid() const { return state() == hold_state::held; }
     /// The calling thread's hold's stop token; already requested when the thread holds nothing.
     std::stop_token stop_token() const;
@@ -157,10 +162,13 @@ public:
     /// Runs ops atomically only while the calling thread's hold is valid: a check of our own node
     /// is sent in the same multi, bound to our session. lock_lost when the hold is gone.
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
+    /// As guarded_multi(ops), with the failure in ec instead of an exception.
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
 
     // Lockable / TimedLockable.
+    /// acquire(), for std::scoped_lock and std::unique_lock.
     void lock() { acquire(); }
+    /// One attempt without queueing (acquire with a zero timeout).
     bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
     /// Never throws (see Release above).
     void unlock() noexcept;

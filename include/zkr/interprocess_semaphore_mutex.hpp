@@ -23,10 +23,12 @@ namespace zkr {
  */
 class interprocess_semaphore_mutex : public timed_lockable<interprocess_semaphore_mutex> {
 public:
+    /// A one-lease semaphore on `path` (checked at once: zkr::error with invalid_path).
     interprocess_semaphore_mutex(client& c, std::string path);
     /// Returns a lease still held (best effort, errors logged).
     ~interprocess_semaphore_mutex();
 
+    /// Blocks until held.
     void acquire();
     /// True when held within the timeout; false (and no node left behind) otherwise. Zero tries once.
     bool acquire(std::chrono::milliseconds timeout);
@@ -34,14 +36,18 @@ public:
     /// lost, connection_loss when the delete is pending (no connection: the node goes once it
     /// returns), closed.
     void release();
+    /// As release(), with the failure in ec instead of an exception.
     void release(boost::system::error_code& ec);
 
     /// Whether this object holds its lease (any thread may release it).
     bool is_held() const;
+    /// Deprecated: is_held().
     [[deprecated("use is_held()")]] bool is_acquired_in_this_process() const { return is_held(); }
     /// Throws lock_not_held when not held.
     std::int64_t fencing_token() const;
+    /// The lease's hold state (released when nothing is held).
     hold_state state() const;
+    /// Whether the lease reads held (not doubtful, lost or released).
     bool is_valid() const { return state() == hold_state::held; }
     /// The lease node's path while held (empty otherwise).
     std::string node_path() const;
@@ -52,16 +58,25 @@ public:
     hold_view view() const;
     /// Runs ops atomically only while the lease is valid (as interprocess_mutex's).
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
+    /// As guarded_multi(ops), with the failure in ec instead of an exception.
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
+    /// What the nodes of later acquires carry (default "<host>:<pid>"), as `zkr status` shows it.
     void set_node_data(std::string data) { semaphore_.set_node_data(std::move(data)); }
+    /// The semaphore's nodes in queue order, holders first, as full paths.
     std::vector<std::string> participant_nodes() const { return semaphore_.participant_nodes(); }
+    /// listener(state) runs on the client's callback thread for every change of every hold taken
+    /// through this object from now on.
     state_subscription add_hold_listener(std::function<void(hold_state)> listener) {
         return semaphore_.add_hold_listener(std::move(listener));
     }
+    /// Wakes every thread waiting to acquire through this object: their acquire throws zkr::error
+    /// with errc::cancelled and their nodes are removed. A held lease stays held.
     void cancel() { semaphore_.cancel(); }
 
     // Lockable / TimedLockable.
+    /// acquire(), for std::scoped_lock and std::unique_lock.
     void lock() { acquire(); }
+    /// One attempt without queueing (acquire with a zero timeout).
     bool try_lock() { return acquire(std::chrono::milliseconds(0)); }
     /// Never throws: a failure is logged.
     void unlock() noexcept;

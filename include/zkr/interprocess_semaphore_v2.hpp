@@ -57,6 +57,7 @@ public:
     /// qty leases at once (all or nothing), one per element. invalid_argument unless
     /// 1 <= qty <= max_leases(). A name of its own: acquire(1) cannot be mistaken for it.
     std::vector<lease> acquire_many(std::int32_t qty);
+    /// qty leases within the timeout (all or nothing), or nullopt (and no node left behind).
     std::optional<std::vector<lease>> acquire_many(std::int32_t qty, std::chrono::milliseconds timeout);
 
     /// Completes with (error_code, std::vector<lease>) on the handler's associated executor

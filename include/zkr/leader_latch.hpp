@@ -46,6 +46,7 @@ class client;
  */
 class leader_latch {
 public:
+    /// How a latch treats doubt.
     struct options {
         /// End the term as soon as the hold is doubtful (connection suspended, or silent past the
         /// receive timeout), not only when it is lost. See above for the trade-off.
@@ -55,6 +56,7 @@ public:
     /// id: what this participant's node holds, read by leader() and participants() (default
     /// "<host>:<pid>"). Throws invalid_path for a bad path.
     leader_latch(client& c, std::string path, std::string id = {});
+    /// As above, with options.
     leader_latch(client& c, std::string path, std::string id, options o);
     leader_latch(const leader_latch&) = delete;
     leader_latch& operator=(const leader_latch&) = delete;
@@ -90,6 +92,7 @@ public:
     /// goes in the same multi (a leader's writes never land after its term ended). Throws
     /// zkr::error: lock_not_held when not leading, lock_lost when the term ended meanwhile.
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
+    /// As guarded_multi(ops), with the failure in ec instead of an exception.
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
 
     /// listener(true) when a term starts, listener(false) when it ends; on the callback thread.

@@ -40,6 +40,7 @@ class client;
  */
 class leader_selector {
 public:
+    /// What happens after a term, and on doubt.
     struct options {
         /// Queue again after each term (Curator's autoRequeue()).
         bool requeue = false;
@@ -50,6 +51,7 @@ public:
     /// id: what this participant's node holds (default "<host>:<pid>"). Throws zkr::error:
     /// invalid_path for a bad path, invalid_argument for an empty take_leadership.
     leader_selector(client& c, std::string path, std::function<void(std::stop_token)> take_leadership, std::string id = {});
+    /// As above, with options.
     leader_selector(client& c, std::string path, std::function<void(std::stop_token)> take_leadership, std::string id,
                     options o);
     leader_selector(const leader_selector&) = delete;
@@ -77,6 +79,7 @@ public:
     /// The current term's hold state: released when not leading.
     hold_state state() const;
 
+    /// This participant's id.
     const std::string& id() const noexcept;
     /// The ids of every participant in queue order, the leader first (read from ZooKeeper now).
     std::vector<std::string> participants() const;

@@ -21,13 +21,16 @@ namespace zkr {
  */
 class lease : public lock_hold {
 public:
+    /// Takes over other's lease; other then owns nothing.
     lease(lease&& other) noexcept = default;
+    /// Returns the lease owned so far (as the destructor does), then takes other's.
     lease& operator=(lease&& other) noexcept = default;
 
     /// Returns the lease: release(). Throws zkr::error: lock_not_held when already closed (or
     /// moved from), lock_lost when the lease had been lost (nothing left to delete), or the
     /// delete's error (connection_loss: the node is deleted once the connection returns).
     void close() { release(); }
+    /// As close(), with the failure in ec instead of an exception.
     void close(boost::system::error_code& ec) noexcept { release(ec); }
     /// async_release(token): the lease is closed when this returns, the delete (sent only by the
     /// last open lease of its acquire) goes before any request this thread issues next on the same

@@ -44,7 +44,9 @@ struct hold_access;
  */
 class lock_hold {
 public:
+    /// Owns nothing.
     lock_hold() noexcept = default;
+    /// Takes over other's hold; other then owns nothing.
     lock_hold(lock_hold&& other) noexcept = default;
     /// Releases the hold owned so far (as the destructor does), then takes other's.
     lock_hold& operator=(lock_hold&& other) noexcept;
@@ -69,6 +71,7 @@ public:
 
     /// False once released or moved from (or when empty).
     bool is_open() const noexcept { return static_cast<bool>(group_); }
+    /// is_open().
     explicit operator bool() const noexcept { return is_open(); }
 
     /// The lock node's path (shared by the leases of one semaphore acquire).
@@ -77,6 +80,7 @@ public:
     std::int64_t fencing_token() const;
     /// released once this object owns nothing.
     hold_state state() const;
+    /// Whether the hold reads held (not doubtful, lost or released).
     bool is_valid() const { return state() == hold_state::held; }
     /// Requested once the hold ends (lost or released); already requested when this object owns
     /// nothing. Not requested for doubt: watch state() or a hold listener for that.
@@ -89,6 +93,7 @@ public:
     /// As guarded_multi(ops), reporting through ec (lock_not_held when this object owns nothing).
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
 
+    /// @cond INTERNAL
 protected:
     struct group;  // what the handles of one acquire share (recipes/hold_access.hpp)
     friend struct detail::hold_access;
@@ -96,6 +101,7 @@ protected:
     const group& checked() const;
 
     std::shared_ptr<group> group_;
+    /// @endcond
 
 private:
     /// Where a handler without an associated executor runs: the client's callback thread (without

@@ -31,13 +31,14 @@ public:
 /// capped at max_sleep; at most max_retries retries (clamped to 29, as Curator does).
 class exponential_backoff_retry : public retry_policy {
 public:
+    /// Throws zkr::error (invalid_argument) for a negative sleep or retry count.
     exponential_backoff_retry(std::chrono::milliseconds base_sleep, int max_retries,
                               std::chrono::milliseconds max_sleep = std::chrono::milliseconds::max());
     std::optional<std::chrono::milliseconds> next_sleep(const retry_context& ctx) const override;
 
-    std::chrono::milliseconds base_sleep() const noexcept { return base_; }
-    int max_retries() const noexcept { return max_retries_; }
-    std::chrono::milliseconds max_sleep() const noexcept { return max_sleep_; }
+    std::chrono::milliseconds base_sleep() const noexcept { return base_; }     ///< The base of the backoff.
+    int max_retries() const noexcept { return max_retries_; }                    ///< After clamping to 29.
+    std::chrono::milliseconds max_sleep() const noexcept { return max_sleep_; }  ///< The cap of one sleep.
 
 private:
     std::chrono::milliseconds base_;
@@ -48,6 +49,7 @@ private:
 /// Exponential backoff whose sleep never exceeds max_sleep (Curator's BoundedExponentialBackoffRetry).
 class bounded_exponential_backoff_retry : public exponential_backoff_retry {
 public:
+    /// As exponential_backoff_retry's, with max_sleep required.
     bounded_exponential_backoff_retry(std::chrono::milliseconds base_sleep,
                                       std::chrono::milliseconds max_sleep, int max_retries);
 };
@@ -55,6 +57,7 @@ public:
 /// At most n retries, each after the same sleep.
 class retry_n_times : public retry_policy {
 public:
+    /// Throws zkr::error (invalid_argument) for a negative n or sleep.
     retry_n_times(int n, std::chrono::milliseconds sleep_between);
     std::optional<std::chrono::milliseconds> next_sleep(const retry_context& ctx) const override;
 
@@ -66,12 +69,14 @@ private:
 /// One retry after the given sleep.
 class retry_one_time : public retry_n_times {
 public:
+    /// Throws zkr::error (invalid_argument) for a negative sleep.
     explicit retry_one_time(std::chrono::milliseconds sleep_between);
 };
 
 /// Retries with a fixed sleep until max_elapsed has passed since the first attempt.
 class retry_until_elapsed : public retry_policy {
 public:
+    /// Throws zkr::error (invalid_argument) for a negative time.
     retry_until_elapsed(std::chrono::milliseconds max_elapsed, std::chrono::milliseconds sleep_between);
     std::optional<std::chrono::milliseconds> next_sleep(const retry_context& ctx) const override;
 
@@ -84,6 +89,7 @@ private:
 /// error, or close().
 class retry_forever : public retry_policy {
 public:
+    /// Throws zkr::error (invalid_argument) for a negative sleep.
     explicit retry_forever(std::chrono::milliseconds sleep_between);
     std::optional<std::chrono::milliseconds> next_sleep(const retry_context& ctx) const override;
 
@@ -94,6 +100,7 @@ private:
 /// Wraps another policy and never retries an expired session (Curator's SessionFailedRetryPolicy).
 class session_failed_retry_policy : public retry_policy {
 public:
+    /// inner decides every other failure; throws zkr::error (invalid_argument) when it is null.
     explicit session_failed_retry_policy(std::shared_ptr<const retry_policy> inner);
     std::optional<std::chrono::milliseconds> next_sleep(const retry_context& ctx) const override;
 

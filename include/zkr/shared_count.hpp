@@ -24,7 +24,9 @@ namespace zkr {
  */
 class shared_count {
 public:
+    /// Opens the count at `path`, creating it with `seed` when it does not exist (see above).
     shared_count(client& c, std::string path, std::int32_t seed);
+    /// Stops re-reading the count on reconnection.
     ~shared_count();
     shared_count(const shared_count&) = delete;
     shared_count& operator=(const shared_count&) = delete;
@@ -39,6 +41,7 @@ public:
     /// listener(new value) runs on the client's callback thread after each change this object
     /// sees, whoever made it.
     state_subscription add_listener(std::function<void(std::int32_t)> listener);
+    /// The count's node path.
     const std::string& path() const noexcept { return path_; }
 
 private:

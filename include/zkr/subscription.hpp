@@ -13,7 +13,9 @@ public:
     state_subscription() = default;
     /// remove runs once, on unsubscribe() or destruction.
     explicit state_subscription(std::function<void()> remove) : remove_(std::move(remove)) {}
+    /// Takes over the registration; `other` then holds none.
     state_subscription(state_subscription&&) noexcept = default;
+    /// Ends this registration (as unsubscribe()), then takes over other's.
     state_subscription& operator=(state_subscription&& other) noexcept;
     state_subscription(const state_subscription&) = delete;
     state_subscription& operator=(const state_subscription&) = delete;

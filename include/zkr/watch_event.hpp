@@ -21,7 +21,7 @@ std::string_view to_string(watch_event_type t) noexcept;
 /// What a one-shot watch reports, exactly once. Connection loss alone does not fire a watch:
 /// ZooKeeper restores watches when the same session reconnects.
 struct watch_event {
-    watch_event_type type = watch_event_type::not_watching;
+    watch_event_type type = watch_event_type::not_watching;  ///< What happened to the node.
     std::string path;  ///< As the user named it (without namespace).
 };
 
