@@ -215,22 +215,41 @@ int both_leading_while(const zkr::leader_latch& a, const zkr::leader_latch& b, c
     return both.load();
 }
 
+// The set-up of the double-leader regressions: `first` (its client behind a proxy the test can
+// cut, with the given session timeout) leads, `second` (direct) is queued behind it.
+struct proxied_election {
+    zkr::test::tcp_proxy proxy;
+    std::unique_ptr<zkr::client> a, b;
+    zkr::leader_latch first, second;
+
+    proxied_election(zkr::test::zk_cluster& zk, const std::string& path, std::chrono::milliseconds session)
+        : proxy(zk.client_port(0)),
+          a(connect("127.0.0.1:" + std::to_string(proxy.port()), session)),
+          b(connect(zk.connect_string())),
+          first(*a, path, "a"),
+          second(*b, path, "b") {}
+
+    // Called once the test's listeners are in place.
+    void start_first_then_second() {
+        first.start();
+        REQUIRE(first.await_leadership(10s));
+        second.start();
+        REQUIRE(zkr::test::eventually([&] { return first.participants().size() == 2; }));
+    }
+};
+
 }  // namespace
 
 TEST_CASE("regression CURATOR-504/620/644: a leader's short disconnection keeps one leader, the same term and epoch, and the waiter never leads") {
     auto& zk = zkr::test::shared_server();
-    const auto path = latch_path("reconnect");
-    zkr::test::tcp_proxy proxy(zk.client_port(0));
-    auto a = connect("127.0.0.1:" + std::to_string(proxy.port()), 6s);
-    auto b = connect(zk.connect_string());
-    zkr::leader_latch leader(*a, path, "a"), waiter(*b, path, "b");
+    proxied_election e(zk, latch_path("reconnect"), 6s);
+    auto& proxy = e.proxy;
+    auto& leader = e.first;
+    auto& waiter = e.second;
     heard ears_a, ears_b;
     auto sub_a = leader.add_listener(std::ref(ears_a));
     auto sub_b = waiter.add_listener(std::ref(ears_b));
-    leader.start();
-    REQUIRE(leader.await_leadership(10s));
-    waiter.start();
-    REQUIRE(zkr::test::eventually([&] { return leader.participants().size() == 2; }));
+    e.start_first_then_second();
     const auto epoch = leader.fencing_token();
     const auto term = leader.stop_token();
     // Curator's LeaderLatch re-ran its election on RECONNECTED (reset(): a new node) and could
@@ -260,14 +279,13 @@ TEST_CASE("regression CURATOR-504/620/644: a leader's short disconnection keeps 
 TEST_CASE("regression CURATOR-696: after its session is lost, a participant never leads on its old session's node") {
     auto& zk = zkr::test::shared_server();
     const auto path = latch_path("stale-node");
-    zkr::test::tcp_proxy proxy(zk.client_port(0));
-    auto a = connect("127.0.0.1:" + std::to_string(proxy.port()), 2s);
-    auto b = connect(zk.connect_string());
-    zkr::leader_latch first(*a, path, "a"), second(*b, path, "b");
-    first.start();
-    REQUIRE(first.await_leadership(10s));
-    second.start();
-    REQUIRE(zkr::test::eventually([&] { return first.participants().size() == 2; }));
+    proxied_election e(zk, path, 2s);
+    auto& proxy = e.proxy;
+    auto& a = e.a;
+    auto& b = e.b;
+    auto& first = e.first;
+    auto& second = e.second;
+    e.start_first_then_second();
     const auto old_epoch = first.fencing_token();
     const auto old_session = a->session_id();
     // Cut off past its session: the server ends it (b leads), a's client declares it lost and
