@@ -288,6 +288,29 @@ result run_deep_queue(const settings& s, const std::string& path) {
     return out;
 }
 
+// When a latch's participant last heard that it leads: W9's and W10's clock.
+struct leadership_clock {
+    std::mutex m;
+    std::condition_variable cv;
+    std::int64_t led_at = 0;  // now_ns() of the newest is_leader (under m)
+
+    zkr::state_subscription listen(zkr::leader_latch& latch) {
+        return latch.add_listener([this](bool leads) {
+            if (!leads) return;
+            std::lock_guard l(m);
+            led_at = now_ns();
+            cv.notify_all();
+        });
+    }
+
+    // The time of an is_leader heard after `after`; throws after 30 s without one.
+    std::int64_t await_after(std::int64_t after) {
+        std::unique_lock l(m);
+        if (!cv.wait_for(l, 30s, [&] { return led_at > after; })) throw std::runtime_error("no new leader within 30 s");
+        return led_at;
+    }
+};
+
 // W9: leader failover after a clean close. Two sessions, one latch each; the leader closes its
 // latch and the other's listener hears that it leads: the time between the two is the failover.
 // The closed side then joins again behind the new leader (not timed), and the roles swap.
@@ -299,26 +322,15 @@ result run_failover(const settings& s, const std::string& path) {
         std::unique_ptr<zkr::leader_latch> latch;
         zkr::state_subscription sub;
     };
-    std::mutex m;
-    std::condition_variable cv;
-    std::int64_t led_at = 0;  // when the newest leader heard it (under m)
+    leadership_clock clock;
     auto join = [&](std::size_t i) {
         side sd;
         sd.latch = std::make_unique<zkr::leader_latch>(*sessions[i], path, "p" + std::to_string(i));
-        sd.sub = sd.latch->add_listener([&](bool leader) {
-            if (!leader) return;
-            std::lock_guard l(m);
-            led_at = now_ns();
-            cv.notify_all();
-        });
+        sd.sub = clock.listen(*sd.latch);
         sd.latch->start();
         return sd;
     };
-    auto await_led = [&](std::int64_t after) {
-        std::unique_lock l(m);
-        if (!cv.wait_for(l, 30s, [&] { return led_at > after; })) throw std::runtime_error("no new leader within 30 s");
-        return led_at;
-    };
+    auto await_led = [&](std::int64_t after) { return clock.await_after(after); };
     std::array<side, 2> sides;
     sides[0] = join(0);
     await_led(0);
@@ -394,27 +406,16 @@ result run_failover_after_kill(settings s, const std::string& path) {
             if (clk::now() > until) throw std::runtime_error("the w10 leader never joined " + path);
             std::this_thread::sleep_for(1ms);
         }
-        std::mutex m;
-        std::condition_variable cv;
-        std::int64_t led_at = 0;
+        leadership_clock clock;
         zkr::leader_latch latch(c, path, "survivor");
-        auto sub = latch.add_listener([&](bool leads) {
-            if (!leads) return;
-            std::lock_guard l(m);
-            led_at = now_ns();
-            cv.notify_all();
-        });
+        auto sub = clock.listen(latch);
         latch.start();
         while (latch.participants().size() < 2) std::this_thread::sleep_for(1ms);
         // At a moment of no relation to the child's last request.
         std::this_thread::sleep_for(std::chrono::milliseconds(kill_delay_ms()));
         const auto t0 = now_ns();
         leader.kill(SIGKILL);
-        {
-            std::unique_lock l(m);
-            if (!cv.wait_for(l, 30s, [&] { return led_at != 0; })) throw std::runtime_error("no new leader within 30 s of the kill");
-        }
-        out.handoff_us.push_back(static_cast<double>(led_at - t0) / 1000);
+        out.handoff_us.push_back(static_cast<double>(clock.await_after(t0) - t0) / 1000);
         ++out.per_client[0];
         (void)leader.wait();
         latch.close();

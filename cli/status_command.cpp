@@ -86,13 +86,16 @@ queue_report report_queue(zkr::client& client, const std::string& path, const st
     return q;
 }
 
+// What a holder of this queue is called: a latch's leads.
+const char* holder_role(const queue_report& q) { return q.latch ? "leading" : "holding"; }
+
 void print_text(const std::string& path, const queue_report& q) {
     std::string kind = q.kind;
     if (q.max_leases) kind += " of " + std::to_string(*q.max_leases) + " leases";
     else if (q.kind == "semaphore") kind += " (maximum from a shared count)";
-    std::cout << path << ": " << kind << ", " << q.holding << (q.latch ? " leading, " : " holding, ") << q.waiting << " waiting\n";
+    std::cout << path << ": " << kind << ", " << q.holding << ' ' << holder_role(q) << ", " << q.waiting << " waiting\n";
     for (const auto& n : q.nodes) {
-        std::string role = n.holds ? (q.latch ? "leading" : "holding") : "waiting " + std::to_string(n.position);
+        std::string role = n.holds ? holder_role(q) : "waiting " + std::to_string(n.position);
         if (n.leases > 1) role += " (" + std::to_string(n.leases) + " leases)";
         if (!n.side.empty()) role += " (" + n.side + ")";
         std::printf("  %-22s %-50s %-24s %s  token %lld\n", role.c_str(), n.name.c_str(), n.data.empty() ? "-" : n.data.c_str(),
@@ -112,7 +115,7 @@ std::string json(const std::string& path, const std::vector<queue_report>& queue
         for (std::size_t j = 0; j < q.nodes.size(); ++j) {
             const auto& n = q.nodes[j];
             out += std::string(j ? "," : "") + "{\"node\":" + json_string(n.name) + ",\"role\":" +
-                   json_string(n.holds ? (q.latch ? "leading" : "holding") : "waiting") +
+                   json_string(n.holds ? holder_role(q) : "waiting") +
                    ",\"position\":" + std::to_string(n.position) + ",\"data\":" + json_string(n.data) +
                    ",\"leases\":" + std::to_string(n.leases) + ",\"side\":" + (n.side.empty() ? "null" : json_string(n.side)) +
                    ",\"age_ms\":" + std::to_string(n.age_ms) + ",\"token\":" + std::to_string(n.token) + "}";

@@ -111,11 +111,7 @@ public class CuratorBench {
 
     static void failover(String connect, String path, double seconds, double warmup) throws Exception {
         CuratorFramework[] s = new CuratorFramework[2];
-        for (int i = 0; i < 2; i++) {
-            s[i] = CuratorFrameworkFactory.newClient(connect, 10000, 15000, new ExponentialBackoffRetry(1000, 3));
-            s[i].start();
-            s[i].blockUntilConnected();
-        }
+        for (int i = 0; i < 2; i++) s[i] = session(connect, 10000);
         LeaderLatch[] latch = new LeaderLatch[2];
         latch[0] = join(s[0], path, "p0");
         awaitLed(0);
@@ -157,6 +153,7 @@ public class CuratorBench {
     // W10: as zkr_lockbench's run_failover_after_kill. The session timeout is zkr's (2 s).
     static final int KILL_SESSION_MS = 2000;
 
+    // One client (its own session), connected.
     static CuratorFramework session(String connect, int sessionMs) throws Exception {
         CuratorFramework c = CuratorFrameworkFactory.newClient(connect, sessionMs, 15000, new ExponentialBackoffRetry(1000, 3));
         c.start();
@@ -276,12 +273,7 @@ public class CuratorBench {
         double warmup = args.length > 4 ? Double.parseDouble(args[4]) : 2.0;
         String path = "/lockbench-curator/" + workload + "-" + ProcessHandle.current().pid();
         List<CuratorFramework> sessions = new ArrayList<>();
-        for (int i = 0; i < clients; i++) {
-            CuratorFramework c = CuratorFrameworkFactory.newClient(connect, 10000, 15000, new ExponentialBackoffRetry(1000, 3));
-            c.start();
-            c.blockUntilConnected();
-            sessions.add(c);
-        }
+        for (int i = 0; i < clients; i++) sessions.add(session(connect, 10000));
         // Warm-up: the JIT (Curator's figures halve without it), and the parents.
         Cycle w = recipe(workload, sessions.get(0), path);
         for (long until = System.nanoTime() + (long) (warmup * 1e9); System.nanoTime() < until;) { w.acquire(); w.release(); }

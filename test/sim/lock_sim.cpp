@@ -164,9 +164,7 @@ struct live_machine {
 struct multi_acquire {
     std::vector<std::string> order;
     std::vector<std::uint64_t> members;  // the member machines started so far, in order
-    std::optional<std::int64_t> deadline;
-    bool try_only = false;
-    bool holding = false;  // every member granted
+    std::optional<std::int64_t> deadline;  // none: untimed
 };
 
 class world {
@@ -812,12 +810,8 @@ private:
         if (c.closed || c.attempts_started >= s_.attempts || static_cast<int>(c.running.size()) >= c.parallel) return;
         if (s_.kind == recipe::multi_lock) return start_multi(c);
         const auto id = ++next_machine_;
-        const auto style = pick(10);
-        const bool try_only = style < 2;
-        // A try, a timed acquire (its deadline comes from the machine's deadline_after), or an untimed one.
-        std::optional<std::chrono::milliseconds> timeout;
-        if (try_only) timeout = std::chrono::milliseconds(0);
-        else if (style < 6) timeout = std::chrono::milliseconds(50 + pick(400));
+        const auto timeout = draw_timeout();
+        const bool try_only = timeout && timeout->count() == 0;
         const bool odd = odd_rule_ && c.id == 0;
         // A read-write lock's acquires are readers or writers, half and half.
         const lock_rule* rule = odd ? odd_rule_.get() : read_rule_ && pick(2) == 0 ? read_rule_.get() : rule_.get();
@@ -833,15 +827,22 @@ private:
         feed(c, id, lock_in::start{c.connected, c.session});
     }
 
+    // A try (zero), a timed acquire (its deadline comes from the machine's deadline_after), or an
+    // untimed one (nullopt).
+    std::optional<std::chrono::milliseconds> draw_timeout() {
+        const auto style = pick(10);
+        if (style < 2) return std::chrono::milliseconds(0);
+        if (style < 6) return std::chrono::milliseconds(50 + pick(400));
+        return std::nullopt;
+    }
+
     // A multi-lock's acquire: two or three of the paths, listed in an order of the caller's own
     // (overlapping sets in opposite orders are what could deadlock), taken in the recipe's order.
     void start_multi(client& c) {
         const auto group = ++next_machine_;
         multi_acquire g;
-        const auto style = pick(10);
-        g.try_only = style < 2;
-        if (g.try_only) g.deadline = now_;
-        else if (style < 6) g.deadline = now_ + 50 + static_cast<std::int64_t>(pick(400));
+        const auto timeout = draw_timeout();
+        if (timeout) g.deadline = now_ + timeout->count();
         g.order = paths_;
         std::shuffle(g.order.begin(), g.order.end(), rng_);
         if (pick(2) == 0) g.order.pop_back();
@@ -850,7 +851,7 @@ private:
         order_by_path(g.order, [](const std::string& p) -> const std::string& { return p; });
         c.running[group] = false;
         ++c.attempts_started;
-        note("c" + std::to_string(c.id) + " acquires the multi-lock" + listed + " (g" + std::to_string(group) + (g.try_only ? ", try" : "") + ")");
+        note("c" + std::to_string(c.id) + " acquires the multi-lock" + listed + " (g" + std::to_string(group) + (timeout && timeout->count() == 0 ? ", try" : "") + ")");
         multi_[group] = std::move(g);
         start_member(c, group);
     }
@@ -874,8 +875,7 @@ private:
     void member_granted(client& c, std::uint64_t group) {
         auto& g = multi_.at(group);
         if (g.members.size() < g.order.size()) return start_member(c, group);
-        g.holding = true;
-        c.running[group] = true;
+        c.running[group] = true;  // every member granted
         note("c" + std::to_string(c.id) + " holds the multi-lock g" + std::to_string(group));
         at(pick(150), {timer::hold_end, c.id, group});
     }
