@@ -120,6 +120,7 @@ private:
     void wait_for_connection(const op_ptr& op);
     void issue(const op_ptr& op);
     void issue_create(const op_ptr& op);
+    void create_after_lookup(const op_ptr& op);
     void issue_parents(const op_ptr& op);
     void issue_protected_lookup(const op_ptr& op);
     void issue_multi(const op_ptr& op);

@@ -120,11 +120,7 @@ void connection::on_protected_listed(const inflight& f, int rc, const struct Str
             return;
         }
     }
-    if (rc == ZOK || rc == ZNONODE) {
-        op->recover_protected = false;
-        issue(op);
-        return;
-    }
+    if (rc == ZOK || rc == ZNONODE) return create_after_lookup(op);
     on_result(op, rc, {});
 }
 
@@ -137,13 +133,22 @@ void connection::on_protected_found(const inflight& f, int rc, const struct Stat
         r.stat = from_zk(*stat);
         return on_result(f.op, ZOK, std::move(r));
     }
-    if (rc == ZOK || rc == ZNONODE) {
-        if (rc == ZOK) f.op->protect_prefix = new_protect_prefix();  // a stale node of an old session
+    if (rc == ZOK) {
+        f.op->protect_prefix = new_protect_prefix();  // a stale node of an old session
         f.op->recover_protected = false;
-        issue(f.op);
-        return;
+        return issue_create(f.op);
     }
+    if (rc == ZNONODE) return create_after_lookup(f.op);
     on_result(f.op, rc, {});
+}
+
+// The lookup found no node of ours: create it. A read-only server may lack our node (made on the
+// quorum after that server was cut off), so there recovery stays pending: the create's
+// not_read_only then has the connection look for the node on the next read-write connection
+// (forget_protected) instead of leaving it ahead of every waiter for the life of the session.
+void connection::create_after_lookup(const op_ptr& op) {
+    if (machine_.state() != connection_state::read_only) op->recover_protected = false;
+    issue_create(op);
 }
 
 }  // namespace zkr::detail

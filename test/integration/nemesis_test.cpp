@@ -14,6 +14,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <future>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -572,7 +573,8 @@ struct read_only_setup {
             co.netns_files.push_back(lab.netns_file(s));
         }
         co.jvm_properties = {"-Dreadonlymode.enabled=true"};
-        co.config_lines = {"localSessionsEnabled=true", "localSessionsUpgradingEnabled=true"};
+        // (Sessions of 10 s, longer than 20 ticks: partition 6 needs time to move a client around.)
+        co.config_lines = {"localSessionsEnabled=true", "localSessionsUpgradingEnabled=true", "maxSessionTimeout=30000"};
         zk = std::make_unique<zkr::test::zk_cluster>(co);
         lonely = zk->leader() == 0 ? 1 : 0;
     }
@@ -644,6 +646,91 @@ TEST_CASE("partition 4: a read-only server cut off from the quorum serves reads,
               << " ms after the cut; connected " << std::chrono::duration_cast<ms>(back_after).count()
               << " ms after the heal; next grant " << std::chrono::duration_cast<ms>(granted_after).count()
               << " ms after the heal; violations 0 (no lock granted while read-only), nodes leaked 0" << std::endl;
+}
+
+// The read-only orphan (the lock simulation found it, seed 322000973): a protected create whose
+// reply was lost is retried on a read-only server, cut off before the quorum made the node. That
+// server lacks the node, and refuses the create (not_read_only). The node on the quorum must not
+// stay ahead of every waiter. The simulation's servers keep the session in read-only mode, as
+// ZooKeeper did before 3.7; there the connection keeps the recovery pending on a read-only server
+// and looks for the node on the next read-write connection. ZooKeeper 3.8 and 3.9 refuse a global
+// session on a read-only server (ZOOKEEPER-3864): this test shows what a real server does, which
+// is that the retried create meets the read-only server under a new session, and the first
+// attempt's node goes with the old one.
+TEST_CASE("partition 6: a create whose reply was lost, retried on a read-only server that lacks its node, leaves no node") {
+    using namespace std::chrono_literals;
+    read_only_setup setup;
+    auto& zk = *setup.zk;
+    const int lonely = setup.lonely;
+    const int leader = zk.leader();
+    REQUIRE(leader >= 0);
+    const auto path = zkr::test::recipe_path("read-only-orphan");
+
+    zkr::client observer(zkr::test::test_options(zk.connect_string(leader), 10s));
+    observer.start();
+    REQUIRE(observer.block_until_connected(20s));
+
+    // Our client reaches each server through a proxy: the leader, and the lonely one (starved for
+    // now).
+    zkr::test::tcp_proxy proxy(zk.host(leader), zk.client_port(leader));
+    zkr::test::tcp_proxy lonely_proxy(zk.host(lonely), zk.client_port(lonely));
+    lonely_proxy.blackhole(true);
+    auto o = zkr::test::test_options("127.0.0.1:" + std::to_string(proxy.port()) + ",127.0.0.1:" + std::to_string(lonely_proxy.port()), 10s);
+    o.can_be_read_only = true;
+    o.retry_policy = std::make_shared<zkr::retry_until_elapsed>(30s, 100ms);  // the retry must meet the read-only server
+    zkr::client c(o);
+    zkr::test::state_recorder states(c);
+    c.start();
+    REQUIRE(c.block_until_connected(20s));
+    REQUIRE(c.state() == zkr::connection_state::connected);
+    const auto session = c.session_id();
+
+    // The lonely follower is cut off from the quorum: it turns read-only, and never sees what the
+    // quorum does from now on.
+    setup.cut_off();
+    REQUIRE(zkr::test::eventually([&] { return zk.four_letter(lonely, "srvr").find("read-only") != std::string::npos; }, 60s));
+
+    // The create reaches the quorum; its reply (and the listing's behind it) are lost. (The lock's
+    // node exists first: a missing parent would be made only after the create's reply, lost here.)
+    observer.create(path, "", {.create_parents = true});
+    proxy.drop_replies(true);
+    zkr::interprocess_mutex m(c, path);
+    auto outcome = std::async(std::launch::async, [&]() -> boost::system::error_code {
+        try {
+            if (m.acquire(20s)) {
+                m.release();
+                return {};
+            }
+            return boost::system::errc::make_error_code(boost::system::errc::timed_out);
+        } catch (const zkr::error& e) {
+            return e.code();
+        }
+    });
+    REQUIRE(zkr::test::eventually([&] { return zkr::test::nodes_under(observer, path) == 1; }, 10s));
+
+    // The leader goes out of reach, the lonely read-only server (which lacks the node) comes in.
+    proxy.blackhole(true);
+    proxy.reset_all();
+    lonely_proxy.blackhole(false);
+    REQUIRE(states.wait_for(zkr::connection_state::read_only, 30s));
+    REQUIRE(outcome.wait_for(30s) == std::future_status::ready);
+    const auto ec = outcome.get();
+    INFO("the acquire on the read-only server: " << ec.message());
+    REQUIRE(ec == zkr::errc::not_read_only);  // the retried create met the read-only server
+    INFO("the node the first attempt made: " << zkr::test::nodes_under(observer, path) << " under " << path);
+
+    // (Before 3.7 the session would be the same, and the connection would delete the node.)
+    CHECK(c.session_id() != session);
+
+    // The leader comes back in reach: the client leaves the read-only server.
+    proxy.drop_replies(false);
+    proxy.blackhole(false);
+    const auto healed_at = std::chrono::steady_clock::now();
+    REQUIRE(zkr::test::eventually([&] { return c.state() == zkr::connection_state::connected || c.state() == zkr::connection_state::reconnected; }, 30s));
+    CHECK(zkr::test::eventually([&] { return zkr::test::nodes_under(observer, path) == 0; }, 15s));
+    const auto gone_after = std::chrono::steady_clock::now() - healed_at;
+    std::cout << "partition read-only orphan: new session on the read-only server (ZOOKEEPER-3864), no node left "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(gone_after).count() << " ms after the heal" << std::endl;
 }
 
 TEST_CASE("partition: leader election, 5 processes, the ZooKeeper leader cut off with its clients, and links flapping") {

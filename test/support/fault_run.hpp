@@ -110,7 +110,11 @@ public:
     /// The namespaces (partitions only).
     zkr::test::net_lab& lab() { return *lab_; }
     /// The namespace of server i and of worker w (partitions only).
-    static std::string server_ns(int i) { return "s" + std::to_string(i); }
+    static std::string server_ns(int i) {
+        std::string name = "s";  // (not "s" + to_string(i): GCC 12 warns falsely, -Wrestrict, at -O3)
+        name += std::to_string(i);
+        return name;
+    }
     static std::string worker_ns(int w) { return w % 2 == 0 ? "cA" : "cB"; }
     zkr::test::tcp_proxy& proxy(int i) { return *proxies_.at(static_cast<std::size_t>(i)); }
     std::mt19937& rng() { return rng_; }

@@ -21,13 +21,15 @@ namespace {
 
 constexpr std::size_t max_buffered = 1 << 20;
 
-sockaddr_in loopback(int port) {
+sockaddr_in ipv4(std::uint32_t address, int port) {
     sockaddr_in a{};
     a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_addr.s_addr = address;
     a.sin_port = htons(static_cast<std::uint16_t>(port));
     return a;
 }
+
+sockaddr_in loopback(int port) { return ipv4(htonl(INADDR_LOOPBACK), port); }
 
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
@@ -65,7 +67,19 @@ bool push(int dst, std::string& buffer) {
 
 }  // namespace
 
-tcp_proxy::tcp_proxy(int target_port) : target_port_(target_port) {
+namespace {
+std::uint32_t parse_ipv4(const std::string& address) {
+    in_addr a{};
+    if (::inet_pton(AF_INET, address.c_str(), &a) != 1) throw std::runtime_error("tcp_proxy: not an IPv4 address: " + address);
+    return a.s_addr;
+}
+}  // namespace
+
+tcp_proxy::tcp_proxy(int target_port) : tcp_proxy(htonl(INADDR_LOOPBACK), target_port) {}
+
+tcp_proxy::tcp_proxy(const std::string& target_address, int target_port) : tcp_proxy(parse_ipv4(target_address), target_port) {}
+
+tcp_proxy::tcp_proxy(std::uint32_t target_address, int target_port) : target_port_(target_port), target_address_(target_address) {
     if (::pipe2(wake_pipe_, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("tcp_proxy: pipe failed");
     for (int attempt = 0; attempt < 20 && listen_fd_ < 0; ++attempt) {
         port_ = free_loopback_port();
@@ -159,8 +173,9 @@ void tcp_proxy::loop() {
                 const int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
                 if (client < 0) break;
                 const int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-                auto a = loopback(target_port_);
-                // Loopback connects complete at once or are refused: a blocking connect is fine here.
+                auto a = ipv4(target_address_, target_port_);
+                // Loopback connects (and a link's, while it is up) complete at once or are refused:
+                // a blocking connect is fine here.
                 if (::connect(server, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
                     ::close(server);
                     reset_close(client);

@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <memory>
 #include <thread>
 
@@ -19,6 +21,8 @@ namespace zkr::test {
 class tcp_proxy {
 public:
     explicit tcp_proxy(int target_port);
+    /// To a server on another address (a net_lab namespace's), e.g. "10.0.0.2".
+    tcp_proxy(const std::string& target_address, int target_port);
     ~tcp_proxy();
     tcp_proxy(const tcp_proxy&) = delete;
     tcp_proxy& operator=(const tcp_proxy&) = delete;
@@ -31,12 +35,14 @@ public:
     std::size_t connections() const { return open_.load(); }
 
 private:
+    tcp_proxy(std::uint32_t target_address, int target_port);
     struct impl;
     void loop();
     void wake();
 
     int port_ = 0;
     int target_port_ = 0;
+    std::uint32_t target_address_ = 0;  // IPv4, network byte order
     int listen_fd_ = -1;
     int wake_pipe_[2] = {-1, -1};
     std::atomic<bool> blackhole_{false};
