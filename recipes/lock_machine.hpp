@@ -506,7 +506,7 @@ private:
     void on(const lock_in::node_changed& e, const request& r) {
         drop(e.ticket);
         auto* a = waiting();
-        if (!a) return;
+        if (!a) return;  // sim-one-way: ticket-guard
         a->watching.erase(r.name);
         if (e.type == watch_event_type::node_deleted) return node_gone(r.name);
         if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on(r.name))
@@ -562,7 +562,7 @@ private:
 
     void grant() {
         auto& a = *acquiring();
-        if (!Rules::owns(a.node->owner, session_)) {  // a node of an earlier session never counts as ours
+        if (!Rules::owns(a.node->owner, session_)) {  // a node of an earlier session never counts as ours; sim-one-way: owner-guard
             emit(lock_out::remove_node{a.node->path});  // sim-unreachable: owner-guard
             return restart();                            // sim-unreachable: owner-guard
         }
@@ -666,13 +666,13 @@ private:
         if (e.ec) return drop(e.ticket);  // no watch was set
         // A live own-node ticket means we have our node (a restart or an end drops the ticket):
         // only a guard, so that a slip of the tickets can never dereference a node we lack.
-        const auto* n = node(); if (!n) return;
+        const auto* n = node(); if (!n) return;  // sim-one-way: ticket-guard
         on_own_news(news_of(e), /*fired=*/false);
     }
 
     void on(const lock_in::own_changed& e, const request&) {
         drop(e.ticket);
-        const auto* n = node(); if (!n) return;  // a guard, as in own_read
+        const auto* n = node(); if (!n) return;  // a guard, as in own_read; sim-one-way: ticket-guard
         on_own_news(news_of(e), /*fired=*/true);
     }
 
@@ -782,7 +782,7 @@ private:
     // ---- the hold --------------------------------------------------------------------------
     void set_hold(hold_state s) {
         auto& h = *holding();
-        if (h.state == s) return;
+        if (h.state == s) return;  // sim-one-way: same-state-guard
         h.state = s;
         if (s != hold_state::held && s != hold_state::doubtful) {
             // The own watch and its timer no longer matter (a pending delete keeps its ticket).

@@ -38,11 +38,11 @@ std::optional<lease_node_info> parse_lease_node(std::string_view name) {
     if (w_part.size() < 2 || w_part[0] != 'w') return info;
     const auto weight = detail::parse_number<std::uint32_t>(w_part.substr(1));
     if (!weight || *weight == 0) return info;
-    if (w_start < 2) return info;
+    if (w_start < 2) return info;  // sim-one-way: lease-name-guard
     std::string_view m_head = head.substr(0, w_start - 1);
     const auto m_start = m_head.rfind('-') == std::string_view::npos ? 0 : m_head.rfind('-') + 1;
     const std::string_view m_part = m_head.substr(m_start);
-    if (m_part.size() < 2 || m_part[0] != 'm') return info;
+    if (m_part.size() < 2 || m_part[0] != 'm') return info;  // sim-one-way: lease-name-guard
     info.weight = *weight;
     info.max_tag = std::string(m_part);
     return info;
@@ -215,7 +215,7 @@ void queue_view::remove_through(const std::string& name) {
 }
 
 lock_decision queue_view::decide(const lock_rule& rule, const decision_context& context) const {
-    if (nodes_.empty()) return {};
+    if (nodes_.empty()) return {};  // sim-one-way: view-guard
     return rule.decide(nodes_, nodes_.size() - 1, context);
 }
 

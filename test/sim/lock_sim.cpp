@@ -94,6 +94,7 @@ struct request {
     bool recover = false;  // create: the first try may have been applied
     bool plain = false;    // create: a plain ephemeral node (a downgrade's read node), not sequential
     bool signal = false;   // release: multi of setData and delete
+    std::int64_t owner = 0;  // get_data's reply: the node's ephemeral owner
 };
 
 // Something for a machine, in the order the client sees it.
@@ -157,6 +158,11 @@ struct live_machine {
     std::string writer_node;         // and that writer's node name
     std::string path = lock_path;    // its lock's path
     std::uint64_t group = 0;         // a multi-lock member: the multi-acquire it is part of
+    // What the engine registers for the client's other acquires (client_nodes), until the machine
+    // finishes: the nodes its creates made, and whether a create is in flight (its node may be any
+    // new child of the lock's path).
+    std::set<std::string> nodes;
+    int creates_in_flight = 0;
 };
 
 // One acquire of a multi-lock: its members are taken one at a time in `order`, each acquire with
@@ -381,8 +387,17 @@ private:
             if (!operator_session_) operator_session_ = zk_.open_session();
             // Or a protected node of another kind of lock (another library's mutex on the same
             // path): no acquire may take part with it; each fails with lock_kind_mismatch.
-            const char* names[] = {"lock-", "lease-", "m1-w1-lease-", "__WRIT__", "config-", nullptr};
-            const char* name = names[pick(6)];
+            const char* names[] = {"lock-", "lease-", "m1-w1-lease-", "__WRIT__", "config-", "_c_operator-config-", nullptr, nullptr};
+            const auto which = pick(8);
+            if (which == 7) {
+                // Or a plain node with the protect prefix (so that the rules parse it) and a name
+                // they must refuse: too short, or a sequence with a letter in it.
+                const char* odd[] = {"_c_x", "_c_operator-lock-00000000x1", "_c_operator-lease-00000000x1", "_c_operator-__READ__00000000x1"};
+                const auto made = zk_.create_ephemeral(operator_session_, queue_path, odd[pick(4)], "");
+                note("a foreign node appears: " + made.path);
+                return route_fired();
+            }
+            const char* name = names[which];
             std::string other_kind;
             if (!name) {
                 const bool mutex_nodes = s_.kind == recipe::mutex || s_.kind == recipe::revocable_mutex || s_.kind == recipe::multi_lock;
@@ -406,7 +421,9 @@ private:
                     if (write_ends_hold(lm)) one_holder.insert(lm.m->node_path());
                 }
             const auto last = queue_path + "/" + *std::max_element(nodes->begin(), nodes->end(), [](const auto& a, const auto& b) {
-                return a.substr(a.size() - 10) < b.substr(b.size() - 10);  // by sequence
+                // by sequence (a plain node's name, shorter than one, comes first)
+                const auto seq = [](const std::string& n) { return n.size() < 10 ? std::string() : n.substr(n.size() - 10); };
+                return seq(a) < seq(b);
             });
             for (const auto& [id, lm] : live_)
                 if (lm.m->phase() == lock_phase::waiting && lm.m->node_path() == last) held.push_back(last);
@@ -679,6 +696,7 @@ private:
                 const auto id = ++next_watch_;
                 const node* n = zk_.read(r.path, c.session, id, false);
                 if (n) watches_[id] = {c.id, c.session, r.machine, r.ticket, false};
+                r.owner = n ? n->owner : 0;
                 reply(c, r, lock_in::node_read{r.ticket, n ? error_code{} : ec_of(rc::no_node), n ? n->version : 0});
                 break;
             }
@@ -756,6 +774,7 @@ private:
             c.local.pop_front();
         } else {
             d = std::move(c.replies.front().what);
+            if (const auto& r = c.replies.front().answers; r && r->what == request::get_data) mark_stray(c, *r, d.event);
             c.replies.pop_front();
         }
         if (d.machine) {
@@ -915,10 +934,33 @@ private:
         feed(c, writer, release());
     }
 
+    // A node of our own session that no acquire of this client has (as the engine tells at the
+    // read's reply): a stray, which the waiter behind it deletes. The world makes them as
+    // production does: a create that gave up after the server made its node (its removal by prefix
+    // is still on its way), or an acquire that ended while its create was in flight.
+    void mark_stray(const client& c, const request& r, lock_event& e) {
+        auto& read = std::get<lock_in::node_read>(e);
+        if (read.ec || r.owner == 0 || r.owner != c.session) return;
+        read.stray = !client_knows(c, r.path);
+        if (read.stray) note("c" + std::to_string(c.id) + " reads a stray: " + r.path);
+    }
+    bool client_knows(const client& c, const std::string& path) const {
+        for (const auto& [id, lm] : live_)
+            if (lm.client == c.id && !lm.m->finished() &&
+                (lm.nodes.count(path) || (lm.creates_in_flight > 0 && parent_path(path) == lm.path)))
+                return true;
+        return false;
+    }
+
     void feed(client& c, std::uint64_t id, const lock_event& e) {
         const auto it = live_.find(id);
         if (it == live_.end()) return;
         auto& m = *it->second.m;
+        if (const auto* created = std::get_if<lock_in::created>(&e)) {
+            auto& lm = it->second;
+            lm.creates_in_flight = std::max(0, lm.creates_in_flight - 1);
+            if (!created->ec) lm.nodes.insert(created->path);
+        }
         if (const auto* r = std::get_if<lock_in::release>(&e)) unanswered_releases_.insert(r->caller);
         const auto actions = m.resume(e);
         for (const auto& a : actions) std::visit([&](const auto& act) { carry_out(c, id, act); }, a);
@@ -947,6 +989,7 @@ private:
         request r{request::create, id, a.ticket, live_.at(id).path, live_.at(id).node_name};
         r.plain = live_.at(id).downgrade_of != 0;
         r.prefix = renew_prefix(c, r);
+        ++live_.at(id).creates_in_flight;
         send(c, std::move(r));
     }
     std::string renew_prefix(client& c, const request& r) {
