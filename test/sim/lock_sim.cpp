@@ -91,7 +91,12 @@ struct request {
     std::string path;  // create: the parent
     std::string name;  // create: the name after the protect prefix
     std::string prefix;
-    bool recover = false;  // create: the first try may have been applied
+    // A protected create's recovery, as the connection runs it: separate requests that interleave
+    // with everything else. `lookup` lists the parent for a node with our prefix (its first try
+    // may have been applied), `check` reads the owner of the one found, `fresh` creates.
+    enum step_kind { fresh, lookup, check } step = fresh;
+    std::string found;              // check: the node the lookup found
+    std::optional<node> found_node;  // check's reply: that node, if it is still there
     bool plain = false;    // create: a plain ephemeral node (a downgrade's read node), not sequential
     bool signal = false;   // release: multi of setData and delete
     std::int64_t owner = 0;  // get_data's reply: the node's ephemeral owner
@@ -563,7 +568,7 @@ private:
             if (r.what == request::release) {
                 c.local.push_back({r.machine, lock_in::deleted{r.ticket, make_error_code(errc::connection_loss)}});
             } else {
-                if (r.what == request::create) r.recover = true;
+                if (r.what == request::create) r.step = request::lookup;
                 c.resend.push_back(std::move(r));
             }
         }
@@ -632,7 +637,7 @@ private:
         // (the old session's node, if any, keeps the old one until that session expires).
         for (auto& r : c.resend)
             if (r.what == request::create) {
-                r.recover = false;
+                r.step = request::fresh;
                 r.prefix = renew_prefix(c, r);
             }
         send_resend(c);
@@ -658,8 +663,10 @@ private:
         c.outbound.pop_front();
         static constexpr const char* kinds[] = {"create", "list", "get_data", "exists", "set_data", "remove", "release", "remove_protected"};
         if (traced_) note("server applies c" + std::to_string(c.id) + " m" + std::to_string(r.machine) + " " + kinds[r.what] +
-                          " #" + std::to_string(r.ticket) + " " + r.path + (r.recover ? " (recover)" : ""));
-        if (c.read_only && r.what != request::list && r.what != request::get_data && r.what != request::exists) {
+                          " #" + std::to_string(r.ticket) + " " + r.path + (r.step == request::lookup ? " (recovery: lookup)" : r.step == request::check ? " (recovery: check)" : ""));
+        const bool reads = r.what == request::list || r.what == request::get_data || r.what == request::exists ||
+                           (r.what == request::create && r.step != request::fresh);
+        if (c.read_only && !reads) {
             // A read-only server refuses every write. The connection layer keeps a guaranteed
             // delete for a server of the quorum; the lock's own requests hear not_read_only.
             if (r.machine == 0) c.resend.push_back(std::move(r));
@@ -668,19 +675,20 @@ private:
         }
         switch (r.what) {
             case request::create: {
-                std::optional<zookeeper::create_result> found;
-                if (r.recover) {
-                    found = zk_.find_protected(r.path, r.prefix);
-                    // Adopted only if this session owns it; else the create goes on under a new
-                    // prefix (as zkr's connection does).
-                    if (found && found->stat.owner != c.session) {
-                        found.reset();
-                        r.prefix = renew_prefix(c, r);
-                    }
+                if (r.step == request::lookup) {
+                    // (the connection's sync first: this server has every write the leader had)
+                    const auto found = zk_.find_protected(r.path, r.prefix);
+                    r.found = found ? found->path : std::string();
+                    recovery_reply(c, std::move(r));
+                    break;
                 }
-                auto res = found     ? *found
-                           : r.plain ? zk_.create_ephemeral(c.session, r.path, r.prefix + r.name, "")
-                                     : zk_.create_sequential(c.session, r.path, r.prefix + r.name, "");
+                if (r.step == request::check) {
+                    const node* n = zk_.find(r.found);
+                    recovery_reply(c, std::move(r), n ? std::optional<node>(*n) : std::nullopt);
+                    break;
+                }
+                auto res = r.plain ? zk_.create_ephemeral(c.session, r.path, r.prefix + r.name, "")
+                                   : zk_.create_sequential(c.session, r.path, r.prefix + r.name, "");
                 if (const auto it = live_.find(r.machine);
                     r.plain && res.code == rc::ok && it != live_.end() && !zk_.find(it->second.path + "/" + it->second.writer_node))
                     orphans_.insert(std::string(node_name(res.path)));
@@ -724,6 +732,34 @@ private:
         }
         route_fired();
         check();
+    }
+
+    // A step of a protected create's recovery answered: its reply goes to the connection (no
+    // machine hears it), which sends the next step then.
+    void recovery_reply(client& c, request r, std::optional<node> n = std::nullopt) {
+        r.found_node = std::move(n);
+        reply(c, r, std::nullopt);
+    }
+    static bool is_recovery_step(const std::optional<request>& r) {
+        return r && r->what == request::create && r->step != request::fresh;
+    }
+
+    // The connection's side of the recovery (src/protected_create.cpp): a node with our prefix is
+    // ours only if our session owns it (else a node of an earlier session: ours goes on under a new
+    // prefix); none found, the create is sent.
+    void recovery_answered(client& c, request r) {
+        if (c.closed) return;
+        if (r.step == request::lookup && !r.found.empty()) {
+            r.step = request::check;
+            return send(c, std::move(r));
+        }
+        if (r.step == request::check && r.found_node && r.found_node->owner == c.session) {
+            if (traced_) note("c" + std::to_string(c.id) + " m" + std::to_string(r.machine) + " recovers its node " + r.found);
+            return feed(c, r.machine, lock_in::created{r.ticket, {}, r.found, r.found_node->czxid, r.found_node->owner});
+        }
+        if (r.step == request::check && r.found_node) r.prefix = renew_prefix(c, r);
+        r.step = request::fresh;
+        send(c, std::move(r));
     }
 
     static lock_event not_watching(const lock_event& e) {
@@ -772,6 +808,11 @@ private:
         if (!c.local.empty()) {
             d = std::move(c.local.front());
             c.local.pop_front();
+        } else if (is_recovery_step(c.replies.front().answers)) {
+            request r = std::move(*c.replies.front().answers);
+            c.replies.pop_front();
+            recovery_answered(c, std::move(r));
+            return check();
         } else {
             d = std::move(c.replies.front().what);
             if (const auto& r = c.replies.front().answers; r && r->what == request::get_data) mark_stray(c, *r, d.event);
