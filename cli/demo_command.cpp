@@ -1,10 +1,10 @@
 // zkr demo: starts a local ZooKeeper (unless one is given) and shows processes taking a fair lock
 // in turn; its worker processes are `zkr demo-worker`.
 #include "commands.hpp"
-#include "embedded_server.hpp"
 #include "supervise.hpp"
 
 #include <zkr/fair_lock.hpp>
+#include <zkr/testing.hpp>  // the throwaway server
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,14 +52,14 @@ struct demo_command final : command {
         if (!extra.empty()) throw usage_error("zkr demo takes no PATH (unexpected \"" + extra[0] + "\")");
         const int workers = static_cast<int>(worker_count);
         const int rounds = static_cast<int>(round_count);
-        std::unique_ptr<embedded_server> server;
+        std::unique_ptr<zkr::testing::cluster> server;
         std::string connect_to;
         if (connection.servers || std::getenv("ZKR_CONNECT")) {
             connect_to = connection.connect_string();
             connection.connect();  // fail early and clearly when it is not reachable
         } else {
             say("zkr demo: starting a local ZooKeeper (the Debian zookeeper package's server)...");
-            server = std::make_unique<embedded_server>();
+            server = std::make_unique<zkr::testing::cluster>();
             connect_to = server->connect_string();
             say("zkr demo: ZooKeeper serves at " + connect_to + "; it stops when the demo ends");
         }

@@ -1,5 +1,6 @@
 // A user's project builds against the installed package (find_package, shared and static, and
-// pkg-config) and its program runs against a real server.
+// pkg-config) and its program runs against a real server; its tests, written with Catch2 and
+// zkr::testing, pass.
 #include "recipe_checks.hpp"
 
 #include "zkr_catch.hpp"
@@ -14,5 +15,8 @@ TEST_CASE("a consumer project builds against the installed package and runs") {
         zkr::test::child_process run({out + binary, zk.connect_string()});
         CHECK(run.wait() == 0);
     }
+    // The project's own tests: Catch2 with zkr::testing's servers (a standalone and an ensemble).
+    zkr::test::child_process tests({out + "/cmake/testing_example"});
+    CHECK(tests.wait() == 0);
     zkr::test::child_process({"/bin/rm", "-rf", out}).wait();
 }
