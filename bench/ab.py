@@ -4,6 +4,7 @@ alternating in every round so that drift of the machine hits both alike; prints 
 
     /usr/bin/python3 bench/ab.py BEFORE_LOCKBENCH AFTER_LOCKBENCH [--rounds 6] [--seconds 3]
                                  [--workloads w1,w2,w4,w7] [--placement shared|split] [--out ab.json]
+                                 [--before-args "..."] [--after-args "--observer counting"]
 
 The first round is dropped from the medians: the server's JIT is still warming up then. Build the
 "before" binary from a worktree: git worktree add /tmp/base REV && cmake -S /tmp/base -B
@@ -28,6 +29,9 @@ def main():
     ap.add_argument("--workloads", default="w1,w2,w4,w7")
     ap.add_argument("--placement", choices=["shared", "split"], default="shared")  # as compare.py's
     ap.add_argument("--out", default=None)
+    # Options of one side only ("--observer counting": what a set observer costs, same binary twice).
+    ap.add_argument("--before-args", default="")
+    ap.add_argument("--after-args", default="")
     a = ap.parse_args()
     split = a.placement == "split"
     server = compare.Server(False, ["taskset", "-c", "0"] if split else [])
@@ -35,12 +39,12 @@ def main():
     runs = {}
     try:
         for r in range(a.rounds):
-            pair = [("before", a.before), ("after", a.after)]
+            pair = [("before", [a.before] + a.before_args.split()), ("after", [a.after] + a.after_args.split())]
             if r % 2:
                 pair.reverse()
             for w in a.workloads.split(","):
                 for name, exe in pair:
-                    out = compare.run_json(pin + [exe, "--connect", server.connect, "--workload", w, "--seconds", a.seconds,
+                    out = compare.run_json(pin + exe + ["--connect", server.connect, "--workload", w, "--seconds", a.seconds,
                                             "--warmup", "1", "--json"], 300)
                     runs.setdefault(w, {}).setdefault(name, []).append(out)
                     print("round %d %s %s: %.0f/s" % (r, w, name, out["rate"]), flush=True)

@@ -67,6 +67,7 @@ struct settings {
     double warmup = 2;
     long blocking_call_spin_us = -1;  // -1: the client's default
     bool async_release = false;
+    bool observer = false;  // --observer counting: every client tells a counting observer
     std::chrono::milliseconds session_timeout = std::chrono::seconds(10);
     std::string path;  // w10-leader: the election to lead
 };
@@ -102,6 +103,16 @@ double pct(std::vector<double>& v, double p) {
 
 std::int64_t now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now().time_since_epoch()).count(); }
 
+// The cheapest observer that still hears everything: what an observer costs when one is set
+// (without one, no event is made at all).
+struct counting_observer final : zkr::observer {
+    std::atomic<std::uint64_t> events{0};
+    void on_operation(const zkr::operation_event&) override { ++events; }
+    void on_session(const zkr::session_event&) override { ++events; }
+    void on_hold(const zkr::hold_event&) override { ++events; }
+    void on_leadership(const zkr::leadership_event&) override { ++events; }
+};
+
 std::vector<std::unique_ptr<zkr::client>> open_sessions(const settings& s, int n) {
     static const auto logger = [&] {
         auto l = spdlog::stderr_color_mt("lockbench");
@@ -115,6 +126,7 @@ std::vector<std::unique_ptr<zkr::client>> open_sessions(const settings& s, int n
         if (s.blocking_call_spin_us >= 0) o.blocking_call_spin = std::chrono::microseconds(s.blocking_call_spin_us);
         o.session_timeout = s.session_timeout;
         o.logger = logger;
+        if (s.observer) o.observer = std::make_shared<counting_observer>();
         out.push_back(std::make_unique<zkr::client>(o));
         out.back()->start();
         if (!out.back()->block_until_connected(20s)) throw std::runtime_error("cannot connect to " + s.connect);
@@ -685,6 +697,11 @@ int main(int argc, char** argv) {
             else if (a == "--warmup") s.warmup = std::stod(value());
             else if (a == "--path") s.path = value();
             else if (a == "--blocking-call-spin-us") s.blocking_call_spin_us = std::stol(value());
+            else if (a == "--observer") {
+                const auto v = value();
+                if (v != "none" && v != "counting") throw std::invalid_argument("--observer must be none or counting, got " + v);
+                s.observer = v == "counting";
+            }
             else if (a == "--release") {
                 const auto v = value();
                 if (v != "sync" && v != "async") throw std::invalid_argument("--release must be sync or async, got " + v);

@@ -2,6 +2,8 @@
 // token, and the guarded multi.
 #include "hold.hpp"
 
+#include "../src/observe.hpp"
+
 #include <spdlog/spdlog.h>
 
 namespace zkr {
@@ -38,7 +40,8 @@ std::uint64_t hold::add_listener(std::function<void(hold_state)> fn, std::functi
 
 void hold::remove_listener(std::uint64_t id) { listeners_.remove(id); }
 
-void hold::set_state(hold_state s) {
+void hold::set_state(hold_state s, lost_cause cause) {
+    if (s == hold_state::lost) cause_.store(cause);
     const hold_state old = state_.exchange(s);
     if (old == s) return;
     client_.logger()->info("hold on {} (token {}): {} -> {}", node_path_, token_, to_string(old), to_string(s));
@@ -50,6 +53,16 @@ void hold::set_state(hold_state s) {
     boost::asio::post(callback_executor(detail::connection_of(client_)), [targets = std::move(targets), s] {
         for (const auto& fn : targets) fn(s);
     });
+}
+
+void observe_leadership(const hold& h, const std::string& election_path, bool gained) {
+    const auto& options = h.get_client().options();
+    if (!options.observer) return;
+    auto cause = lost_cause::none;
+    if (!gained && h.state() == hold_state::lost) cause = h.cause();
+    if (!gained && h.state() == hold_state::doubtful) cause = lost_cause::doubt;
+    post_to_observer(options, callback_executor(detail::connection_of(h.get_client())),
+                     leadership_event{election_path, gained, h.fencing_token(), cause});
 }
 
 std::stop_token hold::stop_token() const noexcept {

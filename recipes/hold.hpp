@@ -37,6 +37,8 @@ public:
     /// connection has been silent past the C client's receive timeout. A process that was paused
     /// (SIGSTOP, a VM or GC pause) may run again before its network thread has seen the silence,
     /// and its session may have expired meanwhile: it must not act as the holder then.
+    /// Why the hold was lost (none while it was not).
+    lost_cause cause() const noexcept { return cause_.load(); }
     hold_state caller_state() const noexcept;
     /// Stop is requested once the hold ends: lost (session ended, node deleted or written by
     /// someone else, client closed) or released. Requested on the client's callback thread, so
@@ -62,7 +64,7 @@ private:
     friend class lock_engine;
     friend class lock_driver;  // hands a release to the engine
     // Network thread only: the engine publishes the machine's decision.
-    void set_state(hold_state s);
+    void set_state(hold_state s, lost_cause cause = lost_cause::none);
     void request_stop();
 
     zkr::client& client_;
@@ -73,6 +75,7 @@ private:
     // engine holds only a weak pointer back.
     std::shared_ptr<lock_engine> engine_;
     std::atomic<hold_state> state_{hold_state::held};
+    std::atomic<lost_cause> cause_{lost_cause::none};  // set before state_ becomes lost
     // Only a hold whose token was taken requests its stop (a post to the callback thread per
     // release would wake it once per lock cycle, which W2 showed costs 8%). stop_wanted_ and
     // state_ are seq_cst: of a token taken while the hold ends, at least one side sees the other.
@@ -84,5 +87,10 @@ private:
     };
     listener_registry<listener> listeners_;
 };
+
+/// Tells the client's observer that a term of leadership on `election_path` began (gained) or
+/// ended, with h's token as its epoch; an ended term's cause comes from h's state (a loss, doubt,
+/// or none when given up).
+void observe_leadership(const hold& h, const std::string& election_path, bool gained);
 
 }  // namespace zkr::detail

@@ -80,6 +80,7 @@ struct leader_latch::impl : std::enable_shared_from_this<impl> {
             auto hold = hw.lock();
             if (self && hold) self->on_state(hold, s);
         });
+        detail::observe_leadership(*h, core.path(), true);
         if (ends_term(h->state())) return end_term(h);  // ended before the listener was there
         tell(true);
         changed_cv.notify_all();
@@ -98,6 +99,7 @@ struct leader_latch::impl : std::enable_shared_from_this<impl> {
             term.reset();
             if (now == phase::started) join();
         }
+        detail::observe_leadership(*h, core.path(), false);
         // Doubt (lose_on_doubt): the node is still ours; give it up (deleted once connected).
         if (h->state() == hold_state::doubtful || h->state() == hold_state::held) core.release_quietly(h);
         tell(false);
@@ -155,6 +157,7 @@ void leader_latch::close() {
     }
     impl_->changed_cv.notify_all();
     if (!h) return;
+    detail::observe_leadership(*h, impl_->core.path(), false);
     impl_->core.release_quietly(h);
     // The term ended: listeners hear it on the callback thread, as every other time.
     boost::asio::post(impl_->callbacks, [weak = std::weak_ptr<impl>(impl_)] {

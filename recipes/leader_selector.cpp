@@ -75,6 +75,7 @@ struct leader_selector::impl : std::enable_shared_from_this<impl> {
         // Ended before the listener was there: the term starts stopped.
         const auto s = h->state();
         if (s != hold_state::held && (s != hold_state::doubtful || opts.lose_on_doubt)) term_stop.request_stop();
+        detail::observe_leadership(*h, core.path(), true);
         runner = std::thread([self = shared_from_this(), h, token = term_stop.get_token()] { self->run(h, token); });
     }
 
@@ -91,6 +92,7 @@ struct leader_selector::impl : std::enable_shared_from_this<impl> {
             std::lock_guard lock(m);
             term_stop.request_stop();  // has_leadership() reads false from here on
         }
+        detail::observe_leadership(*h, core.path(), false);
         // Deleted before a new node is created (one session's requests reach the server in order).
         core.release_quietly(h);
         // The term ends only now, so that nothing queues again (requeue()) before this thread's

@@ -1,5 +1,7 @@
 #include "lock_engine.hpp"
 
+#include "../src/observe.hpp"
+
 #include <zkr/path.hpp>
 
 #include <algorithm>
@@ -203,16 +205,26 @@ void lock_engine::carry_out(const lock_out::delete_own& a) {
 }
 
 void lock_engine::carry_out(const lock_out::queued& a) {
+    if (node_path_ != a.path) observed_ahead_.reset();  // a new node (queued again): a new position
+    node_path_ = a.path;
     if (on_queued_) on_queued_(a.path);
 }
 
-void lock_engine::carry_out(const lock_out::waiting&) {
+void lock_engine::carry_out(const lock_out::waiting& a) {
+    if (observed_ahead_ != a.ahead) {
+        observed_ahead_ = a.ahead;
+        observe(hold_event_kind::queued);
+    }
     if (on_waiting_) on_waiting_();
 }
 
 void lock_engine::carry_out(const lock_out::granted& a) {
     auto h = std::make_shared<hold>(client_, a.path, a.token, a.session, shared_from_this());
     hold_ = h;
+    node_path_ = a.path;
+    token_ = a.token;
+    granted_at_ = std::chrono::steady_clock::now();
+    observe(hold_event_kind::acquired, granted_at_ - asked_at_);
     complete({}, std::move(h));
 }
 
@@ -221,7 +233,21 @@ void lock_engine::carry_out(const lock_out::not_granted& a) { complete(a.ec, nul
 void lock_engine::carry_out(const lock_out::hold_changed& a) {
     auto h = hold_.lock();
     if (a.state == hold_state::releasing) releasing_ = h;
-    if (h) h->set_state(a.state);
+    if (h) h->set_state(a.state, a.cause);
+    switch (a.state) {
+        case hold_state::doubtful: return observe(hold_event_kind::doubtful);
+        case hold_state::held: return observe(hold_event_kind::held_again);
+        case hold_state::lost: return observe(hold_event_kind::lost, {}, a.cause);
+        case hold_state::released: return observe(hold_event_kind::released, std::chrono::steady_clock::now() - granted_at_);
+        case hold_state::releasing: return;
+    }
+}
+
+void lock_engine::observe(hold_event_kind kind, std::chrono::steady_clock::duration duration, lost_cause cause) {
+    const auto& options = client_.options();
+    if (!options.observer) return;
+    post_to_observer(options, callback_executor(detail::connection_of(client_)),
+                     hold_event{kind, driver_->path(), node_path_, observed_ahead_.value_or(0), duration, cause, token_});
 }
 
 void lock_engine::carry_out(const lock_out::release_done& a) {

@@ -60,6 +60,8 @@ private:
     void complete(const boost::system::error_code& ec, std::shared_ptr<hold> h);
     void forget_node(const std::string& path);
     void wind_down();
+    // Tells the client's observer, if there is one (client_options::observer).
+    void observe(hold_event_kind kind, std::chrono::steady_clock::duration duration = {}, lost_cause cause = lost_cause::none);
 
     std::shared_ptr<lock_driver> driver_;  // before machine_: the machine points at its rule
     zkr::client& client_;
@@ -72,6 +74,11 @@ private:
     std::function<void(const std::string&)> on_queued_;
     std::function<void()> on_waiting_;
     std::chrono::steady_clock::time_point asked_at_;  // what a timeout counts from
+    // For the observer: our node, how many were ahead when it last heard, when the hold began.
+    std::string node_path_;
+    std::optional<std::size_t> observed_ahead_;
+    std::chrono::steady_clock::time_point granted_at_;
+    std::int64_t token_ = 0;
 
     // From start() until the acquire's outcome is known: see start().
     std::shared_ptr<lock_engine> acquiring_self_;

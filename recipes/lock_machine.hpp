@@ -7,6 +7,7 @@
 #include <zkr/connection_state.hpp>
 #include <zkr/error.hpp>
 #include <zkr/hold_state.hpp>
+#include <zkr/observer.hpp>
 #include "lock_rule.hpp"
 #include <zkr/path.hpp>
 #include <zkr/watch_event.hpp>
@@ -175,8 +176,10 @@ struct delete_own {
 struct queued {
     std::string path;
 };
-/// We wait behind others: the caller's on_waiting.
-struct waiting {};
+/// We wait behind others (again after a change of the queue ahead): the caller's on_waiting.
+struct waiting {
+    std::size_t ahead = 0;  ///< participants ahead of ours, as last seen
+};
 /// The acquire ends with a hold.
 struct granted {
     std::string path;
@@ -190,6 +193,7 @@ struct not_granted {
 /// The hold's state changed.
 struct hold_changed {
     hold_state state = hold_state::held;
+    lost_cause cause = lost_cause::none;  ///< lost: why
 };
 /// The release's caller may hear its outcome now (the delete may still be pending: then ec is
 /// retryable and the machine deletes on reconnection).
@@ -472,7 +476,7 @@ private:
         if (cfg_.try_only()) return finish_acquire({}, /*remove=*/true);
         a.waiting = true;
         a.waited = true;
-        emit(lock_out::waiting{});
+        emit(lock_out::waiting{a.view.ahead()});
         if (!own_watch_pending()) own_watch_later();
         for (const auto& name : d.watch)
             if (a.watching.insert(name).second) watch(name, d.await_grant);
@@ -694,7 +698,8 @@ private:
         // on one line so that coverage does not count it as a path.
         auto* h = holding_valid(); if (!h) return;
         switch (news) {
-            case own_news::gone: case own_news::unwatched: return set_hold(hold_state::lost);  // (one line: one path)
+            case own_news::gone: case own_news::unwatched:  // (one line: one path)
+                return set_hold(hold_state::lost, news == own_news::gone ? lost_cause::node_deleted : lost_cause::session_ended);
             case own_news::written_by_another: return lose_written();
             case own_news::intact: break;
         }
@@ -722,7 +727,7 @@ private:
 
     // A holder: the waiter behind us now holds too. We lost; the node is still ours, so remove it.
     void lose_written() {
-        set_hold(hold_state::lost);
+        set_hold(hold_state::lost, lost_cause::node_written);
         emit(lock_out::remove_node{holding()->node.path});
     }
 
@@ -749,7 +754,7 @@ private:
             case connection_state::connected:
             case connection_state::reconnected:
                 if (session_ != h->session) {
-                    if (holding_valid()) set_hold(hold_state::lost);
+                    if (holding_valid()) set_hold(hold_state::lost, lost_cause::session_ended);
                     else if (h->state == hold_state::releasing) finish_release({});  // the node went with it
                 } else if (h->state == hold_state::doubtful) {
                     watch_own();  // held again only once re-validated
@@ -759,7 +764,8 @@ private:
                 break;
             case connection_state::lost:
             case connection_state::closed:
-                if (holding_valid()) set_hold(hold_state::lost);
+                if (holding_valid())
+                    set_hold(hold_state::lost, e.state == connection_state::closed ? lost_cause::client_closed : lost_cause::session_ended);
                 else if (h->state == hold_state::releasing) finish_release(make_error_code(errc::connection_loss));
                 break;
             default: break;
@@ -780,7 +786,7 @@ private:
     }
 
     // ---- the hold --------------------------------------------------------------------------
-    void set_hold(hold_state s) {
+    void set_hold(hold_state s, lost_cause cause = lost_cause::none) {
         auto& h = *holding();
         if (h.state == s) return;  // sim-one-way: same-state-guard
         h.state = s;
@@ -788,7 +794,7 @@ private:
             // The own watch and its timer no longer matter (a pending delete keeps its ticket).
             abandon_all({purpose::release});
         }
-        emit(lock_out::hold_changed{s});
+        emit(lock_out::hold_changed{s, cause});
     }
 
     void on(const lock_in::release& e) {

@@ -181,6 +181,8 @@ void connection::notify(connection_state s) {
         state_ = s;
         state_changed_.notify_all();
     }
+    // Before the recipes' observers: a hold's doubt or loss comes after the state that caused it.
+    if (options_.observer) post_to_observer(options_, callbacks_.get_executor(), session_event{s, session_id_.load()});
     // A copy: observers may add or remove observers while they run.
     for (const auto& fn : observers_.snapshot()) fn(s);
     auto targets = listeners_.snapshot();

@@ -4,6 +4,7 @@
 
 #include "client_hooks.hpp"
 #include "connection.hpp"
+#include "observe.hpp"
 #include "zk_convert.hpp"
 
 #include <spdlog/spdlog.h>

@@ -292,6 +292,9 @@ void connection::finish(const op_ptr& op, const boost::system::error_code& ec, r
         if (!m.path.empty()) m.path = user_path(m.path);
     auto done = std::move(op->done);
     op->done = nullptr;
+    if (options_.observer)
+        post_to_observer(options_, callbacks_.get_executor(),
+                         operation_event{op->req.kind, op->req.path, clock::now() - op->started, ec, op->retries});
     done(ec, std::move(r));
 }
 

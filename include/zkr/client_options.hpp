@@ -2,6 +2,7 @@
 #pragma once
 
 #include <zkr/acl.hpp>
+#include <zkr/observer.hpp>
 #include <zkr/retry_policy.hpp>
 
 #include <chrono>
@@ -46,6 +47,9 @@ struct client_options {
     std::chrono::microseconds blocking_call_spin{500};
     /// Where zkr and the C client log. Default: a logger named "zkr" with no sink (silent).
     std::shared_ptr<spdlog::logger> logger;
+    /// Hears every operation, connection state change, hold step and leadership change, on the
+    /// callback thread (see zkr::observer). Default: none, and then no event is made at all.
+    std::shared_ptr<zkr::observer> observer;
 };
 
 }  // namespace zkr

@@ -50,7 +50,8 @@ TEST_CASE("lock machine: a waiter watches only its predecessor, and its deletion
     REQUIRE(w);
     CHECK(count_actions<lock_out::watch_node>(q.last) == 1);
     CHECK(w->name == node(3));
-    CHECK(find_action<lock_out::waiting>(q.last));
+    REQUIRE(find_action<lock_out::waiting>(q.last));
+    CHECK(find_action<lock_out::waiting>(q.last)->ahead == 2);  // the observer's position
     CHECK(q.m.resume(lock_in::node_read{w->ticket, {}, 0}).empty());
     // 3 was a waiter that gave up: 1 still holds, so we list again rather than hold.
     auto a = q.m.resume(lock_in::node_changed{w->ticket, watch_event_type::node_deleted});
@@ -159,6 +160,7 @@ TEST_CASE("lock machine: a hold is lost when a new session comes, and a try neve
     q.m.resume(lock_in::connection{connection_state::suspended, session});
     auto a = q.m.resume(lock_in::connection{connection_state::reconnected, session + 1});
     REQUIRE(find_action<lock_out::hold_changed>(a));
+    CHECK(find_action<lock_out::hold_changed>(a)->cause == lost_cause::session_ended);
     CHECK(q.m.state() == hold_state::lost);
     CHECK(find_action<lock_out::release_done>(q.m.resume(lock_in::release{}))->ec == errc::lock_lost);
 
@@ -196,6 +198,8 @@ TEST_CASE("lock machine: a holder whose node was written before its watch was se
     // for our release.
     a = q.m.resume(lock_in::own_read{w->ticket, {}, session, 1});
     CHECK(q.m.state() == hold_state::lost);
+    REQUIRE(find_action<lock_out::hold_changed>(a));
+    CHECK(find_action<lock_out::hold_changed>(a)->cause == lost_cause::node_written);
     REQUIRE(find_action<lock_out::remove_node>(a));
     CHECK(find_action<lock_out::remove_node>(a)->path == "/l/" + node(1));
     // Never written: the hold stands.
@@ -332,4 +336,28 @@ TEST_CASE("lock machine: a grant on a read-only connection reads doubtful, and h
     CHECK(q.m.state() == hold_state::doubtful);  // not before our node is seen on our session
     q.m.resume(lock_in::own_read{check->ticket, {}, session, 0});
     CHECK(q.m.state() == hold_state::held);
+}
+
+TEST_CASE("lock machine: a lost hold says why: its node deleted, its session lost, the client closed") {
+    auto own_read_after = [](queued& q, std::optional<std::int64_t> owner) {
+        const auto* later = find_action<lock_out::own_watch_later>(q.last);
+        REQUIRE(later);
+        const auto a = q.m.resume(lock_in::own_watch_due{later->ticket});
+        return q.m.resume(lock_in::own_read{find_action<lock_out::watch_own>(a)->ticket, {}, owner, 0});  // exists: no node
+    };
+    queued deleted(1, {1});
+    auto a = own_read_after(deleted, std::nullopt);
+    REQUIRE(find_action<lock_out::hold_changed>(a));
+    CHECK(find_action<lock_out::hold_changed>(a)->cause == lost_cause::node_deleted);
+
+    queued expired(1, {1});
+    a = expired.m.resume(lock_in::connection{connection_state::lost, session});
+    REQUIRE(find_action<lock_out::hold_changed>(a));
+    CHECK(find_action<lock_out::hold_changed>(a)->cause == lost_cause::session_ended);
+
+    queued closed(1, {1});
+    a = closed.m.resume(lock_in::connection{connection_state::closed, session});
+    REQUIRE(find_action<lock_out::hold_changed>(a));
+    CHECK(find_action<lock_out::hold_changed>(a)->state == hold_state::lost);
+    CHECK(find_action<lock_out::hold_changed>(a)->cause == lost_cause::client_closed);
 }

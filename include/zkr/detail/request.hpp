@@ -7,6 +7,7 @@
 #include <zkr/detail/asio.hpp>
 #include <zkr/detail/unique_function.hpp>
 #include <zkr/multi_op.hpp>
+#include <zkr/observer.hpp>
 #include <zkr/results.hpp>
 #include <zkr/watch_event.hpp>
 
@@ -18,7 +19,8 @@
 
 namespace zkr::detail {
 
-enum class op_kind { create, remove, exists, get_data, set_data, get_children, multi };
+/// The observer's operation kinds are the requests' kinds.
+using op_kind = zkr::operation_kind;
 
 /// Called once on the network thread; must not block. Wrappers hand the event to an executor.
 using watch_function = unique_function<void(watch_event)>;
