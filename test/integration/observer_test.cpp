@@ -7,6 +7,7 @@
 
 #include <zkr/fair_lock.hpp>
 #include <zkr/leader_latch.hpp>
+#include <zkr/leader_selector.hpp>
 #include <zkr/observer.hpp>
 
 #include "zkr_catch.hpp"
@@ -239,4 +240,24 @@ TEST_CASE("observer: one that throws is logged, and the client goes on") {
     CHECK(c->exists(path).has_value());
     c->remove(path);
     CHECK(zkr::test::eventually([&] { return ears->calls.load() >= 3; }));
+}
+
+TEST_CASE("observer: a selector's term, gained and ended when take_leadership returns") {
+    auto& zk = zkr::test::shared_server();
+    const auto ears = std::make_shared<recording_observer>();
+    auto c = observed_client(zk.connect_string(), ears);
+    const auto path = zkr::test::recipe_path("observer-selector", "election");
+    std::atomic<bool> ran{false};
+    zkr::leader_selector selector(*c, path, [&](std::stop_token) { ran = true; });
+    selector.start();
+    REQUIRE(zkr::test::eventually([&] { return ears->terms().size() >= 2; }, 10s));
+    const auto terms = ears->terms();
+    CHECK(ran.load());
+    REQUIRE(terms.size() == 2);
+    CHECK(terms[0].gained);
+    CHECK(terms[0].epoch > 0);
+    CHECK_FALSE(terms[1].gained);
+    CHECK(terms[1].epoch == terms[0].epoch);
+    CHECK(terms[1].cause == zkr::lost_cause::none);  // its function returned: given up
+    selector.close();
 }
