@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace zkr::cli {
@@ -59,7 +61,11 @@ struct demo_command final : command {
             connection.connect();  // fail early and clearly when it is not reachable
         } else {
             say("zkr demo: starting a local ZooKeeper (the Debian zookeeper package's server)...");
-            server = std::make_unique<zkr::testing::cluster>();
+            try {
+                server = std::make_unique<zkr::testing::cluster>();
+            } catch (const std::runtime_error& e) {
+                throw std::runtime_error(std::string(e.what()) + "; or give --connect HOST:PORT");
+            }
             connect_to = server->connect_string();
             say("zkr demo: ZooKeeper serves at " + connect_to + "; it stops when the demo ends");
         }

@@ -37,9 +37,9 @@ public:
     /// connection has been silent past the C client's receive timeout. A process that was paused
     /// (SIGSTOP, a VM or GC pause) may run again before its network thread has seen the silence,
     /// and its session may have expired meanwhile: it must not act as the holder then.
+    hold_state caller_state() const noexcept;
     /// Why the hold was lost (none while it was not).
     lost_cause cause() const noexcept { return cause_.load(); }
-    hold_state caller_state() const noexcept;
     /// Stop is requested once the hold ends: lost (session ended, node deleted or written by
     /// someone else, client closed) or released. Requested on the client's callback thread, so
     /// std::stop_callback functions run there, never on the network thread. Doubt (connection

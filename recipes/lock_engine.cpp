@@ -205,7 +205,7 @@ void lock_engine::carry_out(const lock_out::delete_own& a) {
 }
 
 void lock_engine::carry_out(const lock_out::queued& a) {
-    if (node_path_ != a.path) observed_ahead_.reset();  // a new node (queued again): a new position
+    observed_ahead_.reset();  // each queued is a new node (queued again): a new position
     node_path_ = a.path;
     if (on_queued_) on_queued_(a.path);
 }
