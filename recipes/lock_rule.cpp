@@ -146,6 +146,9 @@ lock_queue queue_of(const std::vector<std::string>& children, std::initializer_l
     // Every participant is created protected ("_c_<uuid>-", as Curator's are too). A sequential
     // node without that prefix was dropped in by something else; counted, it would hold forever.
     for (const auto& c : children) {
+        // A semaphore in Curator's layout keeps its leases in this folder: its holders would not
+        // count against ours, nor ours against theirs.
+        if (c == curator_leases_folder && !q.other_kind) q.other_kind = c;
         if (c.rfind("_c_", 0) != 0) continue;
         std::optional<std::uint32_t> seq;
         std::size_t rank = 0;

@@ -20,6 +20,9 @@ namespace zkr {
 /// "lock-" (zkr's mutex and fair lock), InterProcessSemaphoreV2's "lease-".
 inline constexpr std::string_view mutex_lock_name = "lock-";
 inline constexpr std::string_view semaphore_lock_name = "lease-";
+/// The folder of a semaphore in Curator's layout that holds its leases (path/leases): a lock of
+/// another kind on `path` refuses it as a node of another kind.
+inline constexpr std::string_view curator_leases_folder = "leases";
 /// LeaderLatch's: the lowest node leads.
 inline constexpr std::string_view latch_lock_name = "latch-";
 /// InterProcessReadWriteLock's names: both kinds of node form one queue, ordered by sequence.
@@ -51,8 +54,9 @@ struct decision_context {
 struct lock_queue {
     /// The participants' node names in queue order (ours among them, once created).
     std::vector<std::string> sorted;
-    /// A node of another kind of lock (a mutex's among a semaphore's, ...): the two kinds would not
-    /// exclude each other, so the rule refuses the path (errc::lock_kind_mismatch).
+    /// A node of another kind of lock (a mutex's among a semaphore's, a Curator-layout semaphore's
+    /// lease folder, ...): the two kinds would not exclude each other, so the rule refuses the
+    /// path (errc::lock_kind_mismatch).
     std::optional<std::string> other_kind;
 };
 

@@ -1,5 +1,8 @@
+#include "curator_semaphore.hpp"
 #include "hold_access.hpp"
 #include "lock_core.hpp"
+
+#include "../src/sync_result.hpp"
 
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>
@@ -35,27 +38,35 @@ std::int32_t checked_max(std::int32_t max, const std::string& path) {
 }
 }  // namespace
 
-interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path, std::shared_ptr<limit> l)
-    : core_(std::make_unique<detail::lock_core>(c, std::move(path),
-                                                std::make_shared<lease_rule>([l] { return l->max.load(); }, l->tag))),
-      limit_(std::move(l)) {}
+interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path, std::shared_ptr<limit> l, semaphore_options options)
+    : path_(std::move(path)), limit_(std::move(l)) {
+    auto max = [l = limit_] { return l->max.load(); };
+    if (options.layout == semaphore_layout::curator) {
+        detail::check_lock_path(path_, c.options().name_space);  // before the folders are named after it
+        core_ = std::make_unique<detail::lock_core>(c, join_path(path_, detail::curator_leases_folder),
+                                                    std::make_shared<detail::curator_lease_rule>(std::move(max)));
+        gate_ = std::make_unique<detail::lock_core>(c, join_path(path_, detail::curator_locks_folder), std::make_shared<lowest_n_rule>(1));
+    } else {
+        core_ = std::make_unique<detail::lock_core>(c, path_, std::make_shared<lease_rule>(std::move(max), limit_->tag));
+    }
+}
 
-interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path, std::int32_t max_leases)
+interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path, std::int32_t max_leases, semaphore_options options)
     : interprocess_semaphore_v2(c, path, [&] {
           auto l = std::make_shared<limit>();
           l->max = checked_max(max_leases, path);
           l->tag = fixed_max_tag(static_cast<std::uint32_t>(max_leases));
           return l;
-      }()) {}
+      }(), options) {}
 
-interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path, shared_count& count)
+interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path, shared_count& count, semaphore_options options)
     : interprocess_semaphore_v2(c, std::move(path), [&] {
           auto l = std::make_shared<limit>();
           l->max = count.count();
           l->tag = shared_count_max_tag(count.path());
           l->count = &count;
           return l;
-      }()) {
+      }(), options) {
     // A changed maximum: every waiter decides again (a grown one may let some hold now).
     count_subscription_ = count.add_listener([l = limit_, driver = core_->shared_driver()](std::int32_t value) {
         l->max = value;
@@ -66,7 +77,10 @@ interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path
 
 interprocess_semaphore_v2::~interprocess_semaphore_v2() { count_subscription_.unsubscribe(); }
 
-void interprocess_semaphore_v2::cancel() { core_->driver().cancel(); }
+void interprocess_semaphore_v2::cancel() {
+    if (gate_) gate_->driver().cancel();
+    core_->driver().cancel();
+}
 void interprocess_semaphore_v2::set_node_data(std::string data) { core_->set_node_data(std::move(data)); }
 std::vector<std::string> interprocess_semaphore_v2::participant_nodes() const { return core_->participant_nodes(); }
 state_subscription interprocess_semaphore_v2::add_hold_listener(std::function<void(hold_state)> listener) {
@@ -80,10 +94,10 @@ std::int32_t interprocess_semaphore_v2::max_leases() const {
 void interprocess_semaphore_v2::check_qty(std::int32_t qty) const {
     const auto max = max_leases();
     if (qty < 1)
-        throw zkr::error(make_error_code(errc::invalid_argument), core_->path(),
+        throw zkr::error(make_error_code(errc::invalid_argument), path_,
                          "qty must be at least 1, got " + std::to_string(qty));
     if (qty > max)
-        throw zkr::error(make_error_code(errc::invalid_argument), core_->path(),
+        throw zkr::error(make_error_code(errc::invalid_argument), path_,
                          "qty " + std::to_string(qty) + " is more than the semaphore's max_leases " + std::to_string(max));
 }
 
@@ -91,7 +105,8 @@ detail::acquire_start interprocess_semaphore_v2::prepare_acquire(std::int32_t qt
                                                                  std::optional<std::chrono::milliseconds> timeout) const {
     check_qty(qty);
     auto start = detail::prepare_acquire(*core_, timeout);
-    start.node_name = lease_node_name(limit_->tag, static_cast<std::uint32_t>(qty));
+    if (gate_) start.gate = gate_->shared_driver();  // Curator's layout: the rule names the node
+    else start.node_name = lease_node_name(limit_->tag, static_cast<std::uint32_t>(qty));
     return start;
 }
 
@@ -99,6 +114,19 @@ void interprocess_semaphore_v2::start_acquire(detail::acquire_start start, std::
                                               detail::unique_function<void(const error_code&, std::vector<lease>)> done) {
     auto driver = start.driver;
     std::string data = start.data;
+    if (start.gate) {
+        // Curator's layout: one node, and so one lease, per hold.
+        auto timeout = start.timeout;
+        auto attach = std::move(start.attach);
+        return detail::acquire_gated(std::move(start.gate), driver, qty, timeout, data, std::move(attach),
+                                     [driver, data, done = std::move(done)](const error_code& ec,
+                                                                           std::vector<std::shared_ptr<detail::hold>> holds) mutable {
+                                         std::vector<lease> leases;
+                                         for (auto& h : holds)
+                                             leases.push_back(std::move(detail::hold_access::make_leases(driver, std::move(h), 1, data).front()));
+                                         done(ec, std::move(leases));
+                                     });
+    }
     detail::lock_core::start_acquire(std::move(start), [driver, qty, data = std::move(data), done = std::move(done)](
                                                            const error_code& ec, std::shared_ptr<detail::hold> hold) mutable {
         std::vector<lease> leases;
@@ -132,6 +160,7 @@ error_code interprocess_semaphore_v2::explain(const error_code& ec, std::string&
 std::optional<std::vector<lease>> interprocess_semaphore_v2::acquire_for(std::int32_t qty,
                                                                           std::optional<std::chrono::milliseconds> timeout) {
     check_qty(qty);
+    if (gate_) return acquire_gated_sync(qty, timeout);
     std::string data = core_->node_data();
     detail::acquire_request req{timeout, data, lease_node_name(limit_->tag, static_cast<std::uint32_t>(qty)), {}, {}};
     error_code ec;
@@ -139,11 +168,23 @@ std::optional<std::vector<lease>> interprocess_semaphore_v2::acquire_for(std::in
     if (ec) {
         std::string message;
         const auto reported = explain(ec, message);  // before message is read
-        detail::throw_if(reported, core_->path(), message);
+        detail::throw_if(reported, path_, message);
     }
     if (!h) return std::nullopt;
     core_->attach_listeners(h);
     return detail::hold_access::make_leases(core_->shared_driver(), std::move(h), qty, std::move(data));
+}
+
+std::optional<std::vector<lease>> interprocess_semaphore_v2::acquire_gated_sync(std::int32_t qty,
+                                                                                std::optional<std::chrono::milliseconds> timeout) {
+    using outcome = std::pair<error_code, std::vector<lease>>;
+    auto result = std::make_shared<detail::sync_result<outcome>>();
+    start_acquire(prepare_acquire(qty, timeout), qty,
+                  [result](const error_code& ec, std::vector<lease> leases) { result->set({ec, std::move(leases)}); });
+    auto [ec, leases] = result->get(std::chrono::microseconds(0));  // a wait behind the inner mutex or holders: no spin
+    if (ec) detail::throw_if(ec, path_, core_->driver().acquire_failure(ec, qty == 1 ? "a lease" : "leases"));
+    if (leases.empty()) return std::nullopt;
+    return std::move(leases);
 }
 
 lease interprocess_semaphore_v2::acquire() { return std::move(acquire_for(1, std::nullopt)->front()); }
@@ -163,8 +204,8 @@ std::optional<std::vector<lease>> interprocess_semaphore_v2::acquire_many(std::i
 // ---------------------------------------------------------------------------------------------
 // interprocess_semaphore_mutex
 
-interprocess_semaphore_mutex::interprocess_semaphore_mutex(client& c, std::string path)
-    : client_(c), path_(path), semaphore_(c, std::move(path), 1) {}
+interprocess_semaphore_mutex::interprocess_semaphore_mutex(client& c, std::string path, semaphore_options options)
+    : client_(c), path_(path), semaphore_(c, std::move(path), 1, options) {}
 
 interprocess_semaphore_mutex::~interprocess_semaphore_mutex() {
     std::optional<lease> l;

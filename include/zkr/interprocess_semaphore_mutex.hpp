@@ -23,8 +23,9 @@ namespace zkr {
  */
 class interprocess_semaphore_mutex : public timed_lockable<interprocess_semaphore_mutex> {
 public:
-    /// A one-lease semaphore on `path` (checked at once: zkr::error with invalid_path).
-    interprocess_semaphore_mutex(client& c, std::string path);
+    /// A one-lease semaphore on `path` (checked at once: zkr::error with invalid_path). With
+    /// layout curator, Curator's InterProcessSemaphoreMutex on the same path excludes it.
+    interprocess_semaphore_mutex(client& c, std::string path, semaphore_options options = {});
     /// Returns a lease still held (best effort, errors logged).
     ~interprocess_semaphore_mutex();
 

@@ -18,6 +18,19 @@ namespace zkr {
 class client;
 class shared_count;
 
+/// How a semaphore lays out its nodes in ZooKeeper.
+enum class semaphore_layout {
+    /// zkr's: one weighted node per acquire (see interprocess_semaphore_v2).
+    zkr,
+    /// Apache Curator's InterProcessSemaphoreV2: an inner mutex at `path/locks` and one node per
+    /// lease at `path/leases`, so that zkr and Curator processes share one semaphore.
+    curator,
+};
+
+struct semaphore_options {
+    semaphore_layout layout = semaphore_layout::zkr;
+};
+
 /**
  * A counting semaphore shared by every process that uses the same path: at most max_leases
  * leases are held at once.
@@ -40,14 +53,35 @@ class shared_count;
  * Connection loss and session loss: as for locks (see lease). Waiters carry on through connection
  * loss and queue again with a new node when their session is lost. close() of the client ends
  * every waiting acquire with errc::closed.
+ *
+ * With semaphore_options::layout = semaphore_layout::curator it speaks Curator's
+ * InterProcessSemaphoreV2 instead, and a fleet of zkr and Curator processes on one path never has
+ * more than max_leases holders. An acquire takes the inner mutex `path/locks` (Curator's
+ * InterProcessMutex, as zkr's mutex), makes one node per lease under `path/leases`
+ * ("_c_<uuid>-lease-<seq>"), waits until fewer than max_leases nodes are ahead of each, and lets
+ * the mutex go (without waiting for its delete). What the zkr layout gives and this one does not:
+ * - Cost: two round trips uncontended (the mutex, then the lease) and a background delete, where
+ *   the zkr layout takes one; still fewer than Curator's five.
+ * - acquire_many(qty) makes qty nodes, one after the other, and returns each lease on its own
+ *   node. It stays all or nothing, and two zkr processes asking for several leases never deadlock
+ *   (the inner mutex is held until all qty hold, where Curator lets it go between leases). A
+ *   Curator process that asks for several leases can still deadlock with another acquirer: that is
+ *   Curator's protocol.
+ * - No check that every process uses the same maximum (Curator's nodes do not say): a process with
+ *   a larger one lets more in.
+ * - Closing the client or losing the session while waiting queues the lease again without the
+ *   inner mutex: still at most max_leases holders (a node holds only with fewer than max_leases
+ *   nodes ahead of it), but that waiter may pass others.
+ * A shared_count works with this layout among zkr processes; Curator's SharedCount stores its value
+ * as 4 bytes, zkr's as text, so a mixed fleet needs a fixed maximum.
  */
 class interprocess_semaphore_v2 {
 public:
     /// Throws invalid_argument unless max_leases >= 1, invalid_path for a bad path.
-    interprocess_semaphore_v2(client& c, std::string path, std::int32_t max_leases);
+    interprocess_semaphore_v2(client& c, std::string path, std::int32_t max_leases, semaphore_options options = {});
     /// The maximum is count.count(), kept current by its watch; count must outlive this object.
     /// Every process must use the same count node (a different one is a max_mismatch).
-    interprocess_semaphore_v2(client& c, std::string path, shared_count& count);
+    interprocess_semaphore_v2(client& c, std::string path, shared_count& count, semaphore_options options = {});
     ~interprocess_semaphore_v2();
 
     /// Blocks until one lease is held.
@@ -93,14 +127,21 @@ private:
                               detail::unique_function<void(const boost::system::error_code&, std::vector<lease>)> done);
 
     struct limit;
-    interprocess_semaphore_v2(client& c, std::string path, std::shared_ptr<limit> l);
+    interprocess_semaphore_v2(client& c, std::string path, std::shared_ptr<limit> l, semaphore_options options);
     /// Throws invalid_argument unless 1 <= qty <= max_leases().
     void check_qty(std::int32_t qty) const;
     std::optional<std::vector<lease>> acquire_for(std::int32_t qty, std::optional<std::chrono::milliseconds> timeout);
+    /// acquire_for in Curator's layout: the async acquire, waited for.
+    std::optional<std::vector<lease>> acquire_gated_sync(std::int32_t qty, std::optional<std::chrono::milliseconds> timeout);
     /// The error to report for ec: a max_mismatch names the node that disagrees.
     boost::system::error_code explain(const boost::system::error_code& ec, std::string& message) const;
 
+    /// The semaphore's path as the user gave it.
+    std::string path_;
+    /// The lease nodes' lock: on path (zkr layout) or path/leases (Curator's).
     std::unique_ptr<detail::lock_core> core_;
+    /// Curator's layout only: the inner mutex on path/locks.
+    std::unique_ptr<detail::lock_core> gate_;
     std::shared_ptr<limit> limit_;
     state_subscription count_subscription_;
 };

@@ -1,5 +1,6 @@
 // zkr and Apache Curator (Debian's 5.4, a Java process: test/peers/CuratorWorker.java) on one
-// path: the mutexes exclude each other, and so do the read-write locks, both ways.
+// path: the mutexes exclude each other, and so do the read-write locks, both ways; a semaphore in
+// Curator's layout never has more holders than its maximum between them.
 #include "recipe_checks.hpp"
 
 #include <zkr/interprocess_mutex.hpp>
@@ -37,16 +38,23 @@ zkr::test::child_process zkr_worker(const std::string& connect_string, const std
                                      log, counter});
 }
 
-// Two Curator and two zkr processes, each running `recipe` on one path, interleaved; waits for all.
-void run_two_of_each(const std::string& recipe, const std::string& path, int iterations, int hold_ms, const std::string& log,
-                     const std::string& counter) {
+// Two Curator and two zkr processes on one path (Curator's running curator_recipe, zkr's
+// zkr_recipe), interleaved; waits for all.
+void run_two_of_each(const std::string& curator_recipe, const std::string& zkr_recipe, const std::string& path, int iterations,
+                     int hold_ms, const std::string& log, const std::string& counter) {
     const auto cs = zkr::test::shared_server().connect_string();
     std::vector<zkr::test::child_process> workers;
     for (int i = 0; i < 2; ++i) {
-        workers.push_back(curator(cs, recipe, path, iterations, hold_ms, log));
-        workers.push_back(zkr_worker(cs, recipe, path, iterations, hold_ms, log, counter));
+        workers.push_back(curator(cs, curator_recipe, path, iterations, hold_ms, log));
+        workers.push_back(zkr_worker(cs, zkr_recipe, path, iterations, hold_ms, log, counter));
     }
     for (auto& w : workers) CHECK(w.wait() == 0);
+}
+
+// The same recipe on both sides.
+void run_two_of_each(const std::string& recipe, const std::string& path, int iterations, int hold_ms, const std::string& log,
+                     const std::string& counter) {
+    run_two_of_each(recipe, recipe, path, iterations, hold_ms, log, counter);
 }
 
 bool logged(const std::string& log, const std::string& kind) {
@@ -182,4 +190,32 @@ TEST_CASE("interop: a zkr writer keeps a Curator reader out, and a Curator write
     }
     CHECK(zkr::test::eventually([&] { return zkr::test::nodes_under(*c, path) == 0; }));
     std::remove(log.c_str());
+}
+
+TEST_CASE("interop: zkr's semaphore in Curator's layout and Curator's InterProcessSemaphoreV2 on one path never exceed max, separate processes") {
+    require_curator();
+    const auto path = zkr::test::recipe_path("interop-semaphore");
+    const auto log = zkr::test::temp_file("log"), counter = zkr::test::temp_file("counter");
+    // Curator's take one lease at a time; zkr's 1 or 2 at random (qty = max waits for every
+    // other holder, Curator's too, while it keeps the inner mutex). zkr's start once a Curator
+    // process holds (a JVM starts in about a second): the two sides overlap.
+    const auto cs = zkr::test::shared_server().connect_string();
+    std::vector<zkr::test::child_process> workers;
+    for (int i = 0; i < 2; ++i) workers.push_back(curator(cs, "semaphore:2", path, 12, 30, log));
+    REQUIRE(zkr::test::eventually([&] { return logged(log, "ACQ"); }, 30s));
+    for (int i = 0; i < 2; ++i) workers.push_back(zkr_worker(cs, "curator_semaphore:2:0", path, 12, 30, log, counter));
+    for (auto& w : workers) CHECK(w.wait() == 0);
+    const auto r = zkr::test::check_log(log);
+    CHECK(r.acquisitions == 4 * 12);
+    CHECK(r.max_concurrent <= 2);
+    CHECK(r.max_concurrent == 2);
+    // Half of them Curator's (no fencing token: it logs 0), all of them through.
+    int curators = 0;
+    for (const auto& line : zkr::test::read_lines(log)) curators += line.rfind("ACQ ", 0) == 0 && line.find(" 0 1") != std::string::npos;
+    CHECK(curators == 2 * 12);
+    // Both sides' leases and inner mutexes are gone, and their containers with them.
+    auto c = connect(zkr::test::shared_server().connect_string());
+    CHECK(zkr::test::eventually([&] { return !c->exists(path); }, 15s));
+    std::remove(log.c_str());
+    std::remove(counter.c_str());
 }

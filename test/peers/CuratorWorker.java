@@ -3,8 +3,9 @@
 // (ITERATIONS ignored), and for a LeaderSelector's one term (takeLeadership, then it leaves); "RACQ|WACQ|RREL|WREL <pid> 0" for a read-write lock), appended with one write each (O_APPEND), so the file order is a real-time order.
 // revocable: holds a revocable InterProcessMutex until asked to let go (at most 30 s), logging
 // "ACQ <pid> 0 1" and then "REVOKED <pid>"; revoke: waits for a lock node under PATH and asks its
-// holder to let go with Curator's Revoker. Curator has no fencing token: it logs 0.
-//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT PATH ITERATIONS HOLD_MS LOG
+// holder to let go with Curator's Revoker; semaphore:MAX: an InterProcessSemaphoreV2 of MAX leases,
+// one lease at a time ("ACQ|REL <pid> 0 1"). Curator has no fencing token: it logs 0.
+//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX PATH ITERATIONS HOLD_MS LOG
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -19,6 +20,8 @@ import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 
@@ -93,6 +96,20 @@ public class CuratorWorker {
                 selector.start();
                 done.await();
                 selector.close();
+            }
+            c.close();
+            return;
+        }
+        if (recipe.startsWith("semaphore:")) {
+            InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(c, path, Integer.parseInt(recipe.substring(10)));
+            try (FileOutputStream out = new FileOutputStream(args[5], true)) {
+                for (int i = 0; i < iterations; i++) {
+                    Lease lease = sem.acquire();
+                    line(out, "ACQ " + pid + " 0 1");
+                    if (holdMs > 0) Thread.sleep(holdMs);
+                    line(out, "REL " + pid + " 0 1");
+                    sem.returnLease(lease);
+                }
             }
             c.close();
             return;

@@ -2,6 +2,7 @@
 // Usage: zkr_lock_worker CONNECT RECIPE PATH ITERATIONS HOLD_MS LOG_FILE COUNTER_FILE
 // (session: 4 s, or ZKR_WORKER_SESSION_MS)
 //   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX:QTY (QTY 0: random 1..MAX each time)
+//           | curator_semaphore:MAX:QTY (the same in Curator's layout, semaphore_layout::curator)
 //           | latch: a leader_latch (ITERATIONS is ignored): logs "ACQ <pid> <epoch> 1" once it
 //             leads, "REL <pid> <epoch> 1" after HOLD_MS, then closes the latch and exits
 //           | selector: a leader_selector (ITERATIONS is ignored) whose take_leadership logs "ACQ <pid>
@@ -267,6 +268,10 @@ int main(int argc, char** argv) {
         int max = 0, qty = 0;
         if (std::sscanf(recipe.c_str(), "semaphore:%d:%d", &max, &qty) == 2) {
             zkr::interprocess_semaphore_v2 sem(c, argv[3], max);
+            return run_semaphore(sem, qty, iterations, hold_ms, log);
+        }
+        if (std::sscanf(recipe.c_str(), "curator_semaphore:%d:%d", &max, &qty) == 2) {
+            zkr::interprocess_semaphore_v2 sem(c, argv[3], max, {zkr::semaphore_layout::curator});
             return run_semaphore(sem, qty, iterations, hold_ms, log);
         }
         return 2;

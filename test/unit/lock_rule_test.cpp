@@ -1,3 +1,4 @@
+#include "../../recipes/curator_semaphore.hpp"
 #include "../../recipes/lock_rule.hpp"
 
 #include <zkr/error.hpp>
@@ -211,4 +212,39 @@ TEST_CASE("a rule counts its holders from the names: the n lowest, or the leases
     CHECK(rule.holders(leases) == 0);
     CHECK(rule.node_name() == "m3-w1-lease-");
     CHECK(zkr::lowest_n_rule(1).node_name() == "lock-");
+}
+
+TEST_CASE("curator_lease_rule: a lease holds with fewer than max nodes ahead, a waiter watches every node ahead and never a grant") {
+    std::int64_t max = 2;
+    const zkr::detail::curator_lease_rule rule([&] { return max; });
+    const names q = {"a", "b", "c", "d"};
+    CHECK(rule.decide(q, 0).holds);
+    CHECK(rule.decide(q, 1).holds);
+    // Any release ahead may be its turn (Curator's waiter watches the whole folder).
+    CHECK(rule.decide(q, 2).watch == names{"a", "b"});
+    CHECK(rule.decide(q, 3).watch == names{"a", "b", "c"});
+    CHECK_FALSE(rule.decide(q, 3).await_grant);
+    CHECK_FALSE(rule.grants_awaited());
+    CHECK_FALSE(rule.release_passes_on("a"));  // a release is the delete alone, as Curator's
+    CHECK(rule.holders(q) == 2);
+    max = 3;  // a shared count that grew
+    CHECK(rule.decide(q, 2).holds);
+    CHECK(rule.holders(q) == 3);
+    max = -1;
+    CHECK(rule.holders(q) == 0);
+    CHECK(rule.decide(q, 0).watch.empty());
+    // Curator's lease nodes: "_c_<uuid>-lease-<seq>", sorted by sequence; anything else ignored,
+    // a node of another kind named.
+    const auto queue = rule.queue({"_c_b-lease-0000000002", "_c_a-lease-0000000001", "lease-0000000003", "other"});
+    CHECK(queue.sorted == names{"_c_a-lease-0000000001", "_c_b-lease-0000000002"});
+    CHECK_FALSE(queue.other_kind);
+    CHECK(rule.queue({"_c_a-lock-0000000001"}).other_kind == "_c_a-lock-0000000001");
+}
+
+TEST_CASE("a Curator-layout semaphore's lease folder on a lock path is a node of another kind, for every rule") {
+    const std::vector<std::string> children = {"_c_a-m2-w1-lease-0000000001", "locks", "leases"};
+    const zkr::lease_rule semaphore([] { return 2; }, zkr::fixed_max_tag(2));
+    CHECK(semaphore.queue(children).other_kind == "leases");
+    CHECK(zkr::lowest_n_rule(1).queue({"leases"}).other_kind == "leases");
+    CHECK_FALSE(zkr::lowest_n_rule(1).queue({"locks", "leases-old"}).other_kind);
 }

@@ -1,0 +1,116 @@
+#include "curator_semaphore.hpp"
+
+#include <algorithm>
+
+namespace zkr::detail {
+
+using boost::system::error_code;
+
+lock_queue curator_lease_rule::queue(const std::vector<std::string>& children) const {
+    return queue_of(children, {semaphore_lock_name});
+}
+
+std::size_t curator_lease_rule::max() const {
+    const auto m = max_();
+    return m < 0 ? 0 : static_cast<std::size_t>(m);
+}
+
+lock_decision curator_lease_rule::do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const {
+    lock_decision d;
+    if (ours < max()) {
+        d.holds = true;
+        return d;
+    }
+    d.watch.assign(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(ours));
+    return d;
+}
+
+std::size_t curator_lease_rule::holders(const std::vector<std::string>& sorted) const { return std::min(max(), sorted.size()); }
+
+namespace {
+
+// One acquire of the layout, kept alive by the completions it waits for.
+class gated_acquire : public std::enable_shared_from_this<gated_acquire> {
+public:
+    using clock = std::chrono::steady_clock;
+
+    gated_acquire(std::shared_ptr<lock_driver> gate, std::shared_ptr<lock_driver> leases, std::int32_t qty,
+                  std::optional<std::chrono::milliseconds> timeout, std::string data,
+                  std::function<void(const std::shared_ptr<hold>&)> attach, gated_acquire_handler done)
+        : gate_(std::move(gate)),
+          leases_(std::move(leases)),
+          qty_(static_cast<std::size_t>(qty)),
+          deadline_(timeout ? std::optional(clock::now() + *timeout) : std::nullopt),
+          data_(std::move(data)),
+          attach_(std::move(attach)),
+          done_(std::move(done)) {}
+
+    void start() {
+        gate_->acquire(request(), [self = shared_from_this()](const error_code& ec, std::shared_ptr<hold> h) {
+            self->gate_answered(ec, std::move(h));
+        });
+    }
+
+private:
+    // Each step gets what is left of the one deadline; none left: it tries once.
+    acquire_request request() const {
+        acquire_request r;
+        r.data = data_;
+        if (deadline_)
+            r.timeout = std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - clock::now()));
+        return r;
+    }
+
+    void gate_answered(const error_code& ec, std::shared_ptr<hold> h) {
+        if (ec || !h) return finish(ec);
+        gate_hold_ = std::move(h);
+        next_lease();
+    }
+
+    void next_lease() {
+        if (taken_.size() == qty_) return finish({});
+        leases_->acquire(request(), [self = shared_from_this()](const error_code& ec, std::shared_ptr<hold> h) {
+            self->lease_answered(ec, std::move(h));
+        });
+    }
+
+    void lease_answered(const error_code& ec, std::shared_ptr<hold> h) {
+        if (ec || !h) {
+            // All or nothing: the leases of this acquire go back (guaranteed deletes).
+            for (const auto& taken : std::exchange(taken_, {})) leases_->release(taken, [](const error_code&) {});
+            return finish(ec);
+        }
+        taken_.push_back(std::move(h));
+        next_lease();
+    }
+
+    // The inner mutex goes in every case; the caller need not wait for its delete (the leases are
+    // held, or returned), and the next acquirer's wake-up is that delete.
+    void finish(const error_code& ec) {
+        if (gate_hold_) gate_->release(std::exchange(gate_hold_, nullptr), [](const error_code&) {});
+        for (const auto& h : taken_) attach_(h);
+        auto done = std::move(done_);
+        done(ec, std::exchange(taken_, {}));
+    }
+
+    std::shared_ptr<lock_driver> gate_, leases_;
+    std::size_t qty_;
+    std::optional<clock::time_point> deadline_;
+    std::string data_;
+    std::function<void(const std::shared_ptr<hold>&)> attach_;
+    gated_acquire_handler done_;
+    std::shared_ptr<hold> gate_hold_;
+    std::vector<std::shared_ptr<hold>> taken_;
+};
+
+}  // namespace
+
+void acquire_gated(std::shared_ptr<lock_driver> gate, std::shared_ptr<lock_driver> leases, std::int32_t qty,
+                   std::optional<std::chrono::milliseconds> timeout, std::string data,
+                   std::function<void(const std::shared_ptr<hold>&)> attach, gated_acquire_handler done) {
+    std::make_shared<gated_acquire>(std::move(gate), std::move(leases), qty, timeout, std::move(data), std::move(attach),
+                                    std::move(done))
+        ->start();
+}
+
+}  // namespace zkr::detail
