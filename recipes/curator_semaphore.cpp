@@ -1,31 +1,11 @@
 #include "curator_semaphore.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace zkr::detail {
 
 using boost::system::error_code;
-
-lock_queue curator_lease_rule::queue(const std::vector<std::string>& children) const {
-    return queue_of(children, {semaphore_lock_name});
-}
-
-std::size_t curator_lease_rule::max() const {
-    const auto m = max_();
-    return m < 0 ? 0 : static_cast<std::size_t>(m);
-}
-
-lock_decision curator_lease_rule::do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const {
-    lock_decision d;
-    if (ours < max()) {
-        d.holds = true;
-        return d;
-    }
-    d.watch.assign(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(ours));
-    return d;
-}
-
-std::size_t curator_lease_rule::holders(const std::vector<std::string>& sorted) const { return std::min(max(), sorted.size()); }
 
 namespace {
 

@@ -2,11 +2,10 @@
 // zkr and Curator processes share one semaphore. An inner mutex at <path>/locks admits one
 // acquirer at a time; it makes its lease nodes at <path>/leases, waits until they hold, and lets
 // the inner mutex go. A composition of two drivers (each running the one lock machine), not a new
-// driver: the mutex is zkr's mutex, the leases a rule.
+// driver: the mutex is zkr's mutex, the leases a rule (curator_lease_rule, lock_rule.hpp).
 #pragma once
 
 #include "lock_driver.hpp"
-#include "lock_rule.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -21,31 +20,6 @@ namespace zkr::detail {
 /// The folders of the layout under a semaphore's path.
 inline constexpr std::string_view curator_locks_folder = "locks";
 using zkr::curator_leases_folder;
-
-/// The leases of Curator's layout: one node per lease, "_c_<uuid>-lease-<seq>". A node holds when
-/// fewer than max nodes are ahead of it. Curator's own waiter holds when the folder has at most
-/// max children. The two agree while leases are made only under the inner mutex (ours is then the
-/// newest node), and the positional rule stays safe when that fails (a session lost while waiting
-/// queues again without the mutex): no node holds with max nodes ahead of it, nodes are never
-/// made ahead of existing ones, so at most max hold at any time, zkr's and Curator's together.
-/// A waiter that does not hold watches every node ahead of it, since any release may be its turn.
-/// That is no herd: the inner mutex's holder is the one waiter.
-class curator_lease_rule final : public lock_rule {
-public:
-    explicit curator_lease_rule(std::function<std::int64_t()> max_leases) : max_(std::move(max_leases)) {}
-    std::string_view kind() const override { return "semaphore"; }
-    std::string node_name() const override { return std::string(semaphore_lock_name); }
-    lock_queue queue(const std::vector<std::string>& children) const override;
-    /// Nobody awaits a grant: every waiter watches the nodes ahead of it (and Curator's watch the
-    /// folder), so a granted node never touches itself.
-    bool grants_awaited() const override { return false; }
-    std::size_t holders(const std::vector<std::string>& sorted) const override;
-
-private:
-    lock_decision do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const override;
-    std::size_t max() const;
-    std::function<std::int64_t()> max_;
-};
 
 using gated_acquire_handler = unique_function<void(const boost::system::error_code&, std::vector<std::shared_ptr<hold>>)>;
 

@@ -115,6 +115,24 @@ std::size_t lease_rule::holders(const std::vector<std::string>& sorted) const {
     return detail::holder_count(weights_of(lease_infos(sorted)), sorted.size(), at_least_zero(max_()));
 }
 
+lock_queue curator_lease_rule::queue(const std::vector<std::string>& children) const {
+    return queue_of(children, {semaphore_lock_name});
+}
+
+std::size_t curator_lease_rule::max() const { return static_cast<std::size_t>(at_least_zero(max_())); }
+
+lock_decision curator_lease_rule::do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const {
+    lock_decision d;
+    if (ours < max()) {
+        d.holds = true;
+        return d;
+    }
+    d.watch.assign(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(ours));
+    return d;
+}
+
+std::size_t curator_lease_rule::holders(const std::vector<std::string>& sorted) const { return std::min(max(), sorted.size()); }
+
 std::optional<std::uint32_t> lock_sequence(std::string_view name, std::string_view lock_name) {
     constexpr std::size_t digits = 10;
     if (name.size() < digits + lock_name.size()) return std::nullopt;

@@ -200,6 +200,32 @@ private:
     std::string tag_;
 };
 
+/// The leases of Curator's layout: one node per lease, "_c_<uuid>-lease-<seq>". A node holds when
+/// fewer than max nodes are ahead of it. Curator's own waiter holds when the folder has at most
+/// max children. The two agree while leases are made only under the inner mutex (ours is then the
+/// newest node), and the positional rule stays safe when that fails (a session lost while waiting
+/// queues again without the mutex): no node holds with max nodes ahead of it, nodes are never
+/// made ahead of existing ones, so at most max hold at any time, zkr's and Curator's together.
+/// A waiter that does not hold watches every node ahead of it, since any release may be its turn.
+/// That is no herd: the inner mutex's holder is the one waiter. The simulation runs this rule with
+/// no inner mutex at all (test/sim, curator_semaphore).
+class curator_lease_rule final : public lock_rule {
+public:
+    explicit curator_lease_rule(std::function<std::int64_t()> max_leases) : max_(std::move(max_leases)) {}
+    std::string_view kind() const override { return "semaphore"; }
+    std::string node_name() const override { return std::string(semaphore_lock_name); }
+    lock_queue queue(const std::vector<std::string>& children) const override;
+    /// Nobody awaits a grant: every waiter watches the nodes ahead of it (and Curator's watch the
+    /// folder), so a granted node never touches itself.
+    bool grants_awaited() const override { return false; }
+    std::size_t holders(const std::vector<std::string>& sorted) const override;
+
+private:
+    lock_decision do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const override;
+    std::size_t max() const;
+    std::function<std::int64_t()> max_;
+};
+
 /// The sequence number of a lock node: the 10 digits that end its name, if the name contains
 /// lock_name right before them ("_c_<uuid>-lock-0000000042" with lock_name "lock-").
 std::optional<std::uint32_t> lock_sequence(std::string_view node_name, std::string_view lock_name);

@@ -44,7 +44,7 @@ interprocess_semaphore_v2::interprocess_semaphore_v2(client& c, std::string path
     if (options.layout == semaphore_layout::curator) {
         detail::check_lock_path(path_, c.options().name_space);  // before the folders are named after it
         core_ = std::make_unique<detail::lock_core>(c, join_path(path_, detail::curator_leases_folder),
-                                                    std::make_shared<detail::curator_lease_rule>(std::move(max)));
+                                                    std::make_shared<curator_lease_rule>(std::move(max)));
         gate_ = std::make_unique<detail::lock_core>(c, join_path(path_, detail::curator_locks_folder), std::make_shared<lowest_n_rule>(1));
     } else {
         core_ = std::make_unique<detail::lock_core>(c, path_, std::make_shared<lease_rule>(std::move(max), limit_->tag));

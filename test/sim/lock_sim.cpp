@@ -28,6 +28,7 @@ std::string_view to_string(recipe r) noexcept {
         case recipe::latch: return "latch";
         case recipe::revocable_mutex: return "revocable_mutex";
         case recipe::multi_lock: return "multi_lock";
+        case recipe::curator_semaphore: return "curator_semaphore";
     }
     return "?";
 }
@@ -47,6 +48,8 @@ schedule draw_schedule(std::uint64_t seed) {
     // Drawn last, so that every other schedule's draws are what they were before the multi-lock
     // (the seeds the notes cite still replay): a third of the mutex schedules.
     if (s.kind == recipe::mutex && rng() % 3 == 0) s.kind = recipe::multi_lock;
+    // The same for Curator's semaphore layout: a third of the fixed semaphores' schedules.
+    if (s.kind == recipe::semaphore && rng() % 3 == 0) s.kind = recipe::curator_semaphore;
     return s;
 }
 
@@ -192,6 +195,9 @@ public:
         } else if (s.kind == recipe::read_write) {
             rule_ = std::make_shared<read_write_rule>(read_write_rule::side::write);
             read_rule_ = std::make_shared<read_write_rule>(read_write_rule::side::read);
+        } else if (s.kind == recipe::curator_semaphore) {
+            const auto max = s.max_holders;
+            rule_ = std::make_shared<curator_lease_rule>([max] { return max; });
         } else if (s.kind == recipe::shared_semaphore) {
             shared_max_ = 1 + static_cast<int>(rng_() % 3);
             rule_ = std::make_shared<lease_rule>([this] { return shared_max_; }, shared_count_max_tag("/counts/x"));

@@ -66,7 +66,10 @@ machine_factory shipped_machines();
 /// multi_lock: interprocess_multi_lock over mutexes on three paths; each acquire lists two or
 /// three of them in its own order and takes them one at a time in the order the recipe takes them
 /// (recipes/multi_lock_order.hpp), with one deadline for all, releasing what it took on failure.
-enum class recipe { mutex, semaphore_mutex, semaphore, shared_semaphore, read_write, latch, revocable_mutex, multi_lock };
+/// curator_semaphore: the lease rule of a semaphore in Curator's layout (one node per lease, a node
+/// holds with fewer than max ahead), with no inner mutex at all: the safety of the positional rule
+/// must not rest on it (a session lost while waiting queues the lease again without it).
+enum class recipe { mutex, semaphore_mutex, semaphore, shared_semaphore, read_write, latch, revocable_mutex, multi_lock, curator_semaphore };
 std::string_view to_string(recipe r) noexcept;
 
 /// One schedule, all drawn from its seed.

@@ -1,4 +1,3 @@
-#include "../../recipes/curator_semaphore.hpp"
 #include "../../recipes/lock_rule.hpp"
 
 #include <zkr/error.hpp>
@@ -216,7 +215,7 @@ TEST_CASE("a rule counts its holders from the names: the n lowest, or the leases
 
 TEST_CASE("curator_lease_rule: a lease holds with fewer than max nodes ahead, a waiter watches every node ahead and never a grant") {
     std::int64_t max = 2;
-    const zkr::detail::curator_lease_rule rule([&] { return max; });
+    const zkr::curator_lease_rule rule([&] { return max; });
     const names q = {"a", "b", "c", "d"};
     CHECK(rule.decide(q, 0).holds);
     CHECK(rule.decide(q, 1).holds);
