@@ -18,6 +18,12 @@ interprocess_mutex::interprocess_mutex(client& c, std::string path, std::functio
     core_->make_revocable(std::move(on_revoke));
 }
 
+interprocess_mutex::interprocess_mutex(client& c, std::string path, mutex_options options)
+    : core_(std::make_unique<detail::lock_core>(
+          c, std::move(path),
+          std::make_shared<lowest_n_rule>(1, mutex_lock_name, lowest_n_rule::release_signal::data_change,
+                                          options.kazoo_lock_nodes ? lowest_n_rule::foreign::kazoo : lowest_n_rule::foreign::none))) {}
+
 interprocess_mutex::interprocess_mutex(client& c, std::string path, std::shared_ptr<const lock_rule> rule, acquire_plan plan)
     : core_(std::make_unique<detail::lock_core>(c, std::move(path), std::move(rule))), plan_(std::move(plan)) {}
 

@@ -14,7 +14,9 @@ namespace {
 constexpr std::size_t sequence_digits = 10;
 }  // namespace
 
-lock_queue lowest_n_rule::queue(const std::vector<std::string>& children) const { return queue_of(children, {name_}); }
+lock_queue lowest_n_rule::queue(const std::vector<std::string>& children) const {
+    return queue_of(children, {name_}, also_ == foreign::kazoo ? kazoo_lock_name : std::string_view());
+}
 
 bool decision_context::holds(std::string_view node) const {
     return std::find(held_by_us.begin(), held_by_us.end(), node) != held_by_us.end();
@@ -157,7 +159,8 @@ std::optional<std::string_view> lock_kind_of(std::string_view name) {
     return std::nullopt;
 }
 
-lock_queue queue_of(const std::vector<std::string>& children, std::initializer_list<std::string_view> names) {
+lock_queue queue_of(const std::vector<std::string>& children, std::initializer_list<std::string_view> names,
+                    std::string_view unprotected) {
     lock_queue q;
     std::vector<std::tuple<std::uint32_t, std::size_t, std::string>> keyed;  // sequence, name's rank, node
     keyed.reserve(children.size());
@@ -167,7 +170,12 @@ lock_queue queue_of(const std::vector<std::string>& children, std::initializer_l
         // A semaphore in Curator's layout keeps its leases in this folder: its holders would not
         // count against ours, nor ours against theirs.
         if (c == curator_leases_folder && !q.other_kind) q.other_kind = c;
-        if (c.rfind("_c_", 0) != 0) continue;
+        if (c.rfind("_c_", 0) != 0) {
+            // Kazoo's Lock names its nodes without the prefix: they take part only when asked for.
+            if (const auto seq = unprotected.empty() ? std::nullopt : lock_sequence(c, unprotected))
+                keyed.emplace_back(*seq, names.size(), c);
+            continue;
+        }
         std::optional<std::uint32_t> seq;
         std::size_t rank = 0;
         for (const auto name : names) {

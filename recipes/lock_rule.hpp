@@ -23,6 +23,8 @@ inline constexpr std::string_view semaphore_lock_name = "lease-";
 /// The folder of a semaphore in Curator's layout that holds its leases (path/leases): a lock of
 /// another kind on `path` refuses it as a node of another kind.
 inline constexpr std::string_view curator_leases_folder = "leases";
+/// Kazoo's Lock: "<uuid hex>__lock__<seq>", without Curator's protect prefix.
+inline constexpr std::string_view kazoo_lock_name = "__lock__";
 /// LeaderLatch's: the lowest node leads.
 inline constexpr std::string_view latch_lock_name = "latch-";
 /// InterProcessReadWriteLock's names: both kinds of node form one queue, ordered by sequence.
@@ -114,7 +116,10 @@ private:
 /// sorted by sequence, and at one sequence in the order of `names` (foreign nodes, a plain
 /// "lock-0000000001" too, are ignored), and the first protected node of another known kind
 /// (lock_kind_of).
-lock_queue queue_of(const std::vector<std::string>& children, std::initializer_list<std::string_view> names);
+/// unprotected: a name whose nodes take part without the protect prefix too (kazoo_lock_name);
+/// empty: none.
+lock_queue queue_of(const std::vector<std::string>& children, std::initializer_list<std::string_view> names,
+                    std::string_view unprotected = {});
 /// The kind of lock whose protocol names a node like this one ("mutex" for "..lock-<seq>",
 /// "semaphore" for "..lease-<seq>", "read-write lock" for Curator's "..__READ__<seq>" and
 /// "..__WRIT__<seq>"); nullopt for anything else.
@@ -132,9 +137,11 @@ public:
     /// mutex's holders are written to by their revokers ("__REVOKE__"), so there a data change must
     /// mean nothing to anyone: neither a release to the waiter behind nor a loss to the holder.
     enum class release_signal { data_change, delete_only };
+    /// Which foreign nodes take part: none, or Kazoo's Lock nodes too (kazoo_lock_name).
+    enum class foreign { none, kazoo };
     explicit lowest_n_rule(std::size_t n, std::string_view name = mutex_lock_name,
-                           release_signal signal = release_signal::data_change)
-        : n_(n), name_(name), signal_(signal) {}
+                           release_signal signal = release_signal::data_change, foreign also = foreign::none)
+        : n_(n), name_(name), signal_(signal), also_(also) {}
     std::string_view kind() const override { return name_ == latch_lock_name ? "leader latch" : "mutex"; }
     std::string node_name() const override { return std::string(name_); }
     lock_queue queue(const std::vector<std::string>& children) const override;
@@ -155,6 +162,7 @@ private:
     std::size_t n_;
     std::string_view name_;
     release_signal signal_;
+    foreign also_;
 };
 
 /// What a semaphore's lease node says in its name: "_c_<uuid>-m<max>-w<weight>-lease-<seq>", or

@@ -31,6 +31,15 @@ namespace detail {
 struct acquire_request;
 }
 
+/// What other libraries' lock nodes an interprocess_mutex takes part with on its path.
+struct mutex_options {
+    /// Also queue behind Kazoo's (Python) Lock nodes ("<uuid hex>__lock__<seq>"), which zkr ignores
+    /// otherwise (they lack Curator's protect prefix). With Kazoo processes that create their Lock
+    /// with `extra_lock_patterns=("-lock-",)` (Kazoo 2.7.1 and later), so that they queue behind
+    /// zkr's nodes in turn, a zkr mutex and a Kazoo Lock on one path exclude each other.
+    bool kazoo_lock_nodes = false;
+};
+
 /**
  * A mutex shared by every process that uses the same ZooKeeper path.
  *
@@ -92,6 +101,8 @@ public:
     /// zkr mutex behind a revocable holder would take the signal for a release). Curator's mutexes
     /// mix with either. A handoff from a holder that waited costs the next one a listing.
     interprocess_mutex(client& c, std::string path, std::function<void()> on_revoke);
+    /// A mutex that also takes part with other libraries' lock nodes (mutex_options).
+    interprocess_mutex(client& c, std::string path, mutex_options options);
     /// Releases every hold still taken through this object (best effort, errors logged).
     ~interprocess_mutex();
 

@@ -3,6 +3,7 @@
 // (session: 4 s, or ZKR_WORKER_SESSION_MS)
 //   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX:QTY (QTY 0: random 1..MAX each time)
 //           | curator_semaphore:MAX:QTY (the same in Curator's layout, semaphore_layout::curator)
+//           | kazoo_mutex (a mutex that queues behind Kazoo's Lock nodes too)
 //           | latch: a leader_latch (ITERATIONS is ignored): logs "ACQ <pid> <epoch> 1" once it
 //             leads, "REL <pid> <epoch> 1" after HOLD_MS, then closes the latch and exits
 //           | selector: a leader_selector (ITERATIONS is ignored) whose take_leadership logs "ACQ <pid>
@@ -167,6 +168,10 @@ int main(int argc, char** argv) {
         if (log < 0) return 4;
         if (recipe == "mutex") {
             zkr::interprocess_mutex m(c, argv[3]);
+            return run(m, iterations, hold_ms, log, argv[7]);
+        }
+        if (recipe == "kazoo_mutex") {
+            zkr::interprocess_mutex m(c, argv[3], zkr::mutex_options{.kazoo_lock_nodes = true});
             return run(m, iterations, hold_ms, log, argv[7]);
         }
         if (recipe == "fair") {

@@ -247,3 +247,17 @@ TEST_CASE("a Curator-layout semaphore's lease folder on a lock path is a node of
     CHECK(zkr::lowest_n_rule(1).queue({"leases"}).other_kind == "leases");
     CHECK_FALSE(zkr::lowest_n_rule(1).queue({"locks", "leases-old"}).other_kind);
 }
+
+TEST_CASE("a mutex rule that takes Kazoo's Lock nodes: they sort with zkr's by sequence, other foreign nodes stay out") {
+    const std::vector<std::string> children = {"_c_a-lock-0000000003", "0f1e2d3c4b5a69788796a5b4c3d2e1f0__lock__0000000001",
+                                               "abc__lock__0000000002", "abc__rlock__0000000004", "lock-0000000005", "other"};
+    const zkr::lowest_n_rule kazoo(1, zkr::mutex_lock_name, zkr::lowest_n_rule::release_signal::data_change,
+                                   zkr::lowest_n_rule::foreign::kazoo);
+    CHECK(kazoo.queue(children).sorted ==
+          names{"0f1e2d3c4b5a69788796a5b4c3d2e1f0__lock__0000000001", "abc__lock__0000000002", "_c_a-lock-0000000003"});
+    CHECK_FALSE(kazoo.queue(children).other_kind);
+    // Without the option a zkr mutex ignores them, as before.
+    CHECK(zkr::lowest_n_rule(1).queue(children).sorted == names{"_c_a-lock-0000000003"});
+    // Our node behind Kazoo's waits for the one just ahead.
+    CHECK(kazoo.decide(kazoo.queue(children).sorted, 2).watch == names{"abc__lock__0000000002"});
+}

@@ -1,0 +1,40 @@
+// zkr and Kazoo (Debian's python3-kazoo, a Python process: test/peers/kazoo_worker.py) on one
+// path: a zkr mutex with mutex_options::kazoo_lock_nodes and a Kazoo Lock with
+// extra_lock_patterns=("-lock-",) exclude each other.
+#include "recipe_checks.hpp"
+
+#include <zkr/interprocess_mutex.hpp>
+
+#include "zkr_catch.hpp"
+
+#include <unistd.h>
+
+namespace {
+
+constexpr const char* kazoo_worker = ZKR_KAZOO_WORKER;
+
+// Two Kazoo and two zkr processes on one path, interleaved; waits for all, returns the log's check.
+zkr::test::log_check run_two_of_each(const std::string& zkr_recipe, const std::string& path) {
+    if (::access("/usr/lib/python3/dist-packages/kazoo/recipe/lock.py", R_OK) != 0)
+        FAIL("the Kazoo interop test needs Debian's python3-kazoo (scripts/run installs it)");
+    const auto cs = zkr::test::shared_server().connect_string();
+    const auto log = zkr::test::temp_file("log"), counter = zkr::test::temp_file("counter");
+    std::vector<zkr::test::child_process> workers;
+    for (int i = 0; i < 2; ++i) {
+        workers.emplace_back(std::vector<std::string>{"/usr/bin/python3", kazoo_worker, cs, path, "15", "20", log});
+        workers.emplace_back(std::vector<std::string>{ZKR_LOCK_WORKER, cs, zkr_recipe, path, "15", "20", log, counter});
+    }
+    for (auto& w : workers) CHECK(w.wait() == 0);
+    const auto r = zkr::test::check_log(log);
+    std::remove(log.c_str());
+    std::remove(counter.c_str());
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("interop: zkr's mutex with kazoo_lock_nodes and Kazoo's Lock with extra_lock_patterns exclude each other, separate processes") {
+    const auto r = run_two_of_each("kazoo_mutex", zkr::test::recipe_path("interop-kazoo"));
+    CHECK(r.acquisitions == 60);
+    CHECK(r.max_concurrent == 1);
+}
