@@ -134,10 +134,13 @@ TEST_CASE("semaphore, Curator's layout: two clients each asking for qty = max bo
     // Whoever is first holds all three and then returns them; the other follows. Curator's
     // acquire(3) takes one lease at a time between turns of the inner mutex: both could hold
     // some and wait for ever.
-    auto first = fa.wait_for(10s) == std::future_status::ready ? &fa : &fb;
-    REQUIRE(first->wait_for(10s) == std::future_status::ready);
-    first->get().clear();  // returns all three
+    const auto ready = [](auto& f) { return f.wait_for(0s) == std::future_status::ready; };
+    REQUIRE(zkr::test::eventually([&] { return ready(fa) || ready(fb); }, 10s));
+    auto first = ready(fa) ? &fa : &fb;
     auto second = first == &fa ? &fb : &fa;
+    std::this_thread::sleep_for(200ms);
+    CHECK_FALSE(ready(*second));  // all three are the first one's
+    first->get().clear();         // returns all three
     REQUIRE(second->wait_for(10s) == std::future_status::ready);
     CHECK(second->get().size() == 3);
 }
