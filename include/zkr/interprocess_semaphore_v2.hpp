@@ -27,7 +27,9 @@ enum class semaphore_layout {
     curator,
 };
 
+/// How a semaphore is made (interprocess_semaphore_v2, interprocess_semaphore_mutex).
 struct semaphore_options {
+    /// zkr's own layout, or Curator's for a semaphore shared with Java services on Curator.
     semaphore_layout layout = semaphore_layout::zkr;
 };
 
