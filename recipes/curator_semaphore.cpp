@@ -21,21 +21,25 @@ public:
           leases_(std::move(leases)),
           qty_(static_cast<std::size_t>(qty)),
           deadline_(timeout ? std::optional(clock::now() + *timeout) : std::nullopt),
+          gate_cancellations_(gate_->cancellations()),
+          lease_cancellations_(leases_->cancellations()),
           data_(std::move(data)),
           attach_(std::move(attach)),
           done_(std::move(done)) {}
 
     void start() {
-        gate_->acquire(request(), [self = shared_from_this()](const error_code& ec, std::shared_ptr<hold> h) {
+        gate_->acquire(request(gate_cancellations_), [self = shared_from_this()](const error_code& ec, std::shared_ptr<hold> h) {
             self->gate_answered(ec, std::move(h));
         });
     }
 
 private:
-    // Each step gets what is left of the one deadline; none left: it tries once.
-    acquire_request request() const {
+    // Each step gets what is left of the one deadline (none left: it tries once), and ends at once
+    // if the semaphore's cancel() came since the acquire began.
+    acquire_request request(std::uint64_t cancellations) const {
         acquire_request r;
         r.data = data_;
+        r.begun_at_cancellation = cancellations;
         if (deadline_)
             r.timeout = std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - clock::now()));
         return r;
@@ -49,7 +53,7 @@ private:
 
     void next_lease() {
         if (taken_.size() == qty_) return finish({});
-        leases_->acquire(request(), [self = shared_from_this()](const error_code& ec, std::shared_ptr<hold> h) {
+        leases_->acquire(request(lease_cancellations_), [self = shared_from_this()](const error_code& ec, std::shared_ptr<hold> h) {
             self->lease_answered(ec, std::move(h));
         });
     }
@@ -76,6 +80,7 @@ private:
     std::shared_ptr<lock_driver> gate_, leases_;
     std::size_t qty_;
     std::optional<clock::time_point> deadline_;
+    std::uint64_t gate_cancellations_, lease_cancellations_;  // the drivers' cancel() counts when it began
     std::string data_;
     std::function<void(const std::shared_ptr<hold>&)> attach_;
     gated_acquire_handler done_;

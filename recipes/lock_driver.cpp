@@ -84,12 +84,18 @@ void lock_driver::acquire(acquire_request req, acquire_handler done) {
         done(make_error_code(client_.state() == connection_state::closed ? errc::closed : errc::not_connected), nullptr);
         return;
     }
-    auto e = std::make_shared<lock_engine>(shared_from_this(), std::move(req), std::move(done));
+    std::shared_ptr<lock_engine> e;
     {
         std::lock_guard lock(pending_mutex_);
-        std::erase_if(pending_, [](const auto& w) { return w.expired(); });
-        pending_.push_back(e);
+        // Under the lock that cancel() takes: a step of a larger acquire cancelled meanwhile
+        // never starts.
+        if (!req.begun_at_cancellation || *req.begun_at_cancellation == cancellations_) {
+            e = std::make_shared<lock_engine>(shared_from_this(), std::move(req), std::move(done));
+            std::erase_if(pending_, [](const auto& w) { return w.expired(); });
+            pending_.push_back(e);
+        }
     }
+    if (!e) return done(make_error_code(errc::cancelled), nullptr);  // (done was not moved)
     boost::asio::dispatch(network_executor(detail::connection_of(client_)), [e] { e->start(); });
 }
 
@@ -111,7 +117,10 @@ std::vector<std::shared_ptr<lock_engine>> lock_driver::live_engines(bool forget)
     std::lock_guard lock(pending_mutex_);
     for (auto& w : pending_)
         if (auto e = w.lock()) live.push_back(std::move(e));
-    if (forget) pending_.clear();  // under the same lock: an acquire started now is not lost uncancelled
+    if (forget) {  // cancel(): under the same lock, so an acquire started now is not lost uncancelled
+        pending_.clear();
+        ++cancellations_;
+    }
     return live;
 }
 
@@ -140,6 +149,11 @@ void lock_driver::release(const std::shared_ptr<hold>& h, unique_function<void(c
     }
     boost::asio::dispatch(network_executor(detail::connection_of(client_)),
                           [e = h->engine_, done = std::move(done)]() mutable { e->release(std::move(done)); });
+}
+
+std::uint64_t lock_driver::cancellations() {
+    std::lock_guard lock(pending_mutex_);
+    return cancellations_;
 }
 
 void lock_driver::cancel() {

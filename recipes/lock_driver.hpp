@@ -38,6 +38,10 @@ struct acquire_request {
     /// If given, our node takes this sequence (a plain ephemeral create, not a sequential one): a
     /// read-write lock's downgrade places its read node at its writer's.
     std::optional<std::uint32_t> sequence;
+    /// If given, this acquire is a step of a larger one (a Curator-layout semaphore's) that began
+    /// when the driver's cancellations() was this: a cancel() since then ends it at once with
+    /// `cancelled` (a cancel() between two steps would otherwise find no acquire to end).
+    std::optional<std::uint64_t> begun_at_cancellation;
 };
 
 /// Acquires holds on one lock path with one rule. Thread-safe; its work runs on the network thread.
@@ -68,6 +72,8 @@ public:
     /// Ends every acquisition of this driver still in flight with `cancelled`; their nodes are
     /// removed. Holds already granted are not touched.
     void cancel();
+    /// How many times cancel() was called (acquire_request::begun_at_cancellation).
+    std::uint64_t cancellations();
 
     /// The message of an acquire that failed with ec: says to call client::start() when that is
     /// what was missing, and names the other kind's node on a lock_kind_mismatch.
@@ -86,6 +92,7 @@ private:
     std::vector<std::shared_ptr<lock_engine>> live_engines(bool forget = false);
     std::mutex pending_mutex_;
     std::vector<std::weak_ptr<lock_engine>> pending_;
+    std::uint64_t cancellations_ = 0;  // under pending_mutex_, with pending_
     zkr::client& client_;
     std::string path_;
     std::shared_ptr<const lock_rule> rule_;

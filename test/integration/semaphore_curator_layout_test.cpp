@@ -4,6 +4,8 @@
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "recipe_checks.hpp"
 
+#include "../../recipes/lock_driver.hpp"  // a step's cancellation, below
+
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>
 
@@ -222,4 +224,32 @@ TEST_CASE("semaphore_mutex, Curator's layout: one holder at a time across client
     CHECK(mb.acquire(5s));
     CHECK(zkr::parent_path(mb.node_path()) == leases_of(path));
     mb.release();
+}
+
+TEST_CASE("lock_driver: a step of a larger acquire begun before a cancel() never starts (a Curator-layout semaphore's next step)") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = sem_path("step-cancelled");
+    auto a = connect(zk.connect_string());
+    auto driver = std::make_shared<zkr::detail::lock_driver>(*a, path, std::make_shared<zkr::lowest_n_rule>(1));
+    const auto begun = driver->cancellations();
+    driver->cancel();  // with nothing in flight: only the count moves
+    CHECK(driver->cancellations() == begun + 1);
+    const auto step = [&](std::uint64_t begun_at) {
+        zkr::detail::acquire_request req;
+        req.begun_at_cancellation = begun_at;
+        auto outcome = std::make_shared<std::promise<std::pair<boost::system::error_code, std::shared_ptr<zkr::detail::hold>>>>();
+        driver->acquire(std::move(req), [outcome](const boost::system::error_code& ec, std::shared_ptr<zkr::detail::hold> h) {
+            outcome->set_value({ec, std::move(h)});
+        });
+        return outcome->get_future().get();
+    };
+    const auto [ec, none] = step(begun);
+    CHECK(ec == zkr::errc::cancelled);
+    CHECK_FALSE(none);
+    CHECK_FALSE(a->exists(path));  // nothing was sent
+    // A step of an acquire begun after the cancel goes ahead.
+    auto [ok, held] = step(driver->cancellations());
+    CHECK_FALSE(ok);
+    REQUIRE(held);
+    CHECK(driver->release_sync(held) == boost::system::error_code());
 }
