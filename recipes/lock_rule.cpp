@@ -172,8 +172,8 @@ lock_queue queue_of(const std::vector<std::string>& children, std::initializer_l
         if (c == curator_leases_folder && !q.other_kind) q.other_kind = c;
         if (c.rfind("_c_", 0) != 0) {
             // Kazoo's Lock names its nodes without the prefix: they take part only when asked for.
-            if (const auto seq = unprotected.empty() ? std::nullopt : lock_sequence(c, unprotected))
-                keyed.emplace_back(*seq, names.size(), c);
+            if (const auto seq = unprotected.empty() ? std::nullopt : lock_sequence(c, unprotected))  // sim-one-way: kazoo-nodes
+                keyed.emplace_back(*seq, names.size(), c);                                          // sim-unreachable: kazoo-nodes
             continue;
         }
         std::optional<std::uint32_t> seq;
