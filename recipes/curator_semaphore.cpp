@@ -1,6 +1,7 @@
 #include "curator_semaphore.hpp"
 
-#include <algorithm>
+#include "step_deadline.hpp"
+
 #include <utility>
 
 namespace zkr::detail {
@@ -12,15 +13,13 @@ namespace {
 // One acquire of the layout, kept alive by the completions it waits for.
 class gated_acquire : public std::enable_shared_from_this<gated_acquire> {
 public:
-    using clock = std::chrono::steady_clock;
-
     gated_acquire(std::shared_ptr<lock_driver> gate, std::shared_ptr<lock_driver> leases, std::int32_t qty,
                   std::optional<std::chrono::milliseconds> timeout, std::string data,
                   std::function<void(const std::shared_ptr<hold>&)> attach, gated_acquire_handler done)
         : gate_(std::move(gate)),
           leases_(std::move(leases)),
           qty_(static_cast<std::size_t>(qty)),
-          deadline_(timeout ? std::optional(clock::now() + *timeout) : std::nullopt),
+          deadline_(timeout),
           gate_cancellations_(gate_->cancellations()),
           lease_cancellations_(leases_->cancellations()),
           data_(std::move(data)),
@@ -40,8 +39,7 @@ private:
         acquire_request r;
         r.data = data_;
         r.begun_at_cancellation = cancellations;
-        if (deadline_)
-            r.timeout = std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - clock::now()));
+        r.timeout = deadline_.left();
         return r;
     }
 
@@ -79,7 +77,7 @@ private:
 
     std::shared_ptr<lock_driver> gate_, leases_;
     std::size_t qty_;
-    std::optional<clock::time_point> deadline_;
+    step_deadline deadline_;
     std::uint64_t gate_cancellations_, lease_cancellations_;  // the drivers' cancel() counts when it began
     std::string data_;
     std::function<void(const std::shared_ptr<hold>&)> attach_;

@@ -4,6 +4,7 @@
 
 #include "lock_core.hpp"
 #include "multi_lock_order.hpp"
+#include "step_deadline.hpp"
 
 #include <zkr/fair_lock.hpp>
 #include <zkr/interprocess_mutex.hpp>
@@ -125,15 +126,11 @@ bool interprocess_multi_lock::acquire_for(std::optional<std::chrono::millisecond
         std::lock_guard lock(mutex_);
         if (holds_.reenter(owner)) return true;
     }
-    using clock = std::chrono::steady_clock;
-    const auto deadline = timeout ? std::optional(clock::now() + *timeout) : std::nullopt;
+    const detail::step_deadline deadline(timeout);  // one for all members
     auto t = std::make_shared<term>();
     try {
         for (auto* core : members_) {
-            std::optional<std::chrono::milliseconds> left;
-            if (deadline)  // one deadline for all (Curator gives each member the whole timeout)
-                left = std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(*deadline - clock::now()));
-            auto h = core->acquire_hold(left);
+            auto h = core->acquire_hold(deadline.left());
             if (!h) {
                 t->release_quietly();
                 return false;
