@@ -468,12 +468,21 @@ private:
         if (auto* still = acquiring()) still->deciding_on_listing = false;
     }
 
+    // What the owner holds, and which nodes ahead have marked their grant (lock_rule::grants_marked).
+    decision_context context_of(const acquiring_phase& a) const {
+        if (a.signalled.empty()) return cfg_.context;
+        auto context = cfg_.context;
+        context.marked_ahead.assign(a.signalled.begin(), a.signalled.end());
+        return context;
+    }
+
     void decide() {
         auto& a = *acquiring();
-        const auto d = a.view.decide(*cfg_.rule, cfg_.context);
+        const auto d = a.view.decide(*cfg_.rule, context_of(a));
         if (d.error) return fail(d.error);
         if (d.holds) return grant();
-        if (cfg_.try_only()) return finish_acquire({}, /*remove=*/true);
+        // A try that fits waits only to read whether the node ahead has marked its grant.
+        if (cfg_.try_only() && !d.awaits_mark) return finish_acquire({}, /*remove=*/true);
         a.waiting = true;
         a.waited = true;
         emit(lock_out::waiting{a.view.ahead()});
@@ -504,7 +513,9 @@ private:
         // Nobody else would ever delete it: it would stay ahead of every waiter, ours too, until
         // our session ends. Its deletion is then the event we wait for.
         if (e.stray) emit(lock_out::remove_node{join_path(parent_path(a->node->path), r.name)});
-        if (r.await_grant && e.version > 0 && a->signalled.insert(r.name).second) list(true);  // granted before we watched
+        if (e.version > 0 && marks_grant(r)) return granted_ahead(r.name);  // granted before we watched
+        // A try waits only to read whether the node ahead has marked its grant: it has not.
+        if (cfg_.try_only()) finish_acquire({}, /*remove=*/true);
     }
 
     void on(const lock_in::node_changed& e, const request& r) {
@@ -516,9 +527,23 @@ private:
         if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on(r.name))
             return released_after_holding(r.name);
         if (e.type == watch_event_type::not_watching) return;  // the session went: restart comes with it
-        if (r.await_grant && a->signalled.insert(r.name).second) return list(true);
+        if (r.await_grant && !cfg_.rule->grants_marked() && a->signalled.insert(r.name).second) return list(true);
         a->watching.insert(r.name);
-        watch(r.name, r.await_grant);
+        watch(r.name, r.await_grant);  // (a holder ahead that marked its grant: its release is still our event)
+        if (marks_grant(r)) granted_ahead(r.name);
+    }
+
+    // A write to a node ahead tells of its grant: a waiter's we await, or any under a rule whose
+    // grants are marked (every node there writes itself once, when granted).
+    bool marks_grant(const request& r) const { return r.await_grant || cfg_.rule->grants_marked(); }
+
+    // The node ahead `name` holds. A waiter we awaited: list, to watch the holders ahead of it.
+    // Under marked grants we may hold now (the view is a superset of the nodes ahead).
+    void granted_ahead(const std::string& name) {
+        auto& a = *acquiring();
+        if (!a.signalled.insert(name).second) return;
+        if (!cfg_.rule->grants_marked()) return list(true);
+        reconsider();
     }
 
     // A node ahead of ours is gone. The view is a superset of the nodes really ahead, so when it
@@ -529,7 +554,13 @@ private:
         if (cfg_.rule->joins_ahead_of(name)) return list(true);
         auto& a = *acquiring();
         Rules::forget(a.view, name);
-        const auto d = a.view.decide(*cfg_.rule, cfg_.context);
+        reconsider();
+    }
+
+    // Decide again on the view: when we already watch every node the rule names, wait on.
+    void reconsider() {
+        auto& a = *acquiring();
+        const auto d = a.view.decide(*cfg_.rule, context_of(a));
         if (d.error) return fail(d.error);
         if (d.holds) return grant();
         for (const auto& n : d.watch)
@@ -578,8 +609,11 @@ private:
         // progress check: granted with nothing ahead and no signal, we left a waiter that fit
         // waiting until an unrelated release). In a one-holder lock it only waits for our
         // release, which signals itself.
-        const bool touch = cfg_.rule->grants_awaited() &&
-                           (a.view.ahead() > 0 || (!passes_on(*a.node) && may_be_awaited(a)));
+        // A rule whose grants are marked (a shrinking limit) touches always: a waiter behind that
+        // fits holds only once we have.
+        const bool touch = cfg_.rule->grants_marked() ||
+                           (cfg_.rule->grants_awaited() &&
+                            (a.view.ahead() > 0 || (!passes_on(*a.node) && may_be_awaited(a))));
         holding_phase held{std::move(*a.node), hold_state::held, session_, a.waited, touch, std::nullopt};
         phase_ = std::move(held);
         const auto& h = *holding();

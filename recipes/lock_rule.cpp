@@ -22,6 +22,10 @@ bool decision_context::holds(std::string_view node) const {
     return std::find(held_by_us.begin(), held_by_us.end(), node) != held_by_us.end();
 }
 
+bool decision_context::marked(std::string_view node) const {
+    return std::find(marked_ahead.begin(), marked_ahead.end(), node) != marked_ahead.end();
+}
+
 lock_decision lowest_n_rule::do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const {
     return detail::prefix_decision(sorted, ours, std::vector<std::uint64_t>(sorted.size(), 1), n_);
 }
@@ -99,7 +103,8 @@ std::vector<std::uint64_t> weights_of(const std::vector<lease_node_info>& infos)
 std::uint64_t at_least_zero(std::int64_t max) { return max < 0 ? 0 : static_cast<std::uint64_t>(max); }
 }  // namespace
 
-lock_decision lease_rule::do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const {
+lock_decision lease_rule::do_decide(const std::vector<std::string>& sorted, std::size_t ours,
+                                    const decision_context& context) const {
     const auto infos = lease_infos(sorted);
     for (std::size_t i = 0; i <= ours && i < infos.size(); ++i) {
         if (infos[i].max_tag != tag_) {
@@ -108,8 +113,27 @@ lock_decision lease_rule::do_decide(const std::vector<std::string>& sorted, std:
             return refused;
         }
     }
-    return detail::prefix_decision(sorted, ours, weights_of(infos), at_least_zero(max_()));
+    auto d = detail::prefix_decision(sorted, ours, weights_of(infos), at_least_zero(max_()));
+    if (!grants_marked() || ours == 0) return d;
+    // Within the limit, but the node ahead may not hold yet: it may decide later, under a smaller
+    // limit, and would not count us. Hold once it has marked its grant (then every node ahead of
+    // it holds too: it held only behind marked nodes).
+    const auto& ahead = sorted[ours - 1];
+    if (d.holds && !context.marked(ahead)) {
+        d.holds = false;
+        d.watch = {ahead};
+        d.await_grant = true;
+        d.awaits_mark = true;
+    } else if (d.await_grant && context.marked(ahead)) {
+        // The node ahead holds beyond the limit (granted before it shrank): we are the first
+        // waiter, and any release ahead may be our turn.
+        d.watch.assign(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(ours));
+        d.await_grant = false;
+    }
+    return d;
 }
+
+bool lease_rule::grants_marked() const { return is_shared_count_tag(tag_); }
 
 bool lease_rule::release_passes_on(std::string_view) const { return max_of_tag(tag_) == 1u; }
 

@@ -42,6 +42,9 @@ struct lock_decision {
     bool await_grant = false;
     /// The rule refuses this queue (a participant disagrees on the limit): the acquire fails with it.
     boost::system::error_code error;
+    /// When !holds: our node fits the limit and holds once watch[0], the node just ahead, has
+    /// marked its grant (lock_rule::grants_marked). A try reads that node before it gives up.
+    bool awaits_mark = false;
 };
 
 /// What a decision may know beyond the queue: the nodes on this path that the acquiring owner
@@ -49,7 +52,10 @@ struct lock_decision {
 /// owner that holds the write lock must not wait behind its own writer.
 struct decision_context {
     std::vector<std::string> held_by_us;  ///< node names (no path), in any order
+    /// Nodes ahead of ours that this acquire has seen mark their grant (lock_rule::grants_marked).
+    std::vector<std::string> marked_ahead;
     bool holds(std::string_view node) const;
+    bool marked(std::string_view node) const;
 };
 
 /// A lock path's children as one rule sees them.
@@ -103,6 +109,13 @@ public:
     /// Whether a waiter of this rule ever awaits a grant (lock_decision::await_grant). When not, a
     /// node granted never touches itself to tell the one behind it: nobody listens for that.
     virtual bool grants_awaited() const { return true; }
+    /// Whether every grant is marked (a node touches itself once granted) and a node holds only
+    /// behind a node known to hold (decision_context::marked_ahead). For a limit that can shrink
+    /// (a shared count): a node granted under the larger limit may have waiters ahead of it that
+    /// have not decided yet; deciding later, under the smaller limit, they would hold beside it,
+    /// over that limit (found by the simulation, seed 6006018025). Marked grants go in queue
+    /// order, so the nodes behind a waiter never hold, and those ahead fit the limit with it.
+    virtual bool grants_marked() const { return false; }
     /// How many of the sorted participants hold now (the first ones): for tools such as
     /// `zkr status`, and the simulation's checker.
     virtual std::size_t holders(const std::vector<std::string>& sorted) const = 0;
@@ -194,6 +207,8 @@ public:
     /// A node of one lease (an acquire of several names its own: lease_node_name).
     std::string node_name() const override;
     lock_queue queue(const std::vector<std::string>& children) const override;
+    /// A shared count's maximum can shrink: its grants are marked, in queue order.
+    bool grants_marked() const override;
     /// A fixed maximum of one lease is a one-holder lock (interprocess_semaphore_mutex, or
     /// semaphore_v2 with max 1): a holder's release passes the lock on, as a mutex's does. Not for
     /// more leases (a holder's release says nothing of the holders ahead of it) nor for a shared

@@ -2,6 +2,7 @@
 // ZooKeeper: separate sessions in this process, and separate processes (zkr_lock_worker).
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "recipe_checks.hpp"
+#include "tcp_proxy.hpp"
 
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>
@@ -324,6 +325,51 @@ TEST_CASE("semaphore: raising the shared count wakes a waiter") {
     CHECK_FALSE(cb.try_set_count(1, 7));  // it is 2 now
     CHECK(cb.try_set_count(2, 3));
     CHECK(zkr::test::eventually([&] { return ca.count() == 3; }));
+}
+
+// Seed 6006018025 of the simulation, against a real server and a separate process: A's node is
+// first, but A has not decided yet (its replies are lost on the wire); B, behind it in another
+// process, fits the count of 2; the count then shrinks to 1, and A decides under it. Before grants
+// under a shared count were marked, B held at once and A held too: 2 leases under a count of 1.
+// Now B holds only once A has marked its grant, and then 2 exceed 1: it waits for A's release.
+TEST_CASE("semaphore: a shared count that shrinks while a waiter ahead has not decided never lets both hold") {
+    auto& zk = zkr::test::shared_server();
+    const auto base = zkr::join_path("/", zkr::test::unique_namespace("shrink"));
+    const auto path = zkr::join_path(base, "sem"), count_path = base + "/max";
+    zkr::test::tcp_proxy proxy(zk.client_port(0));
+    auto a = connect("127.0.0.1:" + std::to_string(proxy.port()), 10s);
+    auto direct = connect(zk.connect_string());
+    zkr::shared_count count(*direct, count_path, 2), a_count(*a, count_path, 2);
+    REQUIRE(zkr::test::eventually([&] { return a_count.count() == 2; }));
+    zkr::interprocess_semaphore_v2 sa(*a, path, a_count);
+    direct->create(path, "", {.mode = zkr::create_mode::container});  // A's create lands at once (no "no node" round)
+    proxy.drop_replies(true);  // A's create and listing reach the server; their replies never come back
+    auto a_lease = std::async(std::launch::async, [&] { return sa.acquire(30s); });
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*direct, path) == 1; }, 5s));
+    const std::string log = zkr::test::temp_file("log");
+    zkr::test::child_process b({ZKR_LOCK_WORKER, zk.connect_string(), "shared_semaphore:" + count_path, path, "1", "200",
+                                log, zkr::test::temp_file("counter")});
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*direct, path) == 2; }, 10s));
+    std::this_thread::sleep_for(1s);  // B has listed and decided (a fixed count of 2 would let it hold)
+    const auto acquired = [&] {
+        const auto lines = zkr::test::read_lines(log);
+        return std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("ACQ", 0) == 0; });
+    };
+    CHECK(acquired() == 0);  // A, ahead of it, has not said it holds
+    count.set_count(1);
+    proxy.reset_all();  // A reconnects on its session, finds its node, and decides under a count of 1
+    proxy.drop_replies(false);
+    REQUIRE(a_lease.wait_for(20s) == std::future_status::ready);
+    auto lease = a_lease.get();
+    REQUIRE(lease);
+    CHECK(lease->is_valid());
+    std::this_thread::sleep_for(1s);
+    CHECK(acquired() == 0);  // 2 leases would exceed the count of 1: B waits for A's release
+    lease->close();
+    CHECK(b.wait_for(20s) == 0);
+    CHECK(acquired() == 1);
+    CHECK(zkr::test::eventually([&] { return !direct->exists(path); }, 15s));
+    std::remove(log.c_str());
 }
 
 TEST_CASE("semaphore: closing a client frees its leases") {

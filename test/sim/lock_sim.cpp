@@ -467,15 +467,11 @@ private:
     // By the node's czxid, not its path: a container made again restarts its sequence, and a
     // retried protected create can then make a node of the same path.
     // The shared count changes while holders hold: the driver sends reevaluate to every live
-    // machine, holders included.
-    //
-    // It shrinks only while no lease is held. A known bug, found by this world (seed 6006018025,
-    // before this restriction): a waiter ahead of a holder granted under the larger count (it had
-    // not yet learned that it too was entitled then) is granted under the smaller one, so the
-    // leases in use exceed the new maximum until one is returned. docs/recipes.md says so.
+    // machine, holders included. It shrinks at any time, holders or not: a waiter ahead of a holder
+    // granted under the larger count must not then hold under the smaller one (seed 6006018025 found
+    // that it did, before grants under a shared count were marked: lock_rule::grants_marked).
     void change_shared_count() {
         const int next = 1 + static_cast<int>(pick(3));
-        if (next < shared_max_ && valid_holders() > 0) return;
         tally("shared count changed");
         shared_max_ = next;
         note("shared count set to " + std::to_string(shared_max_));

@@ -3,6 +3,8 @@
 // (session: 4 s, or ZKR_WORKER_SESSION_MS)
 //   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX:QTY (QTY 0: random 1..MAX each time)
 //           | curator_semaphore:MAX:QTY (the same in Curator's layout, semaphore_layout::curator)
+//           | shared_semaphore:COUNT_PATH (one lease at a time of a semaphore whose maximum is the
+//             shared count at COUNT_PATH, which the test has made)
 //           | kazoo_mutex (a mutex that queues behind Kazoo's Lock nodes too)
 //           | latch: a leader_latch (ITERATIONS is ignored): logs "ACQ <pid> <epoch> 1" once it
 //             leads, "REL <pid> <epoch> 1" after HOLD_MS, then closes the latch and exits
@@ -274,6 +276,11 @@ int main(int argc, char** argv) {
         if (std::sscanf(recipe.c_str(), "semaphore:%d:%d", &max, &qty) == 2) {
             zkr::interprocess_semaphore_v2 sem(c, argv[3], max);
             return run_semaphore(sem, qty, iterations, hold_ms, log);
+        }
+        if (const std::string shared = "shared_semaphore:"; recipe.rfind(shared, 0) == 0) {
+            zkr::shared_count count(c, recipe.substr(shared.size()), 1);
+            zkr::interprocess_semaphore_v2 sem(c, argv[3], count);
+            return run_semaphore(sem, 1, iterations, hold_ms, log);
         }
         if (std::sscanf(recipe.c_str(), "curator_semaphore:%d:%d", &max, &qty) == 2) {
             zkr::interprocess_semaphore_v2 sem(c, argv[3], max, {zkr::semaphore_layout::curator});

@@ -361,3 +361,75 @@ TEST_CASE("lock machine: a lost hold says why: its node deleted, its session los
     CHECK(find_action<lock_out::hold_changed>(a)->state == hold_state::lost);
     CHECK(find_action<lock_out::hold_changed>(a)->cause == lost_cause::client_closed);
 }
+
+namespace {
+// A semaphore under a shared count: its grants are marked, in queue order.
+struct shared_count_semaphore {
+    std::int64_t max = 3;
+    std::string tag = shared_count_max_tag("/count");
+    lease_rule rule{[this] { return max; }, tag};
+    std::string lease(int seq) const {
+        return "_c_" + std::to_string(seq) + "-" + tag + "-w1-lease-" + std::to_string(1000000000 + seq);
+    }
+};
+}  // namespace
+
+// Seed 6006018025: B, granted under a count of 3 behind A, which had not decided yet; the count
+// shrank to 1; A, deciding then, held too. Two leases under a count of 1.
+TEST_CASE("lock machine: under a shared count a node holds only once the node ahead marked its grant, so a shrink never over-grants") {
+    shared_count_semaphore s;
+    const auto a_node = s.lease(1), b_node = s.lease(2);
+    zkr::test::queued_machine b(s.rule, b_node, {a_node, b_node}, 2002, session);
+    CHECK_FALSE(find_action<lock_out::granted>(b.last));  // fits the count, but A has not said it holds
+    const auto* w = find_action<lock_out::watch_node>(b.last);
+    REQUIRE(w);
+    CHECK(w->name == a_node);
+    CHECK(b.m.resume(lock_in::node_read{w->ticket, {}, 0}).empty());  // not marked yet: wait
+    s.max = 1;
+    CHECK_FALSE(find_action<lock_out::granted>(b.m.resume(lock_in::reevaluate{})));
+    // A decides under the smaller count: it holds (nothing ahead) and marks its grant.
+    zkr::test::queued_machine a(s.rule, a_node, {a_node, b_node}, 2001, session);
+    REQUIRE(find_action<lock_out::granted>(a.last));
+    REQUIRE(find_action<lock_out::touch_own>(a.last));
+    // B hears the mark: 2 leases would exceed 1, so it waits for A's release, and holds then.
+    auto next = b.m.resume(lock_in::node_changed{w->ticket, watch_event_type::node_data_changed});
+    CHECK_FALSE(find_action<lock_out::granted>(next));
+    const auto* again = find_action<lock_out::watch_node>(next);
+    REQUIRE(again);
+    CHECK(again->name == a_node);
+    next = b.m.resume(lock_in::node_changed{again->ticket, watch_event_type::node_deleted});
+    REQUIRE(find_action<lock_out::granted>(next));
+    CHECK(find_action<lock_out::touch_own>(next));  // marked, though nothing is ahead any more
+}
+
+TEST_CASE("lock machine: under a shared count a node whose predecessor marked its grant before we watched holds at once") {
+    shared_count_semaphore s;
+    zkr::test::queued_machine b(s.rule, s.lease(2), {s.lease(1), s.lease(2)}, 2002, session);
+    const auto* w = find_action<lock_out::watch_node>(b.last);
+    REQUIRE(w);
+    const auto a = b.m.resume(lock_in::node_read{w->ticket, {}, 1});  // version 1: marked
+    REQUIRE(find_action<lock_out::granted>(a));
+    CHECK(count_actions<lock_out::list>(a) == 0);  // the view says so: no listing
+}
+
+TEST_CASE("lock machine: under a shared count a try that fits reads the node ahead, and holds only if it marked its grant") {
+    shared_count_semaphore s;
+    for (const std::int32_t version : {1, 0}) {
+        lock_machine m({&s.rule, std::chrono::milliseconds(0)});
+        auto a = m.resume(lock_in::start{true, session});
+        const auto create = find_action<lock_out::create>(a)->ticket;
+        const auto list = find_action<lock_out::list>(a)->ticket;
+        m.resume(lock_in::created{create, {}, "/l/" + s.lease(2), 2002, session});
+        a = m.resume(lock_in::listed{list, {}, {s.lease(1), s.lease(2)}});
+        CHECK_FALSE(find_action<lock_out::not_granted>(a));
+        const auto* w = find_action<lock_out::watch_node>(a);
+        REQUIRE(w);
+        a = m.resume(lock_in::node_read{w->ticket, {}, version});
+        CAPTURE(version);
+        CHECK(static_cast<bool>(find_action<lock_out::granted>(a)) == (version > 0));
+        if (version == 0) {
+            CHECK(find_action<lock_out::not_granted>(a));
+            CHECK(find_action<lock_out::remove_node>(a));  // a try leaves nothing
+        }
+    }
+}

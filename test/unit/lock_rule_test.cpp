@@ -261,3 +261,36 @@ TEST_CASE("a mutex rule that takes Kazoo's Lock nodes: they sort with zkr's by s
     // Our node behind Kazoo's waits for the one just ahead.
     CHECK(kazoo.decide(kazoo.queue(children).sorted, 2).watch == names{"abc__lock__0000000002"});
 }
+
+TEST_CASE("lease_rule under a shared count: a node that fits holds only behind a node that marked its grant") {
+    std::int64_t max = 3;
+    const auto tag = zkr::shared_count_max_tag("/count");
+    const zkr::lease_rule rule([&] { return max; }, tag);
+    CHECK(rule.grants_marked());
+    CHECK_FALSE(zkr::lease_rule([] { return 3; }, zkr::fixed_max_tag(3)).grants_marked());
+    const auto lease = [&](int seq) { return tag + "-w1-lease-" + std::to_string(1000000000 + seq); };
+    const names q = {lease(1), lease(2), lease(3)};
+    CHECK(rule.decide(q, 0).holds);  // nothing ahead
+    // Within the count, but the node ahead has not marked its grant: await it.
+    const auto d = rule.decide(q, 1);
+    CHECK_FALSE(d.holds);
+    CHECK(d.awaits_mark);
+    CHECK(d.await_grant);
+    CHECK(d.watch == names{lease(1)});
+    zkr::decision_context marked;
+    marked.marked_ahead = {lease(1)};
+    CHECK(rule.decide(q, 1, marked).holds);
+    // The count shrank after 1 and 2 held: 3 is the first waiter, and any release ahead may be its turn.
+    max = 1;
+    marked.marked_ahead = {lease(1), lease(2)};
+    const auto first = rule.decide(q, 2, marked);
+    CHECK_FALSE(first.holds);
+    CHECK_FALSE(first.awaits_mark);
+    CHECK_FALSE(first.await_grant);
+    CHECK(first.watch == names{lease(1), lease(2)});
+    // Not marked, beyond the count: a later waiter awaits the one ahead, as under a fixed maximum.
+    const auto later = rule.decide(q, 2);
+    CHECK(later.await_grant);
+    CHECK_FALSE(later.awaits_mark);
+    CHECK(later.watch == names{lease(2)});
+}
