@@ -50,7 +50,9 @@ struct semaphore_options {
  * fails its acquire with errc::max_mismatch (its node is removed), so two processes that disagree
  * never hold at the same time. With a shared_count, the maximum is read from that node and may
  * change at run time; a grown maximum wakes the waiters that now fit. Holds beyond a shrunk
- * maximum are kept until returned.
+ * maximum are kept until returned, and nobody else is granted until the leases in use fit it:
+ * grants under a shared count go in queue order (a node holds once the node ahead of it has
+ * marked its own grant, which costs a write per grant and a read per waiter).
  *
  * Connection loss and session loss: as for locks (see lease). Waiters carry on through connection
  * loss and queue again with a new node when their session is lost. close() of the client ends
