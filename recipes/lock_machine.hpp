@@ -789,7 +789,7 @@ private:
             case connection_state::reconnected:
                 if (session_ != h->session) {
                     if (holding_valid()) set_hold(hold_state::lost, lost_cause::session_ended);
-                    else if (h->state == hold_state::releasing) finish_release({});  // the node went with it
+                    else if (h->state == hold_state::releasing) finish_release({});  // the node went with it; sim-unreachable: release-new-session
                 } else if (h->state == hold_state::doubtful) {
                     watch_own();  // held again only once re-validated
                 } else if (h->state == hold_state::releasing && !book_.of(purpose::release)) {

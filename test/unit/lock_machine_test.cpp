@@ -111,6 +111,19 @@ TEST_CASE("lock machine: a create refused by a read-only server asks to remove a
     CHECK(find_action<lock_out::not_granted>(out)->ec == errc::not_read_only);
 }
 
+// The release was pending (no connection) when a new session came: the node went with the old
+// session, so the release is done, with nothing to delete.
+TEST_CASE("lock machine: a release pending when a new session comes is done, and deletes nothing") {
+    queued q(1, {1});
+    q.m.resume(lock_in::connection{connection_state::suspended, session});
+    REQUIRE(find_action<lock_out::release_done>(q.m.resume(lock_in::release{})));
+    REQUIRE(q.m.state() == hold_state::releasing);
+    const auto a = q.m.resume(lock_in::connection{connection_state::reconnected, session + 1});
+    CHECK_FALSE(find_action<lock_out::delete_own>(a));
+    CHECK(q.m.state() == hold_state::released);
+    CHECK(q.m.finished());
+}
+
 TEST_CASE("lock machine: a release without a connection answers at once and deletes on reconnection") {
     queued q(1, {1});
     REQUIRE(find_action<lock_out::granted>(q.last));
