@@ -357,6 +357,9 @@ TEST_CASE("semaphore: a shared count that shrinks while a waiter ahead has not d
     };
     CHECK(acquired() == 0);  // A, ahead of it, has not said it holds
     count.set_count(1);
+    // B reads the count through its watch: a grant decided before the notification arrives uses the
+    // old count (recipes.md says so). Give it time to arrive before A can decide and mark.
+    std::this_thread::sleep_for(500ms);
     proxy.reset_all();  // A reconnects on its session, finds its node, and decides under a count of 1
     proxy.drop_replies(false);
     REQUIRE(a_lease.wait_for(20s) == std::future_status::ready);
