@@ -422,13 +422,13 @@ private:
         if (e.ec) return fail(e.ec);
         a->node = our_node{e.path, e.path.substr(e.path.rfind('/') + 1), e.czxid, e.owner};
         emit(lock_out::queued{e.path});
-        if (a->early_listing) {
-            auto listing = std::move(*a->early_listing);
-            a->early_listing.reset();
-            evaluate(std::move(listing), false);
-        } else if (!a->list_pending) {
-            list(true);  // the pipelined listing failed before the create was retried
-        }
+        // A listing taken before our (retried) create: it may list a namesake of our node when the
+        // name is fixed (a downgrade's reader takes its writer's sequence), an old node that has
+        // gone since, with the queue around it (seed 969178907535: the reader held on a queue an
+        // operator had deleted, its writer gone). Such a node lists again.
+        auto listing = std::exchange(a->early_listing, std::nullopt);
+        if (listing && cfg_.context.held_by_us.empty()) evaluate(std::move(*listing), false);
+        else if (!a->list_pending) list(true);  // (or the pipelined listing failed before the create was retried)
     }
 
     void on(const lock_in::listed& e, const request& r) {

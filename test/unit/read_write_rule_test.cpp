@@ -165,3 +165,22 @@ TEST_CASE("lock machine on the read-write rule: a reader behind its owner's own 
     REQUIRE(zkr::test::find_action<lock_out::watch_node>(other.last));
     CHECK(zkr::test::find_action<lock_out::watch_node>(other.last)->name == w2);
 }
+
+// Seed 969178907535: a downgrade's read node has a fixed name (its writer's sequence). Its create
+// was retried, the listing taken before it listed the first attempt's node of that name in the old
+// queue, and the operator deleted that queue meanwhile: the reader must not decide on that listing.
+TEST_CASE("lock machine on the read-write rule: a downgrade's reader never decides on a listing taken before its create") {
+    zkr::detail::lock_machine m({&reader, std::nullopt, zkr::decision_context{{w2}}});
+    auto a = m.resume(lock_in::start{true, session});
+    const auto create = zkr::test::find_action<lock_out::create>(a)->ticket;
+    const auto list = zkr::test::find_action<lock_out::list>(a)->ticket;
+    const std::string ours = "_c_f-__READ__0000000002";  // the writer's sequence
+    CHECK(m.resume(lock_in::listed{list, {}, {w2, ours}}).empty());  // came first: the create was retried
+    a = m.resume(lock_in::created{create, {}, "/l/" + ours, 9, session});
+    CHECK_FALSE(zkr::test::find_action<lock_out::granted>(a));
+    const auto* again = zkr::test::find_action<lock_out::list>(a);
+    REQUIRE(again);
+    // The fresh listing: the queue was made anew, our writer is gone, another's writer is ahead.
+    a = m.resume(lock_in::listed{again->ticket, {}, {"_c_g-__WRIT__0000000000", ours}});
+    CHECK_FALSE(zkr::test::find_action<lock_out::granted>(a));
+}
