@@ -18,13 +18,15 @@ lock_queue lowest_n_rule::queue(const std::vector<std::string>& children) const 
     return queue_of(children, {name_}, also_ == foreign::kazoo ? kazoo_lock_name : std::string_view());
 }
 
-bool decision_context::holds(std::string_view node) const {
-    return std::find(held_by_us.begin(), held_by_us.end(), node) != held_by_us.end();
+namespace {
+bool contains(const std::vector<std::string>& names, std::string_view node) {
+    return std::find(names.begin(), names.end(), node) != names.end();
 }
+}  // namespace
 
-bool decision_context::marked(std::string_view node) const {
-    return std::find(marked_ahead.begin(), marked_ahead.end(), node) != marked_ahead.end();
-}
+bool decision_context::holds(std::string_view node) const { return contains(held_by_us, node); }
+
+bool decision_context::marked(std::string_view node) const { return contains(marked_ahead, node); }
 
 lock_decision lowest_n_rule::do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const {
     return detail::prefix_decision(sorted, ours, std::vector<std::uint64_t>(sorted.size(), 1), n_);
