@@ -131,6 +131,8 @@ struct client {
     bool closed = false;
     bool opening = false;  // its session is lost; a new one connects later
     bool read_only = false;  // connected to a server cut off from the quorum: reads only
+    std::int64_t dropped_at_zxid = 0;  // the last write applied when its connection last dropped
+    std::int64_t read_only_seen_zxid = 0;  // the last write its read-only server has
     bool odd = false;      // its semaphore disagrees on the maximum
     std::deque<request> outbound;   // sent, not yet applied by the server
     std::deque<inbound> replies;    // applied; the reply or event is on its way
@@ -551,6 +553,7 @@ private:
 
     void disconnect(client& c) {
         note("c" + std::to_string(c.id) + " disconnected");
+        c.dropped_at_zxid = zk_.last_zxid();
         // The server may have applied some of what was sent; their replies are lost.
         for (auto n = pick(c.outbound.size() + 1); n > 0; --n) apply(c);
         std::deque<request> lost;
@@ -584,6 +587,10 @@ private:
         note("c" + std::to_string(c.id) + " connected to a read-only server");
         c.connected = true;
         c.read_only = true;
+        // The server was cut off from the quorum now, or by the partition that dropped this
+        // client's connection: then it lacks what the quorum applied since, such as a create whose
+        // reply was lost with the connection.
+        c.read_only_seen_zxid = pick(2) == 0 ? c.dropped_at_zxid : zk_.last_zxid();
         tell_machines(c, lock_in::connection{connection_state::read_only, c.session});
         send_resend(c);
     }
@@ -678,8 +685,11 @@ private:
         switch (r.what) {
             case request::create: {
                 if (r.step == request::lookup) {
-                    // (the connection's sync first: this server has every write the leader had)
-                    const auto found = zk_.find_protected(r.path, r.prefix);
+                    // (the connection's sync first: a server of the quorum has every write the
+                    // leader had; a read-only server only those from before it was cut off, and
+                    // the lookup does not find a node made since)
+                    auto found = zk_.find_protected(r.path, r.prefix);
+                    if (found && c.read_only && found->stat.czxid > c.read_only_seen_zxid) found.reset();
                     r.found = found ? found->path : std::string();
                     recovery_reply(c, std::move(r));
                     break;

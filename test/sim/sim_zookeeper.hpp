@@ -75,6 +75,8 @@ public:
     void reap_containers();
 
     const node* find(const std::string& path) const;
+    /// The zxid of the last write applied.
+    std::int64_t last_zxid() const { return zxid_; }
     /// Every node's path under (not including) `path`.
     std::vector<std::string> descendants(const std::string& path) const;
     /// The watches that fired since the last call.
