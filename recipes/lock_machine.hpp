@@ -320,7 +320,6 @@ private:
         bool waiting = false;
         std::optional<our_node> node;  // once created
         bool list_pending = false;
-        std::optional<std::vector<std::string>> early_listing;  // a listing that came before our node
         queue_view view;
         std::set<std::string> watching;   // nodes whose watch is set
         std::set<std::string> signalled;  // waiters ahead whose grant we already acted on
@@ -397,7 +396,6 @@ private:
     void create_and_list() {
         auto& a = *acquiring();
         a.node.reset();
-        a.early_listing.reset();
         emit(lock_out::create{ask({purpose::create})});
         list(false);
     }
@@ -422,13 +420,13 @@ private:
         if (e.ec) return fail(e.ec);
         a->node = our_node{e.path, e.path.substr(e.path.rfind('/') + 1), e.czxid, e.owner};
         emit(lock_out::queued{e.path});
-        // A listing taken before our (retried) create: it may list a namesake of our node when the
-        // name is fixed (a downgrade's reader takes its writer's sequence), an old node that has
-        // gone since, with the queue around it (seed 969178907535: the reader held on a queue an
-        // operator had deleted, its writer gone). Such a node lists again.
-        auto listing = std::exchange(a->early_listing, std::nullopt);
-        if (listing && cfg_.context.held_by_us.empty()) evaluate(std::move(*listing), false);
-        else if (!a->list_pending) list(true);  // (or the pipelined listing failed before the create was retried)
+        // The pipelined listing came first, so the create was retried, and the listing may be
+        // older than our node: it may list a namesake of it, an old node gone since with the queue
+        // around it. The queue made anew restarts its sequence, so a protected create's recovery
+        // can make the very name again (seed 7580022747: a semaphore mutex held beside the new
+        // queue's holder), and a downgrade's reader takes its writer's fixed name (seed
+        // 969178907535). So list again (one round trip more, after a lost reply only).
+        if (!a->list_pending) list(true);
     }
 
     void on(const lock_in::listed& e, const request& r) {
@@ -437,12 +435,9 @@ private:
         if (!a) return;
         a->list_pending = false;
         if (e.ec && e.ec != errc::no_node) return fail(e.ec);
-        if (!a->node) {
-            // Replies come in order: this happens only when the create was retried. Keep the
-            // listing for when the create is done.
-            if (!e.ec) a->early_listing = e.children;
-            return;
-        }
+        // Replies come in order: a listing before our node happens only when the create was
+        // retried, and the create's reply lists again.
+        if (!a->node) return;
         // Our node is in the queue, so a missing queue means it went with its parent (deleted by
         // hand, or the server reaped the container): queue again, which makes the parents anew.
         // Listing again instead would spin: nothing would ever bring the parent back.
@@ -789,7 +784,7 @@ private:
             case connection_state::reconnected:
                 if (session_ != h->session) {
                     if (holding_valid()) set_hold(hold_state::lost, lost_cause::session_ended);
-                    else if (h->state == hold_state::releasing) finish_release({});  // the node went with it; sim-unreachable: release-new-session
+                    else if (h->state == hold_state::releasing) finish_release({});  // the node went with it
                 } else if (h->state == hold_state::doubtful) {
                     watch_own();  // held again only once re-validated
                 } else if (h->state == hold_state::releasing && !book_.of(purpose::release)) {

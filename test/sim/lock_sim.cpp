@@ -258,8 +258,12 @@ private:
         if (faults_left_ > 0 && pick(100) < 4) return fault(), true;
         if (!choices.empty() && (!can_wait || pick(100) < 85)) {
             const auto [what, id] = choices[pick(choices.size())];
-            if (what == 0) apply(clients_[id]);
-            else deliver(clients_[id]);
+            if (what == 0) {
+                apply(clients_[id]);
+                operator_during_recovery(clients_[id]);
+            } else {
+                deliver(clients_[id]);
+            }
             return true;
         }
         if (can_wait) return advance(), true;
@@ -421,10 +425,7 @@ private:
             note("a foreign node appears: " + made.path);
         } else if (what == 2) {
             tally("operator deletes the queue and its parent");
-            note("operator deletes the queue and its parent");
-            for (const auto& n : *nodes) tamper(queue_path + "/" + n);
-            for (const auto& n : *nodes) zk_.remove(queue_path + "/" + n);
-            zk_.remove(queue_path);
+            delete_queue(queue_path, *nodes);
         } else if (what == 1) {
             std::vector<std::string> held;
             std::set<std::string> one_holder;  // written, these holds end (a lease of several holds on)
@@ -455,6 +456,30 @@ private:
             zk_.remove(path);
         }
         route_fired();
+    }
+
+    void delete_queue(const std::string& queue_path, const std::vector<std::string>& nodes) {
+        note("operator deletes the queue and its parent");
+        for (const auto& n : nodes) tamper(queue_path + "/" + n);
+        for (const auto& n : nodes) zk_.remove(queue_path + "/" + n);
+        zk_.remove(queue_path);
+    }
+
+    // An operator's deletion may land between any two requests; the world pulls it toward the
+    // narrowest window of all: a create's recovery still to run (its reply was lost) while other
+    // requests of the same client go through (a listing of the queue it will be recovered in, say).
+    void operator_during_recovery(const client& c) {
+        if (faults_left_ == 0 || pick(8) != 0) return;
+        const auto it = std::find_if(c.outbound.begin(), c.outbound.end(),
+                                     [](const request& r) { return r.what == request::create && r.step == request::lookup; });
+        if (it == c.outbound.end()) return;
+        const auto nodes = zk_.children(it->path);
+        if (!nodes) return;
+        --faults_left_;
+        tally("operator deletes the queue during a create's recovery");
+        delete_queue(it->path, *nodes);
+        route_fired();
+        finish_fault();
     }
 
     // Whether the recipe promises that a write by someone else to this holder's node ends its hold

@@ -111,6 +111,30 @@ TEST_CASE("lock machine: a create refused by a read-only server asks to remove a
     CHECK(find_action<lock_out::not_granted>(out)->ec == errc::not_read_only);
 }
 
+// Found by the simulation with an operator acting during a create's recovery (seed 7580022747):
+// the create's reply was lost, the pipelined listing came first (the old queue: a holder, then our
+// node), the operator deleted the queue, and the recovery made our node again in the new queue,
+// under the same name (a queue made anew restarts its sequence). Deciding on the early listing,
+// the machine watched the old holder, found it gone and held beside the new queue's holder.
+TEST_CASE("lock machine: a create whose reply comes after its listing lists again, never deciding on the older listing") {
+    lock_machine m({&one, std::nullopt});
+    auto a = m.resume(lock_in::start{true, session});
+    const auto create = find_action<lock_out::create>(a)->ticket;
+    const auto list = find_action<lock_out::list>(a)->ticket;
+    CHECK(m.resume(lock_in::listed{list, {}, nodes({0, 1})}).empty());  // came first: the create was retried
+    a = m.resume(lock_in::created{create, {}, "/l/" + node(1), 9, session});
+    CHECK_FALSE(find_action<lock_out::watch_node>(a));
+    CHECK_FALSE(find_action<lock_out::granted>(a));
+    const auto* again = find_action<lock_out::list>(a);
+    REQUIRE(again);
+    // The fresh listing: the new queue, where another's node 0 holds ahead of our namesake.
+    a = m.resume(lock_in::listed{again->ticket, {}, {"_c_other-lock-0000000000", node(1)}});
+    CHECK_FALSE(find_action<lock_out::granted>(a));
+    const auto* w = find_action<lock_out::watch_node>(a);
+    REQUIRE(w);
+    CHECK(w->name == "_c_other-lock-0000000000");
+}
+
 // The release was pending (no connection) when a new session came: the node went with the old
 // session, so the release is done, with nothing to delete.
 TEST_CASE("lock machine: a release pending when a new session comes is done, and deletes nothing") {
