@@ -672,6 +672,69 @@ TEST_CASE("an acquire whose create the server applied but whose reply is lost fo
     CHECK(zkr::test::eventually([&] { return nodes_under(*b, path) == 0; }, 10s));
 }
 
+// Found by the simulation (seed 7580022747): the create's reply is lost (the node was made) and the
+// pipelined listing comes first; while the create waits for its retry, an operator deletes the
+// queue and another process queues in the new one, whose sequence starts again. The retried
+// create's recovery finds nothing of ours and makes the very same name in the new queue. Deciding
+// on the early listing, the waiter watched the old holder, found it gone and held beside the new
+// holder. It must list again and wait behind that holder.
+TEST_CASE("a create whose reply is lost never decides on the listing that came first, though its retry makes the same name in a queue made anew") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("early-listing");
+    const std::string log = zkr::test::temp_file("log");
+    const std::string counter = zkr::test::temp_file("counter");
+    auto o = zkr::test::test_options(zk.connect_string());
+    o.retry_policy = std::make_shared<zkr::retry_n_times>(3, 4000ms);  // the window for the operator
+    zkr::client a(o);
+    a.start();
+    REQUIRE(a.block_until_connected(10s));
+    auto op = connect(zk.connect_string());
+    // The old queue's holder: a node of the operator's session, first in the queue.
+    const auto old_holder = op->create(path + "/_c_operator-lock-", "",
+                                       {.mode = zkr::create_mode::ephemeral_sequential, .create_parents = true}).path;
+    REQUIRE(old_holder.ends_with("0000000000"));
+    zkr::interprocess_mutex ma(a, path);
+    zkr::detail::lose_next_replies(zkr::detail::connection_of(a), 1);  // the create's: made, unanswered
+    struct outcome {
+        bool held = false;
+        bool other_released_first = false;
+        std::string node;
+    };
+    auto acquired = std::async(std::launch::async, [&] {
+        outcome out;
+        out.held = ma.acquire(30s);
+        // Whoever held the new queue must have let go first: its REL line precedes its delete.
+        const auto lines = zkr::test::read_lines(log);
+        out.other_released_first = std::any_of(lines.begin(), lines.end(), [](const auto& l) { return l.rfind("REL ", 0) == 0; });
+        if (out.held) {
+            out.node = ma.node_path();
+            ma.release();
+        }
+        return out;
+    });
+    // Our node (sequence 1) is made; its listing [holder, ours] has come back.
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*op, path) == 2; }));
+    std::this_thread::sleep_for(300ms);
+    std::string first_name;
+    for (const auto& child : op->get_children(path).children)
+        if (path + "/" + child != old_holder) first_name = child;
+    REQUIRE(first_name.ends_with("0000000001"));
+    for (const auto& child : op->get_children(path).children) op->remove(path + "/" + child);
+    op->remove(path);
+    // Another process queues in the queue made anew (sequence 0) and holds 6 s.
+    zkr::test::child_process other({ZKR_LOCK_WORKER, zk.connect_string(), "mutex", path, "1", "6000", log, counter});
+    REQUIRE(zkr::test::eventually([&] { return !zkr::test::read_lines(log).empty(); }, 3s));  // before our retry
+    REQUIRE(acquired.wait_for(40s) == std::future_status::ready);
+    const auto out = acquired.get();
+    CHECK(out.held);
+    CHECK(out.other_released_first);
+    CHECK(out.node == path + "/" + first_name);  // the retry made the very same name
+    CHECK(other.wait() == 0);
+    CHECK(zkr::test::eventually([&] { return nodes_under(*op, path) == 0; }, 10s));
+    std::remove(log.c_str());
+    std::remove(counter.c_str());
+}
+
 TEST_CASE("a release whose delete fails is not forgotten: the node goes when the server returns") {
     zkr::test::zk_cluster zk;
     const std::string path = "/release-failure/lock";
