@@ -18,7 +18,7 @@
 //       the ZooKeeper C client, no zkr
 //   mem RSS of one client holding 1,000 lock objects (each holding its own lock)
 //   notify  the server's notification latency: a delete on one session -> the watch on another
-// --release async: the mutex workloads (w1, w2, w3, w6) release with interprocess_mutex::async_release
+// --release async: the mutex workloads (w1, w2, w3, w6) and w8 release with interprocess_mutex::async_release
 // and do not wait for the delete (default sync: release(), which returns once the delete is done).
 // Prints rate, acquire p50/p99, handoff p50/p99, fairness (min/max per client), ZooKeeper requests
 // per cycle, CPU time per 1,000 cycles; --json prints one JSON object instead.
@@ -176,6 +176,11 @@ struct read_write_recipe {
         held->acquire();
     }
     void release() { held->release(); }
+};
+// W8 with --release async: each release is interprocess_mutex::async_release (not awaited).
+struct read_write_async_release_recipe : read_write_recipe {
+    using read_write_recipe::read_write_recipe;
+    void release() { held->async_release(boost::asio::detached); }
 };
 struct semaphore_mutex_recipe {
     zkr::interprocess_semaphore_mutex m;
@@ -731,6 +736,7 @@ int main(int argc, char** argv) {
     try {
         if (s.workload == "w4") r = run_cycles<semaphore_recipe>(s, s.clients, path);
         else if (s.workload == "w5") r = run_cycles<semaphore_mutex_recipe>(s, s.clients, path);
+        else if (s.workload == "w8" && s.async_release) r = run_cycles<read_write_async_release_recipe>(s, s.clients, path);
         else if (s.workload == "w8") r = run_cycles<read_write_recipe>(s, s.clients, path);
         else if (s.workload == "w7") r = run_deep_queue(s, path);
         else if (s.workload == "w0") r = run_plain_zkr(s, path);
