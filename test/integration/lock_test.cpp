@@ -651,12 +651,10 @@ TEST_CASE("an acquire whose create the server applied but whose reply is lost fo
     const auto path = lock_path("phantom");
     auto o = zkr::test::test_options(zk.connect_string());
     o.retry_policy = std::make_shared<zkr::retry_n_times>(0, 10ms);  // the first loss is final
-    zkr::client a(o);
-    a.start();
-    REQUIRE(a.block_until_connected(10s));
+    auto a = connect(o);
     auto b = connect(zk.connect_string());
-    zkr::interprocess_mutex ma(a, path), mb(*b, path);
-    zkr::detail::lose_next_replies(zkr::detail::connection_of(a), 1);  // the create's reply: the node exists, unnamed
+    zkr::interprocess_mutex ma(*a, path), mb(*b, path);
+    zkr::detail::lose_next_replies(zkr::detail::connection_of(*a), 1);  // the create's reply: the node exists, unnamed
     try {
         (void)ma.acquire(5s);
         FAIL_CHECK("the acquire succeeded without its create's reply");
@@ -685,16 +683,14 @@ TEST_CASE("a create whose reply is lost never decides on the listing that came f
     const std::string counter = zkr::test::temp_file("counter");
     auto o = zkr::test::test_options(zk.connect_string());
     o.retry_policy = std::make_shared<zkr::retry_n_times>(3, 4000ms);  // the window for the operator
-    zkr::client a(o);
-    a.start();
-    REQUIRE(a.block_until_connected(10s));
+    auto a = connect(o);
     auto op = connect(zk.connect_string());
     // The old queue's holder: a node of the operator's session, first in the queue.
     const auto old_holder = op->create(path + "/_c_operator-lock-", "",
                                        {.mode = zkr::create_mode::ephemeral_sequential, .create_parents = true}).path;
     REQUIRE(old_holder.ends_with("0000000000"));
-    zkr::interprocess_mutex ma(a, path);
-    zkr::detail::lose_next_replies(zkr::detail::connection_of(a), 1);  // the create's: made, unanswered
+    zkr::interprocess_mutex ma(*a, path);
+    zkr::detail::lose_next_replies(zkr::detail::connection_of(*a), 1);  // the create's: made, unanswered
     struct outcome {
         bool held = false;
         bool other_released_first = false;

@@ -18,11 +18,16 @@
 
 namespace zkr::test {
 
-inline std::unique_ptr<zkr::client> connect(const std::string& cs, std::chrono::milliseconds session = std::chrono::seconds(4)) {
-    auto c = std::make_unique<zkr::client>(test_options(cs, session));
+/// A started client, connected.
+inline std::unique_ptr<zkr::client> connect(const zkr::client_options& o) {
+    auto c = std::make_unique<zkr::client>(o);
     c->start();
     REQUIRE(c->block_until_connected(std::chrono::seconds(10)));
     return c;
+}
+
+inline std::unique_ptr<zkr::client> connect(const std::string& cs, std::chrono::milliseconds session = std::chrono::seconds(4)) {
+    return connect(test_options(cs, session));
 }
 
 /// Runs f, which must throw zkr::error with code and a message containing text.
