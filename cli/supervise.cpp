@@ -55,8 +55,10 @@ void take_back_terminal() {
 }
 
 /// Forks and execs the command, in a process group of its own, with the lock's environment;
-/// throws exit_error when it cannot run.
-pid_t start_command(const std::vector<std::string>& command, const std::string& node, std::int64_t token, bool take_terminal) {
+/// throws exit_error when it cannot run. The command runs only once the guardian watches its
+/// group: a zkr killed before that (SIGKILL right after the fork) leaves no command unguarded.
+pid_t start_command(const std::vector<std::string>& command, const std::string& node, std::int64_t token, bool take_terminal,
+                    zkr::cli::guardian& guard) {
     // Argument and environment arrays are made before the fork: zkr's client threads run, and
     // after fork() the child may only make async-signal-safe calls (a malloc or setenv there can
     // wait for ever on a lock another thread held at the fork).
@@ -71,13 +73,26 @@ pid_t start_command(const std::vector<std::string>& command, const std::string& 
     std::vector<char*> argv;
     for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    int pipefd[2];
+    int pipefd[2];  // the exec's failure, child to parent
+    int gofd[2];    // "the guardian watches your group", parent to child
     if (::pipe2(pipefd, O_CLOEXEC) != 0) throw exit_error(exit_cannot_run, "pipe failed");
+    if (::pipe2(gofd, O_CLOEXEC) != 0) {
+        ::close(pipefd[0]);
+        ::close(pipefd[1]);
+        throw exit_error(exit_cannot_run, "pipe failed");
+    }
     const pid_t pid = ::fork();
     if (pid < 0) throw exit_error(exit_cannot_run, "fork failed");
     if (pid == 0) {
         ::close(pipefd[0]);
+        ::close(gofd[1]);
         ::setpgid(0, 0);  // a group of its own: zkr signals all the command started
+        // Wait until the guardian watches the group; zkr gone before that (no byte): never run.
+        char go = 0;
+        ssize_t n;
+        while ((n = ::read(gofd[0], &go, 1)) < 0 && errno == EINTR) {
+        }
+        if (n != 1) ::_exit(exit_cannot_run);
         if (take_terminal) {
             // The terminal's keys (Ctrl-C) and reads then reach the command, as without zkr.
             // SIGTTOU is blocked: a background group may take the terminal only so.
@@ -96,12 +111,25 @@ pid_t start_command(const std::vector<std::string>& command, const std::string& 
         ::_exit(exit_not_found);
     }
     ::close(pipefd[1]);
+    ::close(gofd[0]);
     ::setpgid(pid, pid);  // also here, so the group exists before we signal it (fails once exec'd: fine)
+    try {
+        guard.watch(pid);
+    } catch (const std::exception& e) {
+        ::close(gofd[1]);  // the child exits without running the command
+        ::close(pipefd[0]);
+        ::waitpid(pid, nullptr, 0);
+        throw exit_error(exit_cannot_run, std::string("cannot guard the command: ") + e.what());
+    }
+    const char go = 'g';
+    (void)!::write(gofd[1], &go, 1);
+    ::close(gofd[1]);
     int err = 0;
     const bool exec_failed = ::read(pipefd[0], &err, sizeof err) == static_cast<ssize_t>(sizeof err);
     ::close(pipefd[0]);
     if (exec_failed) {
         ::waitpid(pid, nullptr, 0);
+        guard.disarm();  // nothing of the command runs
         const int code = err == ENOENT ? exit_not_found : exit_cannot_run;
         throw exit_error(code, "cannot run " + command[0] + ": " + std::strerror(err));
     }
@@ -125,8 +153,7 @@ int run_while_held(held& h, const std::atomic<bool>& lost, const std::vector<std
         throw exit_error(exit_cannot_run, std::string("cannot start the guardian process: ") + e.what());
     }
     const bool terminal = have_terminal();
-    const pid_t child = start_command(command, h.node, h.token, terminal);
-    guard->watch(child);
+    const pid_t child = start_command(command, h.node, h.token, terminal, *guard);
     int status = 0;
     bool child_done = false, stopping = false, killed = false;
     steady::time_point kill_at = steady::time_point::max(), killed_at{};

@@ -282,6 +282,16 @@ TEST_CASE("zkr lock stops the command's whole process group: on loss, on a forwa
         CHECK(zkr::test::eventually([&] { return !alive(shell) && !alive(grandchild); }, 3s));
         CHECK(clk::now() - killed < 2s);
     }
+    SECTION("zkr killed the moment its command starts: the command never runs unguarded") {
+        // (Found by a CI rehearsal under load: zkr told the guardian the command's group only
+        // after the exec, so a SIGKILL in between left the command running on.)
+        auto command = family_command(pids);
+        command.back() = "kill -9 $PPID; " + command.back();  // the command's first act
+        cli_run r(args(command));
+        CHECK(r.wait() == 128 + SIGKILL);
+        const auto [shell, grandchild] = read_family(pids);
+        CHECK(zkr::test::eventually([&] { return !alive(shell) && !alive(grandchild); }, 3s));
+    }
     std::remove(pids.c_str());
 }
 
