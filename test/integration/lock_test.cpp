@@ -711,11 +711,12 @@ TEST_CASE("a create whose reply is lost never decides on the listing that came f
     // Our node (sequence 1) is made; its listing [holder, ours] has come back.
     REQUIRE(zkr::test::eventually([&] { return nodes_under(*op, path) == 2; }));
     std::this_thread::sleep_for(300ms);
+    const auto old_queue = op->get_children(path).children;
     std::string first_name;
-    for (const auto& child : op->get_children(path).children)
+    for (const auto& child : old_queue)
         if (path + "/" + child != old_holder) first_name = child;
     REQUIRE(first_name.ends_with("0000000001"));
-    for (const auto& child : op->get_children(path).children) op->remove(path + "/" + child);
+    for (const auto& child : old_queue) op->remove(path + "/" + child);
     op->remove(path);
     // Another process queues in the queue made anew (sequence 0) and holds 6 s.
     zkr::test::child_process other({ZKR_LOCK_WORKER, zk.connect_string(), "mutex", path, "1", "6000", log, counter});
