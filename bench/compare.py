@@ -143,6 +143,11 @@ def main():
         if w == "w0":  # plain operations: zkr's sync calls against the C client's and Curator's
             del p["kazoo"]
             p["raw"] = lambda cs: [lockbench, "--connect", cs, "--workload", "raw0", "--seconds", secs, "--warmup", warm, "--json"]
+            # The C client through a network thread, as zkr's calls go (issue 24): today's hop,
+            # and the baton over one shared epoll that would avoid it (bench/threaded_raw.hpp).
+            for model in ("hop", "epoll"):
+                p["raw-" + model] = lambda cs, m=model: [lockbench, "--connect", cs, "--workload", "raw0-" + m, "--seconds", secs,
+                                                         "--warmup", warm, "--json"]
         if w == "w1":
             p["raw"] = lambda cs: [lockbench, "--connect", cs, "--workload", "raw", "--seconds", secs, "--warmup", warm, "--json"]
         return p

@@ -6,6 +6,9 @@
 // Workloads (as in issue 6):
 //   w0  plain operations, one session: sequential get_data, then create + delete (issue 24)
 //   raw0 the same with the ZooKeeper C client, no zkr
+//   raw0-hop, raw0-epoll  the same through a C handle that a network thread owns: today's hop
+//       (the caller wakes that thread, which hands the reply back), or a baton over one shared
+//       epoll (the caller waits for its own reply); see threaded_raw.hpp
 //   w1  one session, uncontended mutex          w2  8 sessions, one mutex
 //   w3  64 sessions, one mutex                  w4  8 sessions, a semaphore of 3 leases
 //   w5  8 sessions, one semaphore_mutex         w6  handoff latency: release -> next holder (8 sessions)
@@ -24,6 +27,7 @@
 // per cycle, CPU time per 1,000 cycles; --json prints one JSON object instead.
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "process.hpp"
+#include "threaded_raw.hpp"
 #include "zk_cluster.hpp"
 
 #include <zkr/zkr.hpp>
@@ -453,6 +457,9 @@ struct raw_client {
         zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
         zh = zookeeper_init(connect.c_str(), nullptr, 10000, nullptr, this, 0);
         if (!zh) throw std::runtime_error("zookeeper_init failed");
+        // As zkr does: otherwise the C client resolves the host names in every zookeeper_interest
+        // (a getaddrinfo: a netlink socket and /etc/hosts, about ten system calls).
+        zoo_set_servers_resolution_delay(zh, -1);
         for (const auto until = clk::now() + 20s; zoo_state(zh) != ZOO_CONNECTED_STATE;) {
             if (clk::now() > until) throw std::runtime_error("raw client cannot connect");
             step();
@@ -613,6 +620,47 @@ result run_plain_raw(const settings& s, const std::string& path) {
     });
 }
 
+// W0 through a handle that a network thread owns (threaded_raw.hpp): what the C client alone
+// costs with zkr's threads, and without the hop.
+template <class Model>
+result run_plain_threaded(const settings& s, const std::string& path, Model& model) {
+    const auto node = path + "/n";
+    const auto get = [&](zhandle_t* zh, lockbench::call_state* st) {
+        zoo_aget(zh, path.c_str(), 0, lockbench::call_state::on_data, st);
+    };
+    const auto create = [&](zhandle_t* zh, lockbench::call_state* st) {
+        zoo_acreate(zh, node.c_str(), "", 0, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, lockbench::call_state::on_string, st);
+    };
+    const auto remove = [&](zhandle_t* zh, lockbench::call_state* st) {
+        zoo_adelete(zh, node.c_str(), -1, lockbench::call_state::on_void, st);
+    };
+    return run_plain_ops(s, [&](int kind) {
+        if (kind == 0) {
+            model.call(get);
+        } else {
+            model.call(create);
+            model.call(remove);
+        }
+    });
+}
+
+result run_plain_hop(const settings& s, const std::string& path) {
+    raw_client c(s.connect);
+    c.make_path(path, "x");
+    const auto spin = std::chrono::microseconds(s.blocking_call_spin_us >= 0 ? s.blocking_call_spin_us : 500);
+    lockbench::hop_model model(c.zh, spin);
+    return run_plain_threaded(s, path, model);
+}
+
+result run_plain_epoll(const settings& s, const std::string& path) {
+    raw_client c(s.connect);
+    c.make_path(path, "x");
+    lockbench::shared_epoll_model model(c.zh);
+    auto r = run_plain_threaded(s, path, model);
+    r.extra["events_passed_on"] = static_cast<double>(model.passed_on());
+    return r;
+}
+
 // Requests the server has received so far (the four-letter "srvr" command), counted the same way
 // for every program the comparison runs.
 long server_received(const std::string& connect) {
@@ -719,9 +767,9 @@ int main(int argc, char** argv) {
         }
     }
     static const std::map<std::string, int> default_clients = {{"w1", 1}, {"w2", 8}, {"w3", 64}, {"w4", 8}, {"w5", 8}, {"w6", 8},
-                                                                {"w7", 8}, {"w8", 8}, {"w0", 1}, {"raw0", 1}, {"w9", 2}, {"w10", 2}, {"w10-leader", 1}, {"raw", 1}, {"mem", 1}, {"notify", 2}};
+                                                                {"w7", 8}, {"w8", 8}, {"w0", 1}, {"raw0", 1}, {"raw0-hop", 1}, {"raw0-epoll", 1}, {"w9", 2}, {"w10", 2}, {"w10-leader", 1}, {"raw", 1}, {"mem", 1}, {"notify", 2}};
     if (!default_clients.count(s.workload)) {
-        std::cerr << "lockbench: --workload must be one of w0..w10, raw, raw0, mem, notify\n";
+        std::cerr << "lockbench: --workload must be one of w0..w10, raw, raw0, raw0-hop, raw0-epoll, mem, notify\n";
         return 2;
     }
     if (s.clients <= 0) s.clients = default_clients.at(s.workload);
@@ -741,6 +789,8 @@ int main(int argc, char** argv) {
         else if (s.workload == "w7") r = run_deep_queue(s, path);
         else if (s.workload == "w0") r = run_plain_zkr(s, path);
         else if (s.workload == "raw0") r = run_plain_raw(s, path);
+        else if (s.workload == "raw0-hop") r = run_plain_hop(s, path);
+        else if (s.workload == "raw0-epoll") r = run_plain_epoll(s, path);
         else if (s.workload == "w9") r = run_failover(s, path);
         else if (s.workload == "w10") r = run_failover_after_kill(s, path);
         else if (s.workload == "w10-leader") lead_until_killed(s);
