@@ -2,6 +2,7 @@
 // its node. Each node is named with a prefix of its own, so recovery finds it by listing the parent,
 // adopts it when our session owns it, and, when the create gives up, deletes it.
 #include "connection_internal.hpp"
+#include "protect_prefix.hpp"
 
 #include <zkr/path.hpp>
 
@@ -11,12 +12,8 @@ namespace zkr::detail {
 
 std::string new_protect_prefix() {
     thread_local std::mt19937_64 rng{std::random_device{}()};
-    const std::uint64_t a = rng(), b = rng();
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "_c_%08x-%04x-%04x-%04x-%012llx-", static_cast<unsigned>(a >> 32),
-                  static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
-                  static_cast<unsigned>(b >> 48), static_cast<unsigned long long>(b & 0xffffffffffffULL));
-    return buf;
+    const std::uint64_t high = rng(), low = rng();
+    return format_protect_prefix(high, low);
 }
 
 void connection::issue_protected_lookup(const op_ptr& op) {

@@ -1,0 +1,36 @@
+// A protected create's prefix: the layout Curator recognises, every bit of the random value shown.
+#include "protect_prefix.hpp"
+
+#include "zkr_catch.hpp"
+
+#include <cstdio>
+
+namespace {
+
+// The layout the C library's formatting gave before (the reference this is checked against).
+std::string with_snprintf(std::uint64_t a, std::uint64_t b) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "_c_%08x-%04x-%04x-%04x-%012llx-", static_cast<unsigned>(a >> 32),
+                  static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff), static_cast<unsigned>(b >> 48),
+                  static_cast<unsigned long long>(b & 0xffffffffffffULL));
+    return buf;
+}
+
+}  // namespace
+
+TEST_CASE("protect prefix: Curator's layout, 40 characters with the dash at 39, the same as snprintf wrote") {
+    using zkr::detail::format_protect_prefix;
+    CHECK(format_protect_prefix(0x0123456789abcdefULL, 0xfedcba9876543210ULL) == "_c_01234567-89ab-cdef-fedc-ba9876543210-");
+    CHECK(format_protect_prefix(0, 0) == "_c_00000000-0000-0000-0000-000000000000-");
+    CHECK(format_protect_prefix(~0ULL, ~0ULL) == "_c_ffffffff-ffff-ffff-ffff-ffffffffffff-");
+    std::uint64_t x = 0x9e3779b97f4a7c15ULL;
+    for (int i = 0; i < 1000; ++i) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const std::uint64_t a = x;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const auto p = format_protect_prefix(a, x);
+        REQUIRE(p == with_snprintf(a, x));
+        REQUIRE(p.size() == 40);
+        REQUIRE(p[39] == '-');
+    }
+}
