@@ -1,6 +1,8 @@
 // How one result travels from the network thread to a caller blocked in a sync call.
 #pragma once
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -20,8 +22,18 @@ inline std::atomic<int>& blocked_callers() noexcept {
     return n;
 }
 
+/// The cores the calling thread may run on (its affinity mask: taskset, a container's cpuset),
+/// not the machine's: a process given 2 cores of a 64-core host must not let 32 callers spin.
+inline int cores_allowed() noexcept {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+/// Read once, by the first blocked call of the process.
 inline int spinning_callers_limit() noexcept {
-    static const int n = std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
+    static const int n = std::max(1, cores_allowed() / 2);
     return n;
 }
 

@@ -113,3 +113,21 @@ TEST_CASE("sync_result: handing a result to a spinning waiter tells the setting 
         CHECK(f.get().first == "b");
     }
 }
+
+TEST_CASE("sync_result: the cores a caller may spin on are those of its affinity mask, not the machine's") {
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0);
+    CHECK(zkr::detail::cores_allowed() == CPU_COUNT(&all));
+    int first = 0;
+    while (!CPU_ISSET(first, &all)) ++first;
+    // On a thread of its own, so that this test's mask is left alone.
+    const int seen = std::async(std::launch::async, [first] {
+                         cpu_set_t one;
+                         CPU_ZERO(&one);
+                         CPU_SET(first, &one);
+                         if (sched_setaffinity(0, sizeof one, &one) != 0) return -1;
+                         return zkr::detail::cores_allowed();
+                     }).get();
+    CHECK(seen == 1);
+}
