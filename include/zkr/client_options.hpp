@@ -42,7 +42,8 @@ struct client_options {
     /// core, waiting for its reply before it sleeps. A reply on a local network comes within this,
     /// and a caller still awake takes it without a thread wake-up: an uncontended lock cycle is
     /// about 1.4x faster (docs/performance.md). Costs CPU while spinning, so at most one caller
-    /// per two cores spins at a time (the others sleep at once), and an acquire stops spinning
+    /// per two cores the process may use (its affinity mask: taskset, a container's cpuset)
+    /// spins at a time (the others sleep at once), and an acquire stops spinning
     /// when it queues behind a holder. 0: never spin. At most 10 ms.
     std::chrono::microseconds blocking_call_spin{500};
     /// Where zkr and the C client log. Default: a logger named "zkr" with no sink (silent).
