@@ -470,12 +470,9 @@ struct raw_client {
         int fd = -1, interest = 0;
         timeval tv{};
         zookeeper_interest(zh, &fd, &interest, &tv);
-        pollfd p{fd, static_cast<short>(((interest & ZOOKEEPER_READ) ? POLLIN : 0) | ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0)), 0};
+        pollfd p{fd, lockbench::poll_events_of(interest), 0};
         ::poll(&p, fd >= 0 ? 1 : 0, 10);
-        int events = 0;
-        if (p.revents & POLLIN) events |= ZOOKEEPER_READ;
-        if (p.revents & POLLOUT) events |= ZOOKEEPER_WRITE;
-        zookeeper_process(zh, events);
+        zookeeper_process(zh, lockbench::zk_events_of(p.revents));
     }
     void wait_all() {
         while (pending > 0) step();

@@ -85,6 +85,14 @@ inline int poll_timeout_ms(const timeval& tv) {
     return static_cast<int>(tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000);
 }
 
+/// The C client's interest (ZOOKEEPER_READ/WRITE) as poll(2) events, and back.
+inline short poll_events_of(int interest) {
+    return static_cast<short>(((interest & ZOOKEEPER_READ) ? POLLIN : 0) | ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0));
+}
+inline int zk_events_of(short revents) {
+    return ((revents & POLLIN) ? ZOOKEEPER_READ : 0) | ((revents & POLLOUT) ? ZOOKEEPER_WRITE : 0);
+}
+
 inline bool readable_now(int fd) {
     pollfd p{fd, POLLIN, 0};
     return fd >= 0 && ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
@@ -161,8 +169,7 @@ private:
             int fd = -1, interest = 0;
             timeval tv{};
             zookeeper_interest(zh_, &fd, &interest, &tv);
-            pollfd p[2] = {{fd, static_cast<short>(((interest & ZOOKEEPER_READ) ? POLLIN : 0) | ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0)), 0},
-                           {wake_, POLLIN, 0}};
+            pollfd p[2] = {{fd, poll_events_of(interest), 0}, {wake_, POLLIN, 0}};
             in_poll_.store(true);
             bool queued = false;
             {
@@ -175,11 +182,8 @@ private:
                 std::uint64_t v = 0;
                 (void)!::read(wake_, &v, sizeof v);
             }
-            int events = 0;
-            if (p[0].revents & POLLIN) events |= ZOOKEEPER_READ;
-            if (p[0].revents & POLLOUT) events |= ZOOKEEPER_WRITE;
             call_state::answered_spinning = false;
-            process_events(zh_, fd, events);
+            process_events(zh_, fd, zk_events_of(p[0].revents));
             if (call_state::answered_spinning) follow_up();
         }
     }

@@ -54,6 +54,14 @@ void guardian::watch(pid_t group) {
     if (::write(pipe_, &g, sizeof g) != static_cast<ssize_t>(sizeof g)) throw std::runtime_error("the guardian is gone");
 }
 
+bool byte_arrives(int fd) {
+    char c = 0;
+    ssize_t n;
+    while ((n = ::read(fd, &c, 1)) < 0 && errno == EINTR) {
+    }
+    return n == 1;
+}
+
 void guardian::disarm() {
     if (pipe_ < 0) return;
     const char done = 'x';
@@ -67,11 +75,7 @@ int guard_main(long grace_ms) {
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(sig, SIG_IGN);
     std::int32_t group = 0;
     if (::read(0, &group, sizeof group) != static_cast<ssize_t>(sizeof group) || group <= 0) return 0;
-    char c = 0;
-    ssize_t n;
-    while ((n = ::read(0, &c, 1)) < 0 && errno == EINTR) {
-    }
-    if (n == 1) return 0;  // disarmed: zkr stopped the group itself
+    if (byte_arrives(0)) return 0;  // disarmed: zkr stopped the group itself
     // zkr is gone: the command must not run on unguarded.
     signal_group(group, SIGTERM);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);

@@ -8,6 +8,10 @@
 
 namespace zkr::cli {
 
+/// Blocks until one byte comes on fd (true) or its writer is gone (false), through signals.
+/// Async-signal-safe: a forked child of zkr's threads may call it.
+bool byte_arrives(int fd);
+
 /// Sends sig to every process of the group (no-op once it is empty).
 void signal_group(pid_t group, int sig);
 /// True once no process of the group is left.

@@ -54,6 +54,11 @@ void take_back_terminal() {
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
+void close_pipe(const int (&fds)[2]) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+}
+
 /// Forks and execs the command, in a process group of its own, with the lock's environment;
 /// throws exit_error when it cannot run. The command runs only once the guardian watches its
 /// group: a zkr killed before that (SIGKILL right after the fork) leaves no command unguarded.
@@ -77,22 +82,21 @@ pid_t start_command(const std::vector<std::string>& command, const std::string& 
     int gofd[2];    // "the guardian watches your group", parent to child
     if (::pipe2(pipefd, O_CLOEXEC) != 0) throw exit_error(exit_cannot_run, "pipe failed");
     if (::pipe2(gofd, O_CLOEXEC) != 0) {
-        ::close(pipefd[0]);
-        ::close(pipefd[1]);
+        close_pipe(pipefd);
         throw exit_error(exit_cannot_run, "pipe failed");
     }
     const pid_t pid = ::fork();
-    if (pid < 0) throw exit_error(exit_cannot_run, "fork failed");
+    if (pid < 0) {
+        close_pipe(pipefd);
+        close_pipe(gofd);
+        throw exit_error(exit_cannot_run, "fork failed");
+    }
     if (pid == 0) {
         ::close(pipefd[0]);
         ::close(gofd[1]);
         ::setpgid(0, 0);  // a group of its own: zkr signals all the command started
         // Wait until the guardian watches the group; zkr gone before that (no byte): never run.
-        char go = 0;
-        ssize_t n;
-        while ((n = ::read(gofd[0], &go, 1)) < 0 && errno == EINTR) {
-        }
-        if (n != 1) ::_exit(exit_cannot_run);
+        if (!byte_arrives(gofd[0])) ::_exit(exit_cannot_run);
         if (take_terminal) {
             // The terminal's keys (Ctrl-C) and reads then reach the command, as without zkr.
             // SIGTTOU is blocked: a background group may take the terminal only so.
