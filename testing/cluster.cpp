@@ -31,6 +31,7 @@ namespace {
 constexpr const char* java = "/usr/bin/java";
 constexpr const char* server_jar = "/usr/share/java/zookeeper.jar";
 constexpr const char* classpath = "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar";
+constexpr const char* server_log_binding = "/usr/share/java/slf4j-simple.jar";
 constexpr const char* dir_prefix = "zkr-test-";
 
 /// argv for execv: pointers into args (which must outlive them), null-terminated.
@@ -211,6 +212,12 @@ void cluster::start(int i, bool wait) {
     std::vector<std::string> args = {java, "-Xmx256m", "-XX:+UseSerialGC", "-Xshare:auto",
                                      "-Dzookeeper.extendedTypesEnabled=true", "-Dzookeeper.admin.enableServer=false",
                                      container, "-cp", classpath};
+    // Kept directories are for reading the servers' logs: give them a logger (slf4j-simple, to
+    // the log file), or the server's slf4j falls back to logging nothing.
+    if (std::getenv("ZKR_FAULT_KEEP") && ::access(server_log_binding, R_OK) == 0) {
+        args.back() = std::string(classpath) + ":" + server_log_binding;
+        args.insert(args.end() - 2, {"-Dorg.slf4j.simpleLogger.showDateTime=true", "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"});
+    }
     if (options_.fast_jvm_start) args.insert(args.begin() + 1, "-XX:TieredStopAtLevel=1");
     args.insert(args.begin() + 1, options_.jvm_properties.begin(), options_.jvm_properties.end());
     args.push_back(size() > 1 ? "org.apache.zookeeper.server.quorum.QuorumPeerMain"

@@ -56,7 +56,8 @@ struct cluster_options {
 /// that ends (PR_SET_PDEATHSIG); the destructor kills them and removes their directory, and
 /// directories left by killed test processes are removed by the next cluster made. Set the
 /// environment variable ZKR_FAULT_KEEP to keep the directory (its path is printed) and read the
-/// servers' logs (`serverN/server.log`).
+/// servers' logs (`serverN/server.log`; the servers log only then, at INFO, through slf4j-simple
+/// from Debian's libslf4j-java).
 ///
 /// Not thread-safe: drive one cluster from one thread at a time.
 class cluster {

@@ -32,6 +32,9 @@
 
 #include <zkr/zkr.hpp>
 
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -160,6 +163,10 @@ int main(int argc, char** argv) {
         if (const char* ms = std::getenv("ZKR_WORKER_SESSION_MS")) o.session_timeout = std::chrono::milliseconds(std::atol(ms));
         o.retry_policy = std::make_shared<zkr::exponential_backoff_retry>(std::chrono::milliseconds(50), 10,
                                                                           std::chrono::milliseconds(500));
+        if (const char* level = std::getenv("ZKR_TEST_LOG")) {
+            o.logger = spdlog::stderr_color_mt("zkr-worker");
+            o.logger->set_level(spdlog::level::from_str(level));
+        }
         zkr::client c(o);
         c.start();
         if (!c.block_until_connected(std::chrono::seconds(20))) return 3;
