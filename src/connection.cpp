@@ -76,6 +76,7 @@ void connection::do_close() {
     machine_.on_close();
     zk_timer_.cancel();
     suspend_timer_.cancel();
+    handshake_timer_.cancel();
     reopen_timer_.cancel();
     // Observers first (recipes' waiters and holds): they must learn of the close while what they
     // wait on still exists; closing the handle drops the watches that keep waiters alive.
@@ -122,7 +123,8 @@ void connection::check_handle_state() {
     if (s == last_zk_state_) return;
     last_zk_state_ = s;
     handle_event e = handle_event::connecting;
-    if (s == ZOO_CONNECTED_STATE) e = handle_event::connected;
+    if (s == ZOO_ASSOCIATING_STATE) e = handle_event::associating;
+    else if (s == ZOO_CONNECTED_STATE) e = handle_event::connected;
     else if (s == ZOO_READONLY_STATE) e = handle_event::connected_read_only;
     else if (s == ZOO_EXPIRED_SESSION_STATE) e = handle_event::expired;
     else if (s == ZOO_AUTH_FAILED_STATE) e = handle_event::auth_failed;
@@ -140,10 +142,20 @@ void connection::check_handle_state() {
 void connection::apply(const session_machine::actions& a) {
     if (a.cancel_suspend_timer) suspend_timer_.cancel();
     if (a.abandon_requests) abandon_inflight();
+    if (a.cancel_handshake_timer) handshake_timer_.cancel();
+    if (a.start_handshake_timer) {
+        // A third of the session timeout: the Java client's connect timeout with three servers,
+        // for any number, and time left to reach another server before the session is presumed
+        // lost. A server answers a handshake in a round trip or two.
+        handshake_timer_.expires_after(session_timeout_now() / 3);
+        handshake_timer_.async_wait([this](boost::system::error_code ec) {
+            if (ec) return;
+            apply(machine_.on_handshake_timeout());
+        });
+    }
+    if (a.drop_connection) drop_connection();
     if (a.start_suspend_timer) {
-        const auto timeout = negotiated_ms_ > 0 ? std::chrono::milliseconds(negotiated_ms_.load())
-                                                : options_.session_timeout;
-        suspend_timer_.expires_after(timeout);
+        suspend_timer_.expires_after(session_timeout_now());
         suspend_timer_.async_wait([this](boost::system::error_code ec) {
             if (ec) return;
             options_.logger->warn("suspended for longer than the session timeout: session 0x{:x} presumed lost",

@@ -105,6 +105,11 @@ private:
     int ask_interest(int& interest, struct timeval& tv);
     void track_socket(int fd);
     void release_socket();
+    /// Ends the current connection (shutdown on zkr's dup of the socket): the C client reads the
+    /// end and moves on to the next server, with the same session.
+    void drop_connection();
+    /// The negotiated session timeout once known, else the one asked for.
+    std::chrono::milliseconds session_timeout_now() const noexcept;
     void wait_socket(bool for_write);
     void on_socket_ready(int events);
     void check_handle_state();
@@ -188,6 +193,7 @@ private:
     bool in_handle_close_ = false;
     boost::asio::steady_timer zk_timer_{io_};
     boost::asio::steady_timer suspend_timer_{io_};
+    boost::asio::steady_timer handshake_timer_{io_};
     boost::asio::steady_timer reopen_timer_{io_};
     std::unordered_map<const void*, std::unique_ptr<inflight>> inflight_;
     std::unordered_map<const void*, std::unique_ptr<watch_ctx>> watches_;

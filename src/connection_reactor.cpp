@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -108,6 +109,7 @@ void connection::reset_handle(bool closing) {
     if (!zh_) return;
     release_socket();
     zk_timer_.cancel();
+    handshake_timer_.cancel();
     zhandle_t* old = std::exchange(zh_, nullptr);
     in_handle_close_ = true;
     zookeeper_close(old);  // st library: flushes the close request (loopback: at once), frees the handle
@@ -233,6 +235,21 @@ void connection::release_socket() {
     }
     ++socket_gen_;
     read_waiting_ = write_waiting_ = false;
+}
+
+void connection::drop_connection() {
+    const c_client_lock c_lock(c_client_mutex());
+    if (!zh_ || !socket_.is_open()) return;
+    options_.logger->warn("server {} accepted the connection but did not answer its handshake within {} ms: "
+                          "trying the next server",
+                          zoo_get_current_server(zh_), (session_timeout_now() / 3).count());
+    // On zkr's dup, never on the C client's number; the shutdown reaches the shared socket, whose
+    // read then ends: the C client handles that as any dropped connection.
+    ::shutdown(socket_.native_handle(), SHUT_RDWR);
+}
+
+std::chrono::milliseconds connection::session_timeout_now() const noexcept {
+    return negotiated_ms_ > 0 ? std::chrono::milliseconds(negotiated_ms_.load()) : options_.session_timeout;
 }
 
 void connection::wait_socket(bool for_write) {

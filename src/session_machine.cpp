@@ -1,10 +1,15 @@
 #include "session_machine.hpp"
 
+#include <utility>
+
 namespace zkr::detail {
 
 session_machine::actions session_machine::on_handle(handle_event e) {
     actions a;
     if (state_ == connection_state::closed) return a;
+    // One handshake timer per attempt: started when the handshake is sent, ended by whatever the
+    // handle reports next (an answer, a drop, an expiry).
+    a.cancel_handshake_timer = std::exchange(handshaking_, false);
     switch (e) {
         case handle_event::connected:
         case handle_event::connected_read_only: {
@@ -25,7 +30,12 @@ session_machine::actions session_machine::on_handle(handle_event e) {
             }
             return a;
         }
+        case handle_event::associating:
         case handle_event::connecting:
+            if (e == handle_event::associating) {
+                handshaking_ = true;
+                a.start_handshake_timer = true;
+            }
             if (is_connected(state_)) {
                 state_ = connection_state::suspended;
                 a.notify = state_;
@@ -54,6 +64,14 @@ session_machine::actions session_machine::on_suspend_timeout() {
     a.notify = state_;
     a.abandon_requests = true;
     a.new_session = true;
+    return a;
+}
+
+session_machine::actions session_machine::on_handshake_timeout() {
+    actions a;
+    if (state_ == connection_state::closed || !handshaking_) return a;  // answered or dropped meanwhile
+    handshaking_ = false;
+    a.drop_connection = true;
     return a;
 }
 

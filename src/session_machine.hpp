@@ -10,7 +10,8 @@
 namespace zkr::detail {
 
 /// What the handle reported (read with zoo_state after every call into the C client).
-enum class handle_event { connecting, connected, connected_read_only, expired, auth_failed };
+/// `associating`: a connection is open and the handshake sent; the server's answer is awaited.
+enum class handle_event { connecting, associating, connected, connected_read_only, expired, auth_failed };
 
 class session_machine {
 public:
@@ -20,16 +21,24 @@ public:
         bool cancel_suspend_timer = false;
         bool abandon_requests = false;           ///< Requests in flight on the handle have failed.
         bool new_session = false;                ///< Close the handle and open one with a new session.
+        bool start_handshake_timer = false;      ///< Give up on this server if it does not answer in time.
+        bool cancel_handshake_timer = false;
+        bool drop_connection = false;            ///< Close the connection: the C client tries the next server.
     };
 
     actions on_handle(handle_event e);
     /// The suspend timer ran out: the session is presumed expired (Curator's rule).
     actions on_suspend_timeout();
+    /// The handshake timer ran out: the server accepted the connection but has not answered it.
+    /// ZooKeeper 3.8.0's server does that to a connection that arrives while it starts (it fails
+    /// to close it); the C client alone would wait 2/3 of the session timeout on it.
+    actions on_handshake_timeout();
     void on_close() { state_ = connection_state::closed; }
     connection_state state() const noexcept { return state_; }
 
 private:
     connection_state state_ = connection_state::latent;
+    bool handshaking_ = false;
 };
 
 }  // namespace zkr::detail

@@ -22,6 +22,8 @@ struct client_options {
     std::string connect_string;
     /// Requested session timeout; the server clamps it (by default to [2, 20] x tickTime).
     /// The negotiated value is what zkr's timers use (see client::negotiated_session_timeout).
+    /// A server that takes a connection but does not answer its handshake within a third of it
+    /// is left for the next server (the session is kept).
     std::chrono::milliseconds session_timeout{60'000};
     /// How long an operation waits for a connection before failing with not_connected
     /// (then retried per retry_policy), and the default of block_until_connected.

@@ -1,10 +1,17 @@
 // Connection states against a real server: first connection, suspension, reconnection, loss and
 // a new session.
+#include "shared_server.hpp"
 #include "zk_cluster.hpp"
 
 #include "zkr_catch.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <future>
+#include <vector>
 
 using namespace std::chrono_literals;
 using zkr::connection_state;
@@ -102,4 +109,49 @@ TEST_CASE("a pending watch fires not_watching when the session is lost") {
     auto f = fired.get_future();
     REQUIRE(f.wait_for(15s) == std::future_status::ready);
     CHECK(f.get().type == zkr::watch_event_type::not_watching);
+}
+
+// ZooKeeper 3.8.0's server, while it starts, takes connections it then fails to close and never
+// answers (a NullPointerException in its close). The C client alone waits 2/3 of the session
+// timeout on such a connection; zkr leaves it after a third and tries the next server. Modeled by
+// a listening socket nobody serves: the kernel completes the TCP connect, nothing answers.
+TEST_CASE("connect: a server that takes the connection and never answers is left after a third of the session timeout") {
+    auto& zk = zkr::test::shared_server();
+    const int port = zkr::test::free_loopback_port();
+    const int silent = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    REQUIRE(silent >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(silent, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(silent, 16) == 0);
+    const auto connect_string = "127.0.0.1:" + std::to_string(port) + "," + zk.connect_string();
+    // The C client picks its first server at random: clients are made until one has tried the
+    // silent server (each one does with probability 1/2).
+    std::vector<int> taken;
+    for (int attempt = 0; attempt < 20 && taken.empty(); ++attempt) {
+        zkr::client c(zkr::test::test_options(connect_string, 3s));
+        const auto began = std::chrono::steady_clock::now();
+        c.start();
+        REQUIRE(c.block_until_connected(10s));
+        const auto took = std::chrono::steady_clock::now() - began;
+        for (int fd; (fd = ::accept4(silent, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) taken.push_back(fd);
+        INFO("connected after " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+        // A third of 3 s, then the next server (the C client alone: 2/3 of 3 s).
+        CHECK(took < (taken.empty() ? 1s : 1s + 400ms));
+        if (!taken.empty()) CHECK(took >= 900ms);           // it did wait for an answer
+        CHECK(c.exists("/") != std::nullopt);
+    }
+    CHECK_FALSE(taken.empty());
+    // The client ended the connection: after its handshake's bytes the silent side reads the end.
+    for (const int fd : taken) {
+        char buffer[256];
+        ssize_t n = 0, total = 0;
+        while ((n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT)) > 0) total += n;
+        CHECK(total > 0);
+        CHECK(n == 0);
+        ::close(fd);
+    }
+    ::close(silent);
 }

@@ -64,3 +64,42 @@ TEST_CASE("nothing after close") {
     CHECK_FALSE(m.on_handle(handle_event::expired).new_session);
     CHECK(m.state() == connection_state::closed);
 }
+
+TEST_CASE("a handshake the server does not answer in time drops that connection, once") {
+    session_machine m;
+    CHECK_FALSE(m.on_handle(handle_event::connecting).start_handshake_timer);  // no socket yet
+    auto a = m.on_handle(handle_event::associating);
+    CHECK(a.start_handshake_timer);
+    CHECK_FALSE(a.notify);
+    a = m.on_handshake_timeout();
+    CHECK(a.drop_connection);
+    CHECK_FALSE(a.notify);  // a drop before the first connection reports nothing
+    CHECK_FALSE(m.on_handshake_timeout().drop_connection);
+    // The C client moves on: the next server's handshake gets a timer of its own.
+    CHECK_FALSE(m.on_handle(handle_event::connecting).cancel_handshake_timer);
+    CHECK(m.on_handle(handle_event::associating).start_handshake_timer);
+    a = m.on_handle(handle_event::connected);
+    CHECK(a.cancel_handshake_timer);
+    CHECK(a.notify == connection_state::connected);
+    CHECK_FALSE(m.on_handshake_timeout().drop_connection);  // a stale timer drops nothing
+}
+
+TEST_CASE("a handshake after a connection loss suspends and is timed") {
+    session_machine m;
+    m.on_handle(handle_event::connected);
+    auto a = m.on_handle(handle_event::associating);  // dropped and already at the next handshake
+    CHECK(a.notify == connection_state::suspended);
+    CHECK(a.start_suspend_timer);
+    CHECK(a.start_handshake_timer);
+    a = m.on_handle(handle_event::connecting);  // the server closed it
+    CHECK(a.cancel_handshake_timer);
+    CHECK_FALSE(a.notify);
+    CHECK_FALSE(m.on_handshake_timeout().drop_connection);
+    m.on_handle(handle_event::associating);
+    a = m.on_handle(handle_event::expired);
+    CHECK(a.cancel_handshake_timer);
+    CHECK(a.notify == connection_state::lost);
+    m.on_handle(handle_event::associating);
+    m.on_close();
+    CHECK_FALSE(m.on_handshake_timeout().drop_connection);
+}
