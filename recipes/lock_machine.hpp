@@ -445,7 +445,7 @@ private:
         evaluate(e.children, r.fresh);
     }
 
-    void evaluate(std::vector<std::string> children, bool fresh) {
+    void evaluate(const std::vector<std::string>& children, bool fresh) {
         auto& a = *acquiring();
         // Two kinds of lock on one path ignore each other's nodes: refuse, as a semaphore refuses
         // one that disagrees on its maximum (the recipe names the node in its message).
