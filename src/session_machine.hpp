@@ -30,8 +30,9 @@ public:
     /// The suspend timer ran out: the session is presumed expired (Curator's rule).
     actions on_suspend_timeout();
     /// The handshake timer ran out: the server accepted the connection but has not answered it.
-    /// ZooKeeper 3.8.0's server does that to a connection that arrives while it starts (it fails
-    /// to close it); the C client alone would wait 2/3 of the session timeout on it.
+    /// ZooKeeper 3.8.0's server does that to a connection that arrives while it starts (its close
+    /// throws before the socket is closed: ZOOKEEPER-5051, unfixed upstream in 2026); the C client
+    /// alone would wait 2/3 of the session timeout on it.
     actions on_handshake_timeout();
     void on_close() { state_ = connection_state::closed; }
     connection_state state() const noexcept { return state_; }
