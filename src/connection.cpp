@@ -147,7 +147,7 @@ void connection::apply(const session_machine::actions& a) {
         // A third of the session timeout: the Java client's connect timeout with three servers,
         // for any number, and time left to reach another server before the session is presumed
         // lost. A server answers a handshake in a round trip or two.
-        handshake_timer_.expires_after(session_timeout_now() / 3);
+        handshake_timer_.expires_after(handshake_timeout());
         handshake_timer_.async_wait([this](boost::system::error_code ec) {
             if (ec) return;
             apply(machine_.on_handshake_timeout());

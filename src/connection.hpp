@@ -110,6 +110,8 @@ private:
     void drop_connection();
     /// The negotiated session timeout once known, else the one asked for.
     std::chrono::milliseconds session_timeout_now() const noexcept;
+    /// How long a server may take to answer the handshake: a third of the session timeout.
+    std::chrono::milliseconds handshake_timeout() const noexcept { return session_timeout_now() / 3; }
     void wait_socket(bool for_write);
     void on_socket_ready(int events);
     void check_handle_state();

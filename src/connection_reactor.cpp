@@ -242,7 +242,7 @@ void connection::drop_connection() {
     if (!zh_ || !socket_.is_open()) return;
     options_.logger->warn("server {} accepted the connection but did not answer its handshake within {} ms: "
                           "trying the next server",
-                          zoo_get_current_server(zh_), (session_timeout_now() / 3).count());
+                          zoo_get_current_server(zh_), handshake_timeout().count());
     // On zkr's dup, never on the C client's number; the shutdown reaches the shared socket, whose
     // read then ends: the C client handles that as any dropped connection.
     ::shutdown(socket_.native_handle(), SHUT_RDWR);
