@@ -3,8 +3,13 @@
 on one ZooKeeper server, in one run, alternating between the programs; medians of --rounds runs.
 
     /usr/bin/python3 bench/compare.py [--build build/release] [--rounds 3] [--seconds 5]
-                                      [--force-sync no|yes|both] [--placement shared|split|both]
-                                      [--write-docs] [--quick]
+                                      [--warm-rounds 1] [--force-sync no|yes|both]
+                                      [--placement shared|split|both] [--write-docs] [--quick]
+
+Each fresh server first gets --warm-rounds rounds of every program that are not counted: the
+server's JIT compiles its hot paths during the first seconds, and whichever program ran first
+used to be measured against a slower server (its round's ratio was 1.0-1.1x where the others
+gave 1.5-2.2x). bench/ab.py drops its first round for the same reason.
 
 --placement split runs the server on core 0 and every client program on core 1 (taskset), as
 separate machines would keep the client's CPU from competing with the server's; shared (the
@@ -105,6 +110,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--warmup", type=float, default=2)
+    ap.add_argument("--warm-rounds", type=int, default=1)
     ap.add_argument("--force-sync", choices=["no", "yes", "both"], default="no")
     ap.add_argument("--placement", choices=["shared", "split", "both"], default="shared")
     ap.add_argument("--workloads", default=",".join(PEER_WORKLOADS))
@@ -113,7 +119,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "latest.json"))
     a = ap.parse_args()
     if a.quick:
-        a.rounds, a.seconds, a.warmup, a.workloads = 1, 0.5, 0.5, "w1,w2"
+        a.rounds, a.seconds, a.warmup, a.warm_rounds, a.workloads = 1, 0.5, 0.5, 0, "w1,w2"
     workloads = a.workloads.split(",")
     lockbench = os.path.join(a.build, "bench", "zkr_lockbench")
     classes = tempfile.mkdtemp(prefix="zkr-bench-java-")
@@ -156,7 +162,7 @@ def main():
     results = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                            "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30)},
                "server": "ZooKeeper 3.8 standalone (Debian package), tickTime 500, loopback",
-               "rounds": a.rounds, "seconds": a.seconds, "warmup": a.warmup, "runs": {}}
+               "rounds": a.rounds, "warm_rounds": a.warm_rounds, "seconds": a.seconds, "warmup": a.warmup, "runs": {}}
     placements = {"shared": ["shared"], "split": ["split"], "both": ["split", "shared"]}[a.placement]
     if "split" in placements and len(os.sched_getaffinity(0)) < 2:
         sys.exit("--placement split needs two cores")
@@ -166,7 +172,8 @@ def main():
         server = Server(sync, pin_server)
         runs = results["runs"].setdefault(key, {})
         try:
-            for r in range(a.rounds):
+            for r in range(-a.warm_rounds, a.rounds):
+                warming = r < 0
                 for w in workloads:
                     progs = list(programs(w).items())
                     rot = r % len(progs)  # alternate who goes first
@@ -174,10 +181,13 @@ def main():
                         res = run_json(pin_client + cmd(server.connect), timeout)
                         if not res.get("rate", 0) > 0:
                             raise RuntimeError("%s made no lock cycle in %s: %s" % (name, w, res))
-                        runs.setdefault(w, {}).setdefault(name, []).append(res)
-                        print("%s round %d %s %-8s %8.0f /s  p50 %7.0f us  server req/cycle %.2f" % (
-                            key, r + 1, w, name, res["rate"], res["acquire_p50_us"], res.get("server_requests_per_cycle", 0)),
-                            flush=True)
+                        if not warming:
+                            runs.setdefault(w, {}).setdefault(name, []).append(res)
+                        print("%s %s %s %-8s %8.0f /s  p50 %7.0f us  server req/cycle %.2f" % (
+                            key, "warm-up (not counted)" if warming else "round %d" % (r + 1), w, name, res["rate"],
+                            res["acquire_p50_us"], res.get("server_requests_per_cycle", 0)), flush=True)
+                if warming:
+                    continue
                 if not a.quick:  # zkr only, every round (medians): the deep queue, notification latency
                     for w in ["w7", "notify"]:
                         res = run_json(pin_client + [lockbench, "--connect", server.connect, "--workload", w, "--seconds", secs, "--json"],
@@ -249,6 +259,14 @@ def render_table(results):
             extra.append("%s with async_release (zkr-async: the release is not awaited, the next acquire is pipelined behind "
                          "its delete): %.0f/s, %s" % (w.upper(), a["rate"], ", ".join(
                              "%.2fx %s" % (a["rate"] / r, p) for p, r in peers)))
+        for w in PEER_WORKLOADS:
+            rounds = results["runs"].get(key, {}).get(w, {})
+            zkr_rates = [x["rate"] for x in rounds.get("zkr", [])]
+            for p in ["curator", "kazoo"]:
+                peer_rates = [x["rate"] for x in rounds.get(p, [])]
+                if len(zkr_rates) > 1 and len(peer_rates) == len(zkr_rates):
+                    extra.append("%s zkr / %s round by round: %s" % (w.upper(), p, ", ".join(
+                        "%.2fx" % (z / c) for z, c in zip(zkr_rates, peer_rates))))
         if "w7" in by_w:
             m = by_w["w7"]["zkr"]
             w2 = by_w.get("w2", {}).get("zkr", {})
@@ -300,9 +318,9 @@ def write_docs(results, table):
     begin, end = "<!-- figures: generated by bench/compare.py --write-docs -->", "<!-- end of figures -->"
     m = results["machine"]
     body = "%s\n\nMachine: %d CPUs, %d GiB, %s. %s. Each program ran %.1f s per run after a %.1f s warm-up, one after the other, " \
-           "the order rotating each round; figures are medians of %d rounds.\n%s\n\n![cycles per second](performance.svg)\n\n%s" % (
+           "the order rotating each round, after %d warm-up round(s) on each fresh server that are not counted; figures are medians of %d rounds.\n%s\n\n![cycles per second](performance.svg)\n\n%s" % (
                begin, m["cpus"], m["memory_gib"], m["platform"], results["server"], results["seconds"], results["warmup"],
-               results["rounds"], table, end)
+               results.get("warm_rounds", 0), results["rounds"], table, end)
     if begin in doc:
         doc = doc[:doc.index(begin)] + body + doc[doc.index(end) + len(end):]
     else:

@@ -112,6 +112,10 @@ private:
     std::chrono::milliseconds session_timeout_now() const noexcept;
     /// How long a server may take to answer the handshake: a third of the session timeout.
     std::chrono::milliseconds handshake_timeout() const noexcept { return session_timeout_now() / 3; }
+    /// Holds back the C client's writes to its socket until the batch ends, so that they leave as
+    /// one TCP segment (see the definition for why); returns what end_send_batch needs.
+    std::uint64_t begin_send_batch();
+    void end_send_batch(std::uint64_t batch);
     void wait_socket(bool for_write);
     void on_socket_ready(int events);
     void check_handle_state();

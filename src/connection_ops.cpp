@@ -40,6 +40,13 @@ void connection::start_submitted() {
         ops.swap(submitted_);
         start_submitted_scheduled_ = false;
     }
+    // One segment for the batch (a lock's create and listing go out together), ended however the
+    // loop ends.
+    struct batch_end {
+        connection& c;
+        std::uint64_t batch;
+        ~batch_end() { c.end_send_batch(batch); }
+    } const batch{*this, begin_send_batch()};
     for (const auto& op : ops) {
         if (auto f = op->checked ? failure{} : check_request(op->req)) {
             options_.logger->warn("rejected: {}", f.message);

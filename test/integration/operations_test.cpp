@@ -1,7 +1,9 @@
 // Every operation against a real server: modes, versions, watches, multi, parents, protection.
 #include "shared_server.hpp"
+#include "tcp_segments.hpp"
 
 #include <zkr/detail/request.hpp>
+#include <zkr/interprocess_mutex.hpp>
 #include <zkr/path.hpp>
 
 #include <boost/asio/bind_executor.hpp>
@@ -226,4 +228,38 @@ TEST_CASE("requests reach the server in submission order, also when one is sent 
     boost::system::error_code ec;
     const auto left = c.get_children("/", ec);
     CHECK((ec == zkr::errc::no_node || (!ec && left.children.empty())));
+}
+
+// The C client writes a request's length and its body with two send() calls on a TCP_NODELAY
+// socket: without zkr's batching each was a segment of its own, and the server woke twice per
+// request. A blocking call is a batch of one request: one segment.
+TEST_CASE("a request leaves as one TCP segment, not its length and body apart") {
+    started_client s(ns_options("segments"));
+    auto& c = s.c;
+    c.create("/n", "");
+    const int port = zkr::test::shared_server().client_port(0);
+    constexpr int calls = 200;
+    const auto before = zkr::test::tcp_segments_sent_to(port);
+    REQUIRE(before > 0);
+    for (int i = 0; i < calls; ++i) c.get_data("/n");
+    const auto sent = zkr::test::tcp_segments_sent_to(port) - before;
+    INFO(sent << " segments for " << calls << " requests");
+    // Apart, a request's length and body made two segments each. An acknowledgement the client
+    // sends on its own (before its next request could carry it) or a ping adds one now and then.
+    CHECK(sent >= calls);
+    CHECK(sent < calls * 3 / 2);
+
+    // A lock's acquire pipelines its create and its listing: one segment (four apart); its release
+    // another (two apart). Measured: 2.6 a cycle, with the acknowledgements of the two replies.
+    zkr::interprocess_mutex m(c, "/lock");
+    constexpr int cycles = 100;
+    const auto before_locks = zkr::test::tcp_segments_sent_to(port);
+    for (int i = 0; i < cycles; ++i) {
+        m.lock();
+        m.unlock();
+    }
+    const auto sent_locking = zkr::test::tcp_segments_sent_to(port) - before_locks;
+    INFO(sent_locking << " segments for " << cycles << " lock cycles");
+    CHECK(sent_locking >= 2 * cycles);
+    CHECK(sent_locking < 4 * cycles);
 }
