@@ -74,7 +74,7 @@ void connection::close() {
 void connection::do_close() {
     closing_ = true;
     machine_.on_close();
-    zk_timer_.cancel();
+    cancel_zk_timer();
     suspend_timer_.cancel();
     handshake_timer_.cancel();
     reopen_timer_.cancel();

@@ -102,6 +102,8 @@ private:
     void reset_handle(bool closing);
     void pump();
     void schedule_pump();
+    void arm_zk_timer(std::chrono::steady_clock::time_point due);
+    void cancel_zk_timer();
     int ask_interest(int& interest, struct timeval& tv);
     void track_socket(int fd);
     void release_socket();
@@ -197,7 +199,9 @@ private:
     bool flushing_ = false;  // inside pump()'s direct write
     bool closing_ = false;
     bool in_handle_close_ = false;
-    boost::asio::steady_timer zk_timer_{io_};
+    boost::asio::steady_timer zk_timer_{io_};  // the C client's deadline (arm_zk_timer)
+    bool zk_timer_pending_ = false;
+    std::uint64_t zk_timer_gen_ = 0;
     boost::asio::steady_timer suspend_timer_{io_};
     boost::asio::steady_timer handshake_timer_{io_};
     boost::asio::steady_timer reopen_timer_{io_};

@@ -110,7 +110,7 @@ void connection::reset_handle(bool closing) {
     const c_client_lock c_lock(c_client_mutex());
     if (!zh_) return;
     release_socket();
-    zk_timer_.cancel();
+    cancel_zk_timer();
     handshake_timer_.cancel();
     zhandle_t* old = std::exchange(zh_, nullptr);
     in_handle_close_ = true;
@@ -171,10 +171,27 @@ void connection::pump() {
         if ((interest & ZOOKEEPER_WRITE) && !write_waiting_) wait_socket(true);
     }
     const auto wait = std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);
-    zk_timer_.expires_after(std::max<clock::duration>(wait, std::chrono::milliseconds(1)));
-    zk_timer_.async_wait([this](boost::system::error_code ec) {
+    arm_zk_timer(clock::now() + std::max<clock::duration>(wait, std::chrono::milliseconds(1)));
+}
+
+// The C client's next deadline (a ping due, a timeout to check). The timer is moved only when the
+// deadline comes sooner than the timer's: pump() runs after every reply, and moving the timer each
+// time cancelled its wait (one handler run for nothing) and reset the reactor's timerfd (a
+// syscall). A timer that fires before the C client's deadline costs one on_socket_ready, which
+// asks the C client again and arms the timer anew.
+void connection::arm_zk_timer(clock::time_point due) {
+    if (zk_timer_pending_ && zk_timer_.expiry() <= due) return;
+    zk_timer_pending_ = true;
+    zk_timer_.expires_at(due);
+    zk_timer_.async_wait([this, gen = ++zk_timer_gen_](boost::system::error_code ec) {
+        if (gen == zk_timer_gen_) zk_timer_pending_ = false;  // (a wait replaced since: not this one)
         if (!ec) on_socket_ready(0);
     });
+}
+
+void connection::cancel_zk_timer() {
+    zk_timer_.cancel();
+    zk_timer_pending_ = false;
 }
 
 // zookeeper_interest, and the C client's socket when it has one. The fd it reports is read before
