@@ -260,13 +260,16 @@ def render_table(results):
                          "its delete): %.0f/s, %s" % (w.upper(), a["rate"], ", ".join(
                              "%.2fx %s" % (a["rate"] / r, p) for p, r in peers)))
         for w in PEER_WORKLOADS:
+            # Rates, except for the failovers (W9, W10): their time, where lower is better.
+            field = "handoff_p50_us" if w in ("w9", "w10") else "rate"
             rounds = results["runs"].get(key, {}).get(w, {})
-            zkr_rates = [x["rate"] for x in rounds.get("zkr", [])]
+            zkr_values = [x.get(field, 0) for x in rounds.get("zkr", [])]
             for p in ["curator", "kazoo"]:
-                peer_rates = [x["rate"] for x in rounds.get(p, [])]
-                if len(zkr_rates) > 1 and len(peer_rates) == len(zkr_rates):
-                    extra.append("%s zkr / %s round by round: %s" % (w.upper(), p, ", ".join(
-                        "%.2fx" % (z / c) for z, c in zip(zkr_rates, peer_rates))))
+                peer_values = [x.get(field, 0) for x in rounds.get(p, [])]
+                if len(zkr_values) > 1 and len(peer_values) == len(zkr_values) and all(peer_values):
+                    extra.append("%s zkr / %s round by round (%s): %s" % (
+                        w.upper(), p, "failover p50" if field != "rate" else "cycles/s",
+                        ", ".join("%.2fx" % (z / c) for z, c in zip(zkr_values, peer_values))))
         if "w7" in by_w:
             m = by_w["w7"]["zkr"]
             w2 = by_w.get("w2", {}).get("zkr", {})
