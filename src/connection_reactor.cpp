@@ -273,8 +273,8 @@ std::chrono::milliseconds connection::session_timeout_now() const noexcept {
 
 // The C client writes a request as two send() calls, its length and then its body, on a socket with
 // TCP_NODELAY: each left as a segment of its own, and a pipelined pair (a lock's create and
-// listing) as four. The server then woke for a 4-byte length and again for the body, and in the
-// benchmarks the server's CPU is what runs out first. TCP_CORK on zkr's dup (the socket is shared
+// listing) as four, each for the server to read apart; in the W8 benchmark the server's CPU is
+// what runs out first (docs/performance.md). TCP_CORK on zkr's dup (the socket is shared
 // with the C client's descriptor) holds the writes of one batch of requests back, and ending the
 // batch sends them as one segment, at once: no delay is added, as the batch ends in the same
 // handler. The socket's generation is checked at the end: if the socket was let go meanwhile, its
