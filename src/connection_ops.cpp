@@ -139,6 +139,7 @@ void connection::issue(const op_ptr& op) {
         if (op->recover_protected) return issue_protected_lookup(op);
         return issue_create(op);
     }
+    if (refused_as_read_only(op)) return;
     if (op->req.kind == op_kind::multi) return issue_multi(op);
 
     auto f = std::make_unique<inflight>();
@@ -179,8 +180,28 @@ void connection::issue(const op_ptr& op) {
     if (rc != ZOK) on_result(op, rc, {});
 }
 
+// A read-only server refuses every write, and it answers the refusal at once, ahead of the reads
+// still in its pipeline (a lock's listing sent before a retried create, a protected create's
+// lookup): a reply out of order, on which the C client drops the connection and fails everything
+// in flight with ZRUNTIMEINCONSISTENCY. A write on a read-only connection is therefore refused
+// here, with the server's own answer, and nothing is sent. (The state is the C client's as of its
+// last call: every call into it is followed by check_handle_state.)
+bool connection::refused_as_read_only(const op_ptr& op) {
+    if (machine_.state() != connection_state::read_only) return false;
+    switch (op->req.kind) {
+        case op_kind::create:
+        case op_kind::remove:
+        case op_kind::set_data:
+        case op_kind::multi: break;
+        default: return false;
+    }
+    on_result(op, ZNOTREADONLY, {});
+    return true;
+}
+
 void connection::issue_create(const op_ptr& op) {
     const c_client_lock c_lock(c_client_mutex());
+    if (refused_as_read_only(op)) return;
     const auto& c = op->req.create;
     std::string path = op->path;
     if (c.protect) path = join_path(parent_path(op->path), op->protect_prefix + std::string(node_name(op->path)));
@@ -312,6 +333,9 @@ void connection::keep_guaranteed(const op_ptr& op, const boost::system::error_co
 }
 
 void connection::run_guaranteed_deletes() {
+    // A read-only server refuses them, and out of order (refused_as_read_only): the next
+    // reconnection tries again.
+    if (machine_.state() == connection_state::read_only) return;
     for (const auto& [path, version] : guaranteed_) delete_guaranteed(path, version);
 }
 

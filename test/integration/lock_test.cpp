@@ -631,13 +631,17 @@ TEST_CASE("a holder that never waited releases with a plain delete, one that wai
     ma.acquire();
     std::promise<std::string> b_holds;
     std::promise<void> b_may_release;
+    const auto b_sent = zkr::detail::requests_sent(zkr::detail::connection_of(*b));
     auto waiter = std::async(std::launch::async, [&] {
         mb.acquire();  // waits behind a
         b_holds.set_value(mb.node_path());
         b_may_release.get_future().wait();
         mb.release();
     });
-    REQUIRE(zkr::test::eventually([&] { return ma.participant_nodes().size() == 2; }));
+    // b waits once its watch on a's node is sent (create, listing, watch). Seeing b's node listed
+    // is not enough: b's own listing may reach the server after a's release (it did under TSan),
+    // and then b holds without having waited.
+    REQUIRE(zkr::test::eventually([&] { return zkr::detail::requests_sent(zkr::detail::connection_of(*b)) - b_sent >= 3; }));
     ma.release();
     auto b_node = b_holds.get_future();
     REQUIRE(b_node.wait_for(5s) == std::future_status::ready);

@@ -5,6 +5,7 @@
 //
 // ZKR_FAULT_SECONDS sets how long faults are injected (default 8, 5 in sanitized builds; the soak in docs/reliability.md
 // uses more), ZKR_FAULT_SEED replays a random schedule (the seed is printed).
+#include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "fault_run.hpp"
 
 #include <zkr/interprocess_mutex.hpp>
@@ -608,9 +609,11 @@ TEST_CASE("partition 4: a read-only server cut off from the quorum serves reads,
     const auto read_only_after = std::chrono::steady_clock::now() - cut_at;
     CHECK(c.get_data(path + "/config").data == "v1");  // reads work
     boost::system::error_code ec;
+    const auto sent = zkr::detail::requests_sent(zkr::detail::connection_of(c));
     c.create(path + "/other", "x", {}, ec);
     INFO("create on the read-only server: " << ec.message());
     CHECK(ec == zkr::errc::not_read_only);  // writes fail, saying why
+    CHECK(zkr::detail::requests_sent(zkr::detail::connection_of(c)) == sent);  // refused before sending
     zkr::interprocess_mutex m(c, path + "/lock");
     try {
         (void)m.acquire(2s);
@@ -620,10 +623,10 @@ TEST_CASE("partition 4: a read-only server cut off from the quorum serves reads,
         CHECK(e.code() == zkr::errc::not_read_only);
         CHECK_THAT(std::string(e.what()), zkr::test::contains("read-only"));
     }
-    // The read-only server answers a write's error at once, ahead of a read still in its pipeline
-    // (the listing the acquire above sent with its create): a reply out of order, which the C client
-    // reports as ZRUNTIMEINCONSISTENCY. Let that read's reply come first.
-    std::this_thread::sleep_for(500ms);
+    // At once: a read-only server answers a write's refusal ahead of the reads still in its
+    // pipeline (the acquire's listing), a reply out of order on which the C client drops the
+    // connection (ZRUNTIMEINCONSISTENCY for everything in flight). The connection refuses writes on
+    // a read-only connection itself, so none is sent for the server to answer out of order.
     try {
         (void)m.try_lock();
         FAIL_CHECK("try_lock succeeded on a read-only server");
@@ -716,7 +719,7 @@ TEST_CASE("partition 6: a create whose reply was lost, retried on a read-only se
     REQUIRE(outcome.wait_for(30s) == std::future_status::ready);
     const auto ec = outcome.get();
     INFO("the acquire on the read-only server: " << ec.message());
-    REQUIRE(ec == zkr::errc::not_read_only);  // the retried create met the read-only server
+    REQUIRE(ec == zkr::errc::not_read_only);  // the retried create was refused on the read-only connection
     INFO("the node the first attempt made: " << zkr::test::nodes_under(observer, path) << " under " << path);
 
     // (Before 3.7 the session would be the same, and the connection would delete the node.)
