@@ -38,7 +38,9 @@ struct client_options {
     std::vector<auth_entry> auth;
     /// ACL of created nodes unless create_options::acl says otherwise. Default: open.
     acl_list default_acl = open_acl_unsafe();
-    /// Accept read-only servers when no quorum is reachable (state read_only; writes fail).
+    /// Accept read-only servers when no quorum is reachable (state read_only). Reads work there;
+    /// writes (create, remove, set_data, multi, and so a lock's acquire) fail with
+    /// errc::not_read_only without being sent.
     bool can_be_read_only = false;
     /// How long a blocking call (the sync API, a recipe's acquire and release) spins, yielding its
     /// core, waiting for its reply before it sleeps. A reply on a local network comes within this,
