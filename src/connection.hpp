@@ -133,6 +133,8 @@ private:
     void wait_for_connection(const op_ptr& op);
     void issue(const op_ptr& op);
     void issue_create(const op_ptr& op);
+    /// Connected to a read-only server now (as of the C client's last call).
+    bool on_read_only_server() const noexcept { return machine_.state() == connection_state::read_only; }
     /// A write on a read-only connection: refused without sending (see the definition for why).
     bool refused_as_read_only(const op_ptr& op);
     void create_after_lookup(const op_ptr& op);

@@ -187,7 +187,7 @@ void connection::issue(const op_ptr& op) {
 // here, with the server's own answer, and nothing is sent. (The state is the C client's as of its
 // last call: every call into it is followed by check_handle_state.)
 bool connection::refused_as_read_only(const op_ptr& op) {
-    if (machine_.state() != connection_state::read_only) return false;
+    if (!on_read_only_server()) return false;
     switch (op->req.kind) {
         case op_kind::create:
         case op_kind::remove:
@@ -335,7 +335,7 @@ void connection::keep_guaranteed(const op_ptr& op, const boost::system::error_co
 void connection::run_guaranteed_deletes() {
     // A read-only server refuses them, and out of order (refused_as_read_only): the next
     // reconnection tries again.
-    if (machine_.state() == connection_state::read_only) return;
+    if (on_read_only_server()) return;
     for (const auto& [path, version] : guaranteed_) delete_guaranteed(path, version);
 }
 

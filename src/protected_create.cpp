@@ -53,7 +53,7 @@ void connection::forget_protected(const op_ptr& op) {
 void connection::look_for_orphans() {
     // A read-only server may not have the node (made on the quorum after it was cut off): look on
     // a read-write connection (the next one looks again).
-    if (machine_.state() == connection_state::read_only) return;
+    if (on_read_only_server()) return;
     // An ephemeral node of an ended session is gone, or the server removes it.
     const auto session = session_id_.load();
     std::erase_if(orphans_, [&](const orphan& o) { return o.ephemeral && o.session != session; });
@@ -144,7 +144,7 @@ void connection::on_protected_found(const inflight& f, int rc, const struct Stat
 // not_read_only then has the connection look for the node on the next read-write connection
 // (forget_protected) instead of leaving it ahead of every waiter for the life of the session.
 void connection::create_after_lookup(const op_ptr& op) {
-    if (machine_.state() != connection_state::read_only) op->recover_protected = false;
+    if (!on_read_only_server()) op->recover_protected = false;
     issue_create(op);
 }
 
