@@ -143,7 +143,7 @@ def main():
             del p["kazoo"]
         if w in ("w9", "w10"):  # against Curator's LeaderLatch (Kazoo's Election is another protocol)
             del p["kazoo"]
-        if w in ("w1", "w2"):  # the pipelined release, opt-in (interprocess_mutex::async_release)
+        if w in ("w1", "w2", "w8"):  # the pipelined release, opt-in (async_release on the lock objects)
             p["zkr-async"] = lambda cs: [lockbench, "--connect", cs, "--workload", w, "--release", "async", "--seconds", secs,
                                          "--warmup", warm, "--json"]
         if w == "w0":  # plain operations: zkr's sync calls against the C client's and Curator's
@@ -251,7 +251,7 @@ def render_table(results):
             peers = [(p, by_w["w0"][p].get("create_delete_per_s", 0)) for p in ["raw", "curator"] if by_w["w0"].get(p)]
             extra.append("W0 create + delete (one session, sequential): zkr %.0f/s, %s" % (
                 z, ", ".join("%s %.0f/s (zkr %.2fx)" % (p, r, z / r if r else 0) for p, r in peers)))
-        for w in ["w1", "w2"]:
+        for w in ["w1", "w2", "w8"]:
             a = by_w.get(w, {}).get("zkr-async")
             if not a:
                 continue
@@ -263,19 +263,20 @@ def render_table(results):
             # Rates, except for the failovers (W9, W10): their time, where lower is better.
             field = "handoff_p50_us" if w in ("w9", "w10") else "rate"
             rounds = results["runs"].get(key, {}).get(w, {})
-            zkr_values = [x.get(field, 0) for x in rounds.get("zkr", [])]
-            for p in ["curator", "kazoo"]:
-                peer_values = [x.get(field, 0) for x in rounds.get(p, [])]
-                if len(zkr_values) > 1 and len(peer_values) == len(zkr_values) and all(peer_values):
-                    extra.append("%s zkr / %s round by round (%s): %s" % (
-                        w.upper(), p, "failover p50" if field != "rate" else "cycles/s",
-                        ", ".join("%.2fx" % (z / c) for z, c in zip(zkr_values, peer_values))))
+            for z in ["zkr", "zkr-async"]:
+                zkr_values = [x.get(field, 0) for x in rounds.get(z, [])]
+                for p in ["curator", "kazoo"]:
+                    peer_values = [x.get(field, 0) for x in rounds.get(p, [])]
+                    if len(zkr_values) > 1 and len(peer_values) == len(zkr_values) and all(peer_values):
+                        extra.append("%s %s / %s round by round (%s): %s" % (
+                            w.upper(), z, p, "failover p50" if field != "rate" else "cycles/s",
+                            ", ".join("%.2fx" % (v / c) for v, c in zip(zkr_values, peer_values))))
         if "w7" in by_w:
             m = by_w["w7"]["zkr"]
             w2 = by_w.get("w2", {}).get("zkr", {})
-            extra.append("W7 (zkr, %d waiters queued on one lock): %.0f handoffs/s, %.2f server requests per handoff "
-                         "(W2: %.0f/s, %.2f)" % (m.get("queued", 0), m["rate"], m.get("server_requests_per_cycle", 0),
-                                                 w2.get("rate", 0), w2.get("server_requests_per_cycle", 0)))
+            extra.append("W7 (zkr, %d waiters queued on one lock): %.0f handoffs/s, %.2f server requests per handoff%s" % (
+                m.get("queued", 0), m["rate"], m.get("server_requests_per_cycle", 0),
+                " (W2: %.0f/s, %.2f)" % (w2["rate"], w2.get("server_requests_per_cycle", 0)) if w2.get("rate") else ""))
         if "notify" in by_w:
             m = by_w["notify"]["zkr"]
             extra.append("Server notification latency (a delete on one session until the watch fires on another): p50 %.0f us; "
