@@ -62,7 +62,7 @@ int run_to_end(const std::vector<std::string>& args, std::string* out = nullptr,
     return code;
 }
 
-std::string lock_path(const std::string& name) { return zkr::test::recipe_path("cli-" + name); }
+std::string cli_path(const std::string& name) { return zkr::test::recipe_path("cli-" + name); }
 
 // The most intervals open at once in a log of "start"/"end" lines.
 int max_overlap(const std::string& log) {
@@ -78,7 +78,7 @@ int max_overlap(const std::string& log) {
 
 TEST_CASE("zkr lock: runs the command with the lock's environment and exits with its status") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("env");
+    const auto path = cli_path("env");
     std::string out;
     CHECK(run_to_end({"lock", "--connect", zk.connect_string(), path, "--", "sh", "-c",
                       "echo \"$ZKR_LOCK_PATH $ZKR_FENCING_TOKEN\"; exit 7"},
@@ -95,7 +95,7 @@ TEST_CASE("zkr lock: runs the command with the lock's environment and exits with
 
 TEST_CASE("zkr lock: two or more processes exclude each other, and the library's mutex too") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("exclude");
+    const auto path = cli_path("exclude");
     const auto log = zkr::test::temp_file("log");
     const std::string body = "echo start >> '" + log + "'; sleep 0.3; echo end >> '" + log + "'";
     std::vector<std::unique_ptr<cli_run>> runs;
@@ -114,7 +114,7 @@ TEST_CASE("zkr lock: two or more processes exclude each other, and the library's
 
 TEST_CASE("zkr lock --max N: at most N commands at once") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("max");
+    const auto path = cli_path("max");
     const auto log = zkr::test::temp_file("log");
     const std::string body = "echo start >> '" + log + "'; sleep 0.6; echo end >> '" + log + "'";
     std::vector<std::unique_ptr<cli_run>> runs;
@@ -128,7 +128,7 @@ TEST_CASE("zkr lock --max N: at most N commands at once") {
 
 TEST_CASE("zkr lock: -n and -w give up with exit 1 (or -E), leaving nothing behind, signals reach the command") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("conflict");
+    const auto path = cli_path("conflict");
     auto c = connect(zk.connect_string());
     cli_run holder({"lock", "--connect", zk.connect_string(), path, "--", "sleep", "20"});
     REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 1; }));
@@ -167,7 +167,7 @@ TEST_CASE("zkr lock: -n and -w bound the connect when no server is reachable") {
 
 TEST_CASE("zkr lock: a command that traps SIGTERM decides its own exit, a waiting zkr gives up on a signal") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("trap");
+    const auto path = cli_path("trap");
     auto c = connect(zk.connect_string());
     cli_run holder({"lock", "--connect", zk.connect_string(), path, "--", "sh", "-c",
                     "trap 'echo got-term; exit 0' TERM; sleep 20 & wait"});
@@ -185,7 +185,7 @@ TEST_CASE("zkr lock: a command that traps SIGTERM decides its own exit, a waitin
 
 TEST_CASE("zkr lock: when the lock is lost the command is stopped (SIGTERM, then SIGKILL after the grace)") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("lost");
+    const auto path = cli_path("lost");
     auto admin = connect(zk.connect_string());
     SECTION("a command that stops on SIGTERM") {
         cli_run r({"lock", "--connect", zk.connect_string(), path, "--", "sleep", "20"});
@@ -255,7 +255,7 @@ std::pair<pid_t, pid_t> read_family(const std::string& pids) {
 
 TEST_CASE("zkr lock stops the command's whole process group: on loss, on a forwarded signal, and when zkr is killed") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("group");
+    const auto path = cli_path("group");
     const auto pids = zkr::test::temp_file("pids");
     auto admin = connect(zk.connect_string());
     auto args = [&](std::vector<std::string> command) {
@@ -316,7 +316,7 @@ TEST_CASE("zkr lock stops the command's whole process group: on loss, on a forwa
 
 TEST_CASE("zkr status: holders, then the queue in order, with data and age") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("status");
+    const auto path = cli_path("status");
     auto c = connect(zk.connect_string());
     std::string out;
     CHECK(run_to_end({"status", "--connect", zk.connect_string(), path}, &out) == 0);
@@ -349,7 +349,7 @@ TEST_CASE("zkr status: holders, then the queue in order, with data and age") {
     holder.wait();
     CHECK(waiter.wait() == 0);
     // A semaphore: the leases and the maximum.
-    const auto sem = lock_path("status-sem");
+    const auto sem = cli_path("status-sem");
     cli_run one({"lock", "--max", "2", "--connect", zk.connect_string(), sem, "--", "sleep", "20"});
     REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, sem) == 1; }));
     CHECK(run_to_end({"status", "--connect", zk.connect_string(), sem}, &out) == 0);
@@ -396,10 +396,10 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         {{"elect", "--json", "/x", "--", "true"}, 2, "--json goes with --observe"},
         {{"elect", "--observe", "/x", "--", "true"}, 2, "--observe runs no COMMAND"},
         {{"revoke", "--connect", cs}, 2, "zkr revoke: needs a PATH"},
-        {{"revoke", "--connect", cs, lock_path("revoke-nobody")}, 1, "nothing holds it"},
+        {{"revoke", "--connect", cs, cli_path("revoke-nobody")}, 1, "nothing holds it"},
         {{"status", "--connect", cs, "/x", "--", "ls"}, 2, "takes no COMMAND"},
         {{"demo", "--workers", "0"}, 2, "--workers: must be a number from 1"},
-        {{"lock", "--connect", cs, lock_path("no-such-command"), "--", "/no/such/command"}, 127, "cannot run /no/such/command"},
+        {{"lock", "--connect", cs, cli_path("no-such-command"), "--", "/no/such/command"}, 127, "cannot run /no/such/command"},
     };
     for (const auto& c : cases) {
         std::string joined;
@@ -435,7 +435,7 @@ TEST_CASE("zkr demo: starts its own ZooKeeper and shows processes taking a fair 
 TEST_CASE("a mutex and a semaphore on one path: the other kind is refused with the node named, status shows both") {
     auto& zk = zkr::test::shared_server();
     const auto cs = zk.connect_string();
-    const auto path = lock_path("two-kinds");
+    const auto path = cli_path("two-kinds");
     cli_run holder({"lock", "--connect", cs, path, "--", "sleep", "20"});
     auto c = connect(cs);
     REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 1; }, 20s));
@@ -477,7 +477,7 @@ std::vector<std::string> lines_starting(const std::string& file, const std::stri
 
 TEST_CASE("zkr elect: two instances run the command one at a time, the leader's zkr killed with -9, the other takes over and the old command does not outlive it") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("elect");
+    const auto path = cli_path("elect");
     const auto log = zkr::test::temp_file("log");
     auto args = [&](const std::string& id) {
         // The command logs "start <id> <its pid> <epoch>" and runs until stopped.
@@ -526,7 +526,7 @@ TEST_CASE("zkr elect: two instances run the command one at a time, the leader's 
 
 TEST_CASE("zkr elect --observe prints the leader at every change, and --json one object per line") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("observe");
+    const auto path = cli_path("observe");
     auto a = connect(zk.connect_string()), b = connect(zk.connect_string());
     cli_run text({"elect", "--observe", "--connect", zk.connect_string(), path});
     cli_run json({"elect", "--observe", "--json", "--connect", zk.connect_string(), path});
@@ -558,7 +558,7 @@ TEST_CASE("zkr elect --observe prints the leader at every change, and --json one
 
 TEST_CASE("zkr revoke asks a revocable holder to let go, and names the node") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("revoke");
+    const auto path = cli_path("revoke");
     auto c = connect(zk.connect_string());
     std::atomic<int> asked{0};
     zkr::interprocess_mutex m(*c, path, [&] { ++asked; });

@@ -15,13 +15,13 @@
 using namespace std::chrono_literals;
 
 namespace {
-struct fixture {
+struct styles_fixture {
     zkr::client c{[] {
         auto o = zkr::test::test_options(zkr::test::shared_server().connect_string());
         o.name_space = zkr::test::unique_namespace("styles");
         return o;
     }()};
-    fixture() {
+    styles_fixture() {
         c.start();
         REQUIRE(c.block_until_connected(10s));
     }
@@ -29,7 +29,7 @@ struct fixture {
 }  // namespace
 
 TEST_CASE("callbacks: run on the callback thread, never the caller's") {
-    fixture f;
+    styles_fixture f;
     std::promise<std::pair<boost::system::error_code, zkr::create_result>> created;
     const auto caller = std::this_thread::get_id();
     std::thread::id ran_on;
@@ -55,7 +55,7 @@ TEST_CASE("callbacks: run on the callback thread, never the caller's") {
 }
 
 TEST_CASE("callbacks bound to the user's executor run there") {
-    fixture f;
+    styles_fixture f;
     boost::asio::io_context user;
     bool done = false;
     f.c.async_create("/bound", "", {}, boost::asio::bind_executor(user, [&](boost::system::error_code ec, zkr::create_result) {
@@ -67,7 +67,7 @@ TEST_CASE("callbacks bound to the user's executor run there") {
 }
 
 TEST_CASE("use_future: results, and errors as exceptions") {
-    fixture f;
+    styles_fixture f;
     auto r = f.c.async_create("/fut", "v", {}, boost::asio::use_future).get();
     CHECK(r.path == "/fut");
     auto kids = f.c.async_get_children("/", boost::asio::use_future).get();
@@ -79,7 +79,7 @@ TEST_CASE("use_future: results, and errors as exceptions") {
 }
 
 TEST_CASE("use_awaitable: in a coroutine") {
-    fixture f;
+    styles_fixture f;
     boost::asio::io_context user;
     bool finished = false;
     boost::asio::co_spawn(

@@ -10,14 +10,14 @@
 using namespace std::chrono_literals;
 
 namespace {
-struct fixture {
+struct misuse_fixture {
     std::string ns = zkr::test::unique_namespace("misuse");
     zkr::client c{[&] {
         auto o = zkr::test::test_options(zkr::test::shared_server().connect_string());
         o.name_space = ns;
         return o;
     }()};
-    fixture() {
+    misuse_fixture() {
         c.start();
         REQUIRE(c.block_until_connected(10s));
     }
@@ -35,7 +35,7 @@ void check_rejected(const std::function<void()>& f, zkr::errc code, const std::s
 }  // namespace
 
 TEST_CASE("bad paths are rejected with the reason, for every operation") {
-    fixture f;
+    misuse_fixture f;
     auto& c = f.c;
     check_rejected([&] { c.create("no-slash"); }, zkr::errc::invalid_path, "must start with '/'");
     check_rejected([&] { c.create("/trailing/"); }, zkr::errc::invalid_path, "must not end with '/'");
@@ -59,7 +59,7 @@ TEST_CASE("bad paths are rejected with the reason, for every operation") {
 }
 
 TEST_CASE("bad arguments: versions, ttl, acl, empty multi, oversized data") {
-    fixture f;
+    misuse_fixture f;
     auto& c = f.c;
     check_rejected([&] { c.set_data("/a", "x", -2); }, zkr::errc::invalid_argument, "version must be -1");
     check_rejected([&] { c.remove("/a", {.version = -7}); }, zkr::errc::invalid_argument, "version");
@@ -78,7 +78,7 @@ TEST_CASE("bad arguments: versions, ttl, acl, empty multi, oversized data") {
 }
 
 TEST_CASE("async operations report bad input through the completion, not inline") {
-    fixture f;
+    misuse_fixture f;
     auto fut = f.c.async_get_data("relative", boost::asio::use_future);
     try {
         fut.get();
@@ -121,7 +121,7 @@ TEST_CASE("close() with operations pending: they complete with closed, no thread
 }
 
 TEST_CASE("closing a connected client with a watch pending fires not_watching, ephemerals go") {
-    fixture f;
+    misuse_fixture f;
     zkr::client observer(zkr::test::test_options(zkr::test::shared_server().connect_string()));
     observer.start();
     REQUIRE(observer.block_until_connected(10s));
@@ -163,7 +163,7 @@ TEST_CASE("an unresolvable host name does not crash, the client keeps trying") {
 }
 
 TEST_CASE("state listeners stop when their subscription goes") {
-    fixture f;
+    misuse_fixture f;
     std::atomic<int> calls{0};
     {
         auto sub = f.c.add_state_listener([&](zkr::connection_state) { ++calls; });

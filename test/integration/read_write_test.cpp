@@ -22,14 +22,14 @@ namespace {
 using zkr::test::connect;
 using zkr::test::nodes_under;
 
-std::string lock_path(const std::string& name) { return zkr::test::recipe_path("rw-" + name); }
+std::string rw_path(const std::string& name) { return zkr::test::recipe_path("rw-" + name); }
 
 // One worker process per recipe on one path: every acquire done, a writer alone, writers' tokens
 // rising, no lost update, nothing left. Returns the log's figures for the caller's own checks.
 zkr::test::read_write_check run_processes(const std::string& name, const std::vector<std::string>& recipes, int iterations,
                                           int hold_ms) {
     auto& zk = zkr::test::shared_server();
-    const std::string path = lock_path(name);
+    const std::string path = rw_path(name);
     const std::string log = zkr::test::temp_file("log");
     const std::string counter = zkr::test::temp_file("counter");
     std::vector<zkr::test::child_process> workers;
@@ -69,7 +69,7 @@ TEST_CASE("read-write lock: separate processes downgrading while others read and
 
 TEST_CASE("read-write lock: three readers of three sessions hold at once, and a writer waits for all of them") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("share");
+    const auto path = rw_path("share");
     std::vector<std::unique_ptr<zkr::client>> clients;
     std::vector<std::unique_ptr<zkr::interprocess_read_write_lock>> locks;
     for (int i = 0; i < 4; ++i) {
@@ -97,7 +97,7 @@ TEST_CASE("read-write lock: three readers of three sessions hold at once, and a 
 
 TEST_CASE("read-write lock: a waiting writer blocks the readers that come after it (writers never starve)") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("fifo");
+    const auto path = rw_path("fifo");
     auto a = connect(zk.connect_string()), b = connect(zk.connect_string()), c = connect(zk.connect_string());
     zkr::interprocess_read_write_lock first(*a, path), writer_side(*b, path), late(*c, path);
     first.read_lock().lock();
@@ -127,7 +127,7 @@ TEST_CASE("read-write lock: a waiting writer blocks the readers that come after 
 
 TEST_CASE("read-write lock: a downgrade holds the read lock at once and no waiting writer gets in before it is released") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("downgrade");
+    const auto path = rw_path("downgrade");
     auto a = connect(zk.connect_string()), b = connect(zk.connect_string());
     zkr::interprocess_read_write_lock ours(*a, path), theirs(*b, path);
     ours.write_lock().lock();
@@ -158,7 +158,7 @@ TEST_CASE("read-write lock: a downgrade holds the read lock at once and no waiti
 
 TEST_CASE("read-write lock: an upgrade is refused at once with would_deadlock, and re-entry works on each side") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("upgrade");
+    const auto path = rw_path("upgrade");
     auto a = connect(zk.connect_string());
     zkr::interprocess_read_write_lock rw(*a, path);
     rw.read_lock().lock();
@@ -191,7 +191,7 @@ TEST_CASE("read-write lock: an upgrade is refused at once with would_deadlock, a
 
 TEST_CASE("read-write lock: a mutex on its path is refused, and the reverse, with the other kind named") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("kinds");
+    const auto path = rw_path("kinds");
     auto a = connect(zk.connect_string());
     zkr::interprocess_read_write_lock rw(*a, path);
     zkr::interprocess_mutex mutex(*a, path);
@@ -211,7 +211,7 @@ TEST_CASE("read-write lock: a mutex on its path is refused, and the reverse, wit
 
 TEST_CASE("read-write lock: an async read acquire is nobody's thread: it waits behind this thread's write lock") {
     auto& zk = zkr::test::shared_server();
-    const auto path = lock_path("async");
+    const auto path = rw_path("async");
     auto a = connect(zk.connect_string());
     zkr::interprocess_read_write_lock rw(*a, path);
     rw.write_lock().lock();

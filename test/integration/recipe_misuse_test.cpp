@@ -19,7 +19,7 @@ namespace {
 
 using zkr::test::expect_error;
 
-struct fixture {
+struct recipe_fixture {
     std::unique_ptr<zkr::client> c = zkr::test::connect(zkr::test::shared_server().connect_string());
     std::string path = zkr::test::recipe_path("misuse");
     std::string parent = path.substr(0, path.rfind('/'));
@@ -31,7 +31,7 @@ struct fixture {
 }  // namespace
 
 TEST_CASE("misuse: bad lock paths are refused before anything is sent, for every recipe") {
-    fixture f;
+    recipe_fixture f;
     const std::vector<std::pair<std::string, std::string>> bad = {
         {"", "empty"},          {"no-slash", "must start with '/'"}, {"/trailing/", "end with '/'"},
         {"/a//b", "empty"},     {std::string("/nul\0x", 6), "NUL character at offset 4"}, {"/a/./b", "."},
@@ -50,7 +50,7 @@ TEST_CASE("misuse: bad lock paths are refused before anything is sent, for every
 }
 
 TEST_CASE("misuse: a multi-lock over no lock, or over one path twice, is refused at once, and release without a hold") {
-    fixture f;
+    recipe_fixture f;
     const auto before = zkr::detail::requests_sent(zkr::detail::connection_of(*f.c));
     expect_error([&] { zkr::interprocess_multi_lock ml(*f.c, std::vector<std::string>{}); }, errc::invalid_argument, "no locks");
     expect_error([&] { zkr::interprocess_multi_lock ml(*f.c, {f.path, f.path + "-b", f.path}); }, errc::invalid_argument, "listed twice");
@@ -73,7 +73,7 @@ TEST_CASE("misuse: a multi-lock over no lock, or over one path twice, is refused
 }
 
 TEST_CASE("misuse: negative timeouts are refused, a zero timeout tries once and leaves no node") {
-    fixture f;
+    recipe_fixture f;
     zkr::interprocess_mutex m(*f.c, f.path);
     zkr::fair_lock fl(*f.c, f.path);
     zkr::interprocess_semaphore_v2 s(*f.c, f.path + "-sem", 1);
@@ -95,7 +95,7 @@ TEST_CASE("misuse: negative timeouts are refused, a zero timeout tries once and 
 }
 
 TEST_CASE("misuse: bad semaphore maximum and qty values are refused at once") {
-    fixture f;
+    recipe_fixture f;
     expect_error([&] { zkr::interprocess_semaphore_v2 s(*f.c, f.path, 0); }, errc::invalid_argument, "max");
     expect_error([&] { zkr::interprocess_semaphore_v2 s(*f.c, f.path, -3); }, errc::invalid_argument, "max");
     zkr::interprocess_semaphore_v2 s(*f.c, f.path, 2);
@@ -107,7 +107,7 @@ TEST_CASE("misuse: bad semaphore maximum and qty values are refused at once") {
 }
 
 TEST_CASE("misuse: release without acquire, and a double release, for every recipe") {
-    fixture f;
+    recipe_fixture f;
     zkr::interprocess_mutex m(*f.c, f.path);
     expect_error([&] { m.release(); }, errc::lock_not_held, "not held");
     m.acquire();
@@ -162,7 +162,7 @@ TEST_CASE("misuse: release without acquire, and a double release, for every reci
 }
 
 TEST_CASE("misuse: release, token and guarded write from a thread that does not hold") {
-    fixture f;
+    recipe_fixture f;
     zkr::interprocess_mutex m(*f.c, f.path);
     expect_error([&] { (void)m.fencing_token(); }, errc::lock_not_held, "not held");
     expect_error([&] { m.guarded_multi({zkr::multi_op::check("/")}); }, errc::lock_not_held, "not held");
@@ -177,7 +177,7 @@ TEST_CASE("misuse: release, token and guarded write from a thread that does not 
 }
 
 TEST_CASE("misuse: use after close: acquire fails with closed and sends nothing") {
-    fixture f;
+    recipe_fixture f;
     zkr::interprocess_mutex m(*f.c, f.path);
     zkr::interprocess_semaphore_v2 s(*f.c, f.path + "-sem", 2);
     f.c->close();
@@ -202,7 +202,7 @@ TEST_CASE("misuse: a client that was never started: acquire fails at once with n
 }
 
 TEST_CASE("misuse: closing the client while a lock is held: the hold is lost, the node goes, release says so") {
-    fixture f;
+    recipe_fixture f;
     zkr::interprocess_mutex m(*f.c, f.path);
     zkr::interprocess_semaphore_v2 s(*f.c, f.path + "-sem", 2);
     m.acquire();
@@ -221,7 +221,7 @@ TEST_CASE("misuse: closing the client while a lock is held: the hold is lost, th
 }
 
 TEST_CASE("misuse: closing the client while threads wait in acquire wakes them with an error, no node left") {
-    fixture f;
+    recipe_fixture f;
     auto other = zkr::test::connect(zkr::test::shared_server().connect_string());
     zkr::interprocess_mutex holder(*other, f.path);
     holder.acquire();
@@ -241,7 +241,7 @@ TEST_CASE("misuse: closing the client while threads wait in acquire wakes them w
 }
 
 TEST_CASE("misuse: lock node data over the server's limit is refused before anything is sent") {
-    fixture f;
+    recipe_fixture f;
     zkr::interprocess_mutex m(*f.c, f.path);
     m.set_node_data(std::string(1024 * 1024 + 1, 'x'));
     expect_error([&] { m.acquire(); }, errc::data_too_large, "exceeds the server's limit");
@@ -253,7 +253,7 @@ TEST_CASE("misuse: lock node data over the server's limit is refused before anyt
 }
 
 TEST_CASE("misuse: foreign nodes dropped into a lock folder are ignored and left alone") {
-    fixture f;
+    recipe_fixture f;
     f.c->create(f.path + "/foreign", "", {.create_parents = true});
     f.c->create(f.path + "/_c_00000000-0000-0000-0000-000000000000-lock-notanumber");
     f.c->create(f.path + "/lock-", "", {.mode = zkr::create_mode::persistent_sequential});
@@ -270,7 +270,7 @@ TEST_CASE("misuse: foreign nodes dropped into a lock folder are ignored and left
 }
 
 TEST_CASE("misuse: a lock path that is an ephemeral node, or under one, fails clearly and leaves nothing") {
-    fixture f;
+    recipe_fixture f;
     f.c->create(f.path, "", {.mode = zkr::create_mode::ephemeral, .create_parents = true});
     zkr::interprocess_mutex m(*f.c, f.path);
     expect_error([&] { m.acquire(2s); }, errc::no_children_for_ephemerals, "ephemeral");
@@ -296,7 +296,7 @@ TEST_CASE("misuse: an unreachable connect string: acquire fails with not_connect
 }
 
 TEST_CASE("misuse: a semaphore_mutex is not re-entrant: a second acquire by the holder times out") {
-    fixture f;
+    recipe_fixture f;
     zkr::interprocess_semaphore_mutex sm(*f.c, f.path);
     sm.acquire();
     CHECK_FALSE(sm.acquire(200ms));
@@ -308,7 +308,7 @@ TEST_CASE("misuse: a semaphore_mutex is not re-entrant: a second acquire by the 
 }
 
 TEST_CASE("misuse: cancel with nobody waiting changes nothing, a hold stays held") {
-    fixture f;
+    recipe_fixture f;
     zkr::interprocess_mutex m(*f.c, f.path);
     m.cancel();
     m.acquire();
@@ -349,7 +349,7 @@ TEST_CASE("unlock() by a thread that does not hold the mutex is reported on stde
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 TEST_CASE("deprecated aliases: fair_lock's unlock(ec) and async_unlock, the semaphore mutex's is_acquired_in_this_process, still work") {
-    fixture f;
+    recipe_fixture f;
     zkr::fair_lock fl(*f.c, f.path);
     fl.acquire();
     fl.acquire();  // two levels

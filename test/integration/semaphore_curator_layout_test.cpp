@@ -26,7 +26,7 @@ namespace {
 
 constexpr zkr::semaphore_options curator_layout{zkr::semaphore_layout::curator};
 
-std::string sem_path(const std::string& name) { return zkr::test::recipe_path(name, "curator-sem"); }
+std::string layout_path(const std::string& name) { return zkr::test::recipe_path(name, "curator-sem"); }
 std::string leases_of(const std::string& path) { return path + "/leases"; }
 std::string locks_of(const std::string& path) { return path + "/locks"; }
 
@@ -46,7 +46,7 @@ std::string code_prefix(zkr::errc e) { return std::to_string(make_error_code(e).
 
 TEST_CASE("semaphore, Curator's layout: separate processes with random qty never hold more than max, and all get through") {
     auto& zk = zkr::test::shared_server();
-    const auto path = sem_path("procs");
+    const auto path = layout_path("procs");
     const auto log = zkr::test::temp_file("log"), counter = zkr::test::temp_file("counter");
     std::vector<zkr::test::child_process> workers;
     for (int i = 0; i < 6; ++i)
@@ -67,7 +67,7 @@ TEST_CASE("semaphore, Curator's layout: separate processes with random qty never
 
 TEST_CASE("semaphore, Curator's layout: one node per lease under path/leases, an inner mutex under path/locks, two round trips") {
     auto& zk = zkr::test::shared_server();
-    const auto path = sem_path("layout");
+    const auto path = layout_path("layout");
     auto a = connect(zk.connect_string());
     auto watcher = connect(zk.connect_string());  // its requests are not counted
     zkr::interprocess_semaphore_v2 s(*a, path, 3, curator_layout);
@@ -98,7 +98,7 @@ TEST_CASE("semaphore, Curator's layout: one node per lease under path/leases, an
 
 TEST_CASE("semaphore, Curator's layout: a timed acquire on a full semaphore returns empty in time, all or nothing, leaving no node") {
     auto& zk = zkr::test::shared_server();
-    const auto path = sem_path("timed");
+    const auto path = layout_path("timed");
     auto a = connect(zk.connect_string());
     auto b = connect(zk.connect_string());
     zkr::interprocess_semaphore_v2 sa(*a, path, 2, curator_layout), sb(*b, path, 2, curator_layout);
@@ -123,7 +123,7 @@ TEST_CASE("semaphore, Curator's layout: a timed acquire on a full semaphore retu
 
 TEST_CASE("semaphore, Curator's layout: two clients each asking for qty = max both complete (the inner mutex is held through all leases)") {
     auto& zk = zkr::test::shared_server();
-    const auto path = sem_path("no-deadlock");
+    const auto path = layout_path("no-deadlock");
     auto a = connect(zk.connect_string());
     auto b = connect(zk.connect_string());
     auto c = connect(zk.connect_string());
@@ -149,7 +149,7 @@ TEST_CASE("semaphore, Curator's layout: two clients each asking for qty = max bo
 
 TEST_CASE("semaphore, Curator's layout: async_acquire, cancel, and a holder's session that expires") {
     auto& zk = zkr::test::shared_server();
-    const auto path = sem_path("async");
+    const auto path = layout_path("async");
     auto a = connect(zk.connect_string(), 2s);
     auto b = connect(zk.connect_string(), 2s);
     zkr::interprocess_semaphore_v2 sa(*a, path, 1, curator_layout), sb(*b, path, 1, curator_layout);
@@ -186,7 +186,7 @@ TEST_CASE("semaphore, Curator's layout: async_acquire, cancel, and a holder's se
 
 TEST_CASE("semaphore, Curator's layout: a zkr-layout semaphore on the same path is refused with the folder named, and bad input at once") {
     auto& zk = zkr::test::shared_server();
-    const auto path = sem_path("mixed-layouts");
+    const auto path = layout_path("mixed-layouts");
     auto a = connect(zk.connect_string());
     zkr::interprocess_semaphore_v2 curator_side(*a, path, 2, curator_layout);
     zkr::interprocess_semaphore_v2 zkr_side(*a, path, 2);
@@ -213,7 +213,7 @@ TEST_CASE("semaphore, Curator's layout: a zkr-layout semaphore on the same path 
 
 TEST_CASE("semaphore_mutex, Curator's layout: one holder at a time across clients, released from another thread") {
     auto& zk = zkr::test::shared_server();
-    const auto path = sem_path("mutex");
+    const auto path = layout_path("mutex");
     auto a = connect(zk.connect_string());
     auto b = connect(zk.connect_string());
     zkr::interprocess_semaphore_mutex ma(*a, path, curator_layout), mb(*b, path, curator_layout);
@@ -228,7 +228,7 @@ TEST_CASE("semaphore_mutex, Curator's layout: one holder at a time across client
 
 TEST_CASE("lock_driver: a step of a larger acquire begun before a cancel() never starts (a Curator-layout semaphore's next step)") {
     auto& zk = zkr::test::shared_server();
-    const auto path = sem_path("step-cancelled");
+    const auto path = layout_path("step-cancelled");
     auto a = connect(zk.connect_string());
     auto driver = std::make_shared<zkr::detail::lock_driver>(*a, path, std::make_shared<zkr::lowest_n_rule>(1));
     const auto begun = driver->cancellations();

@@ -11,7 +11,6 @@ namespace {
 const lowest_n_rule mutex_rule{1};
 const lowest_n_rule two_holders{2};
 const lease_rule three_leases([] { return 3; }, fixed_max_tag(3));
-const read_write_rule reader(read_write_rule::side::read), writer(read_write_rule::side::write);
 
 std::string lock_node(int seq) {
     char buf[64];

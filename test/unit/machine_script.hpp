@@ -7,6 +7,7 @@
 #pragma once
 
 #include "../../recipes/lock_machine.hpp"
+#include "../../recipes/read_write_rule.hpp"
 
 #include "zkr_catch.hpp"
 
@@ -17,6 +18,9 @@
 namespace zkr::test {
 
 using namespace zkr::detail;
+
+/// The read-write lock's two sides, for the tests of its rule and of the machine on it.
+inline const read_write_rule reader{read_write_rule::side::read}, writer{read_write_rule::side::write};
 
 template <typename A>
 const A* find_action(const lock_actions& actions) {

@@ -10,7 +10,8 @@ using names = std::vector<std::string>;
 namespace {
 const std::string r1 = "_c_a-__READ__0000000001", w2 = "_c_b-__WRIT__0000000002", r3 = "_c_c-__READ__0000000003",
                   w4 = "_c_d-__WRIT__0000000004", r5 = "_c_e-__READ__0000000005";
-const read_write_rule reader(read_write_rule::side::read), writer(read_write_rule::side::write);
+using zkr::test::reader;
+using zkr::test::writer;
 }  // namespace
 
 TEST_CASE("read-write rule: readers share until a writer, a writer holds alone at the head") {
@@ -83,12 +84,12 @@ TEST_CASE("read-write rule: a downgrade's reader holds only while its writer is 
 
 namespace {
 using namespace zkr::detail;
-constexpr std::int64_t session = 77;
+constexpr std::int64_t our_session = 77;
 using zkr::test::queued_machine;
 }  // namespace
 
 TEST_CASE("lock machine on the read-write rule: a reader behind a writer holds when it goes with no listing, a write to it is no release, and no release signals") {
-    queued_machine q(reader, r3, {w2, r3, w4}, 1, session);
+    queued_machine q(reader, r3, {w2, r3, w4}, 1, our_session);
     const auto* w = zkr::test::find_action<lock_out::watch_node>(q.last);
     REQUIRE(w);
     CHECK(w->name == w2);
@@ -107,7 +108,7 @@ TEST_CASE("lock machine on the read-write rule: a reader behind a writer holds w
 }
 
 TEST_CASE("lock machine on the read-write rule: a writer behind a writer lists when it goes (a downgrade's reader may have joined ahead)") {
-    queued_machine q(writer, w4, {w2, w4}, 1, session);
+    queued_machine q(writer, w4, {w2, w4}, 1, our_session);
     const auto* w = zkr::test::find_action<lock_out::watch_node>(q.last);
     REQUIRE(w);
     CHECK(w->name == w2);
@@ -124,7 +125,7 @@ TEST_CASE("lock machine on the read-write rule: a writer behind a writer lists w
 }
 
 TEST_CASE("lock machine on the read-write rule: a writer behind readers only watches them all, and holds with no listing as they go") {
-    queued_machine q(writer, w4, {r1, r3, w4}, 1, session);
+    queued_machine q(writer, w4, {r1, r3, w4}, 1, our_session);
     std::vector<lock_out::watch_node> watches;
     for (const auto& a : q.last)
         if (const auto* w = std::get_if<lock_out::watch_node>(&a)) watches.push_back(*w);
@@ -149,7 +150,7 @@ TEST_CASE("lock machine on the read-write rule: a writer behind readers only wat
 }
 
 TEST_CASE("lock machine on the read-write rule: a writer behind a writer watches only the node just ahead") {
-    queued_machine q(writer, w4, {r1, w2, r3, w4}, 1, session);
+    queued_machine q(writer, w4, {r1, w2, r3, w4}, 1, our_session);
     const auto* w = zkr::test::find_action<lock_out::watch_node>(q.last);
     REQUIRE(w);
     CHECK(w->name == r3);
@@ -157,10 +158,10 @@ TEST_CASE("lock machine on the read-write rule: a writer behind a writer watches
 }
 
 TEST_CASE("lock machine on the read-write rule: a reader behind its owner's own writer holds at once, with no watch") {
-    queued_machine q(reader, r3, {w2, r3}, 1, session, zkr::decision_context{{w2}});
+    queued_machine q(reader, r3, {w2, r3}, 1, our_session, zkr::decision_context{{w2}});
     CHECK(zkr::test::find_action<lock_out::granted>(q.last));
     CHECK_FALSE(zkr::test::find_action<lock_out::watch_node>(q.last));
-    queued_machine other(reader, r3, {w2, r3}, 1, session);
+    queued_machine other(reader, r3, {w2, r3}, 1, our_session);
     CHECK_FALSE(zkr::test::find_action<lock_out::granted>(other.last));
     REQUIRE(zkr::test::find_action<lock_out::watch_node>(other.last));
     CHECK(zkr::test::find_action<lock_out::watch_node>(other.last)->name == w2);
@@ -171,12 +172,12 @@ TEST_CASE("lock machine on the read-write rule: a reader behind its owner's own 
 // queue, and the operator deleted that queue meanwhile: the reader must not decide on that listing.
 TEST_CASE("lock machine on the read-write rule: a downgrade's reader never decides on a listing taken before its create") {
     zkr::detail::lock_machine m({&reader, std::nullopt, zkr::decision_context{{w2}}});
-    auto a = m.resume(lock_in::start{true, session});
+    auto a = m.resume(lock_in::start{true, our_session});
     const auto create = zkr::test::find_action<lock_out::create>(a)->ticket;
     const auto list = zkr::test::find_action<lock_out::list>(a)->ticket;
     const std::string ours = "_c_f-__READ__0000000002";  // the writer's sequence
     CHECK(m.resume(lock_in::listed{list, {}, {w2, ours}}).empty());  // came first: the create was retried
-    a = m.resume(lock_in::created{create, {}, "/l/" + ours, 9, session});
+    a = m.resume(lock_in::created{create, {}, "/l/" + ours, 9, our_session});
     CHECK_FALSE(zkr::test::find_action<lock_out::granted>(a));
     const auto* again = zkr::test::find_action<lock_out::list>(a);
     REQUIRE(again);
