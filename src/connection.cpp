@@ -194,12 +194,12 @@ void connection::notify(connection_state s) {
         state_changed_.notify_all();
     }
     // Before the recipes' observers: a hold's doubt or loss comes after the state that caused it.
-    if (options_.observer) post_to_observer(options_, callbacks_.get_executor(), session_event{s, session_id_.load()});
+    if (options_.observer) post_to_observer(options_, callback_executor(), session_event{s, session_id_.load()});
     // A copy: observers may add or remove observers while they run.
     for (const auto& fn : observers_.snapshot()) fn(s);
     auto targets = listeners_.snapshot();
     if (targets.empty()) return;
-    boost::asio::post(callbacks_, [targets = std::move(targets), s] {
+    boost::asio::post(callback_executor(), [targets = std::move(targets), s] {
         for (const auto& l : targets)
             if (l->active) l->fn(s);
     });

@@ -13,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <zookeeper/zookeeper.h>
@@ -56,7 +57,7 @@ public:
         return std::chrono::milliseconds(negotiated_ms_.load());
     }
     const client_options& options() const noexcept { return options_; }
-    boost::asio::any_io_executor callback_executor() { return callbacks_.get_executor(); }
+    boost::asio::any_io_executor callback_executor() { return callback_order_; }
     boost::asio::io_context::executor_type network_executor() { return io_.get_executor(); }
     bool on_network_thread() const noexcept { return std::this_thread::get_id() == network_thread_id_; }
 
@@ -185,6 +186,12 @@ private:
     boost::asio::io_context io_{1};
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
     boost::asio::thread_pool callbacks_{1};
+    // Everything for the callback thread goes through this strand, never to the pool itself: a
+    // one-thread pool keeps what its own thread posts in that thread's private queue until the
+    // running handler returns, so an event posted meanwhile from another thread would run first
+    // (a selector's "term ended", posted by the term's thread, before "term gained", posted by
+    // the callback handler that started it). The strand's queue keeps the order of the posts.
+    boost::asio::strand<boost::asio::thread_pool::executor_type> callback_order_{callbacks_.get_executor()};
     std::thread network_thread_;
     std::thread::id network_thread_id_;
 

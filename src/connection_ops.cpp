@@ -19,7 +19,7 @@ void connection::submit(request req, completion done, bool checked) {
         if (!accepting_ || !started_) {
             const auto ec = make_error_code(accepting_ ? errc::not_connected : errc::closed);
             if (accepting_) options_.logger->warn("operation before start(): call client::start() first");
-            boost::asio::post(callbacks_, [op, ec] { op->done(ec, {}); });
+            boost::asio::post(callback_executor(), [op, ec] { op->done(ec, {}); });
             return;
         }
         // One queue in submission order, rather than a post per request: a post made on the
@@ -321,7 +321,7 @@ void connection::finish(const op_ptr& op, const boost::system::error_code& ec, r
     auto done = std::move(op->done);
     op->done = nullptr;
     if (options_.observer)
-        post_to_observer(options_, callbacks_.get_executor(),
+        post_to_observer(options_, callback_executor(),
                          operation_event{op->req.kind, op->req.path, clock::now() - op->started, ec, op->retries});
     done(ec, std::move(r));
 }

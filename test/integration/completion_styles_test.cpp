@@ -7,6 +7,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
@@ -52,6 +53,30 @@ TEST_CASE("callbacks: run on the callback thread, never the caller's") {
     std::promise<boost::system::error_code> failed;
     f.c.async_create("/cb", "v", {}, [&](boost::system::error_code e, zkr::create_result) { failed.set_value(e); });
     CHECK(failed.get_future().get() == zkr::errc::node_exists);
+}
+
+// The order a listener or the observer hears events in is the order they were posted in, even
+// when one comes from the callback thread itself and the next from another thread while the
+// first's handler still runs (a selector's term: "gained" posted by the callback handler that
+// starts the term's thread, "ended" by that thread, which may return at once).
+TEST_CASE("callbacks: run in the order they were posted, whichever thread posted them") {
+    styles_fixture f;
+    const auto callbacks = zkr::detail::callback_executor(zkr::detail::connection_of(f.c));
+    std::mutex m;
+    std::vector<std::string> order;
+    std::promise<void> both_ran;
+    const auto note = [&](const char* what) {
+        std::lock_guard lock(m);
+        order.emplace_back(what);
+        if (order.size() == 2) both_ran.set_value();
+    };
+    boost::asio::post(callbacks, [&] {
+        boost::asio::post(callbacks, [&] { note("first, from the callback thread"); });
+        std::thread([&] { boost::asio::post(callbacks, [&] { note("second, from another thread"); }); }).join();
+    });
+    REQUIRE(both_ran.get_future().wait_for(10s) == std::future_status::ready);
+    std::lock_guard lock(m);
+    CHECK(order == std::vector<std::string>{"first, from the callback thread", "second, from another thread"});
 }
 
 TEST_CASE("callbacks bound to the user's executor run there") {
