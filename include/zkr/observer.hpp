@@ -59,7 +59,7 @@ std::string_view to_string(hold_event_kind k) noexcept;
 enum class lost_cause {
     none,             ///< (not a loss)
     session_ended,    ///< The session expired or was replaced: its ephemeral node is gone.
-    node_deleted,     ///< Someone else deleted the hold's node.
+    node_deleted,     ///< Someone else deleted the hold's node, or closed its session from another handle (see observer).
     node_written,     ///< Someone else wrote the hold's node, which tells the next waiter it holds.
     doubt,            ///< The connection was lost and the recipe gives up on doubt (lose_on_doubt).
     client_closed,    ///< The client was closed while holding.
@@ -107,7 +107,10 @@ struct leadership_event {
 /// dropped. When no observer is set, no event is made at all.
 ///
 /// On connection loss an observer hears session_event{suspended}, then doubtful for every hold;
-/// when the session expires, session_event{lost} and lost (session_ended) for each hold.
+/// when the session expires, session_event{lost} and lost (session_ended) for each hold. A
+/// session closed by another handle that took it over (same id and password) ends differently:
+/// the server deletes the nodes before it drops this client's connection, so a hold may be lost
+/// with node_deleted before session_event{lost} arrives.
 class observer {
 public:
     virtual ~observer() = default;

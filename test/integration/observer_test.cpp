@@ -103,6 +103,20 @@ std::ptrdiff_t index_of(const std::vector<std::string>& lines, const std::string
     return it == lines.end() ? -1 : it - lines.begin();
 }
 
+// Where the hold's loss is among the lines: lost with its session's end, or with its node deleted
+// by that end (see the test below); -1 when neither is there.
+std::ptrdiff_t hold_lost_at(const std::vector<std::string>& lines) {
+    const auto ended = index_of(lines, "hold lost session_ended");
+    return ended >= 0 ? ended : index_of(lines, "hold lost node_deleted");
+}
+
+// Everything the observer heard, a line each: what a failed wait reports.
+std::string heard(const recording_observer& ears) {
+    std::string all;
+    for (const auto& l : ears.lines()) all += l + "\n";
+    return all;
+}
+
 }  // namespace
 
 TEST_CASE("observer: every hold step once and in order, through a dropped connection and an expired session") {
@@ -124,11 +138,23 @@ TEST_CASE("observer: every hold step once and in order, through a dropped connec
 
     // A dropped connection: doubt, then held again once the node is re-validated.
     proxy.reset_all();
-    REQUIRE(zkr::test::eventually([&] { return index_of(ears->lines(), "hold held_again") >= 0; }, 15s));
+    {
+        const bool held_again = zkr::test::eventually([&] { return index_of(ears->lines(), "hold held_again") >= 0; }, 15s);
+        INFO(heard(*ears));
+        REQUIRE(held_again);
+    }
 
-    // The session expires: lost, its cause, and a release of the lost hold says nothing more.
+    // The session expires: lost, its cause, and a release of the lost hold says nothing more. The
+    // expiry is a second handle that takes the session over and closes it: the server deletes the
+    // node first and drops the old connection after, so the client may hear of the deletion on
+    // its still-open connection before it learns that the session ended (seen once in about 200
+    // runs beside a build): then the cause is node_deleted. Either way the hold is lost at once.
     zkr::test::expire_session(zk.connect_string(), *observed);
-    REQUIRE(zkr::test::eventually([&] { return index_of(ears->lines(), "hold lost session_ended") >= 0; }, 15s));
+    {
+        const bool lost_hold = zkr::test::eventually([&] { return hold_lost_at(ears->lines()) >= 0; }, 15s);
+        INFO(heard(*ears));
+        REQUIRE(lost_hold);
+    }
     lock.unlock();
     REQUIRE(lock.acquire(10s));
     std::this_thread::sleep_for(50ms);
@@ -137,28 +163,28 @@ TEST_CASE("observer: every hold step once and in order, through a dropped connec
     std::this_thread::sleep_for(200ms);  // nothing more comes
 
     const auto lines = ears->lines();
-    INFO([&] {
-        std::string all;
-        for (const auto& l : lines) all += l + "\n";
-        return all;
-    }());
+    INFO(heard(*ears));
     // Expiring the session stalls the client meanwhile: it may see its connection suspended
     // first, and then doubts its hold once more before it is lost.
+    const auto suspended = index_of(lines, "session suspended");
+    REQUIRE(suspended >= 0);
+    const auto hold_lost = hold_lost_at(lines);
+    REQUIRE(hold_lost >= 0);
+    const auto& lost_line = lines[static_cast<std::size_t>(hold_lost)];
     std::vector<std::string> expected = {"hold queued 1", "hold acquired", "hold doubtful", "hold held_again"};
-    if (std::count(lines.begin(), lines.end(), "session suspended") == 2) expected.push_back("hold doubtful");
-    for (const auto* l : {"hold lost session_ended", "hold acquired", "hold released"}) expected.push_back(l);
+    const auto suspended_again = index_of(lines, "session suspended", static_cast<std::size_t>(suspended) + 1);
+    if (suspended_again >= 0 && suspended_again < hold_lost) expected.push_back("hold doubtful");
+    for (const auto& l : {lost_line, std::string("hold acquired"), std::string("hold released")}) expected.push_back(l);
     CHECK(ears->hold_lines() == expected);
     // Each hold event after the connection change that caused it.
-    const auto suspended = index_of(lines, "session suspended");
     const auto doubtful = index_of(lines, "hold doubtful");
-    REQUIRE(suspended >= 0);
     CHECK(suspended < doubtful);
     const auto reconnected = index_of(lines, "session reconnected", static_cast<std::size_t>(suspended));
     CHECK(reconnected >= 0);
     CHECK(reconnected < index_of(lines, "hold held_again"));
     const auto lost = index_of(lines, "session lost");
     REQUIRE(lost >= 0);
-    CHECK(lost < index_of(lines, "hold lost session_ended"));
+    if (lost_line == "hold lost session_ended") CHECK(lost < hold_lost);
     CHECK(index_of(lines, "session connected") == 0);  // the first connection, before anything else
 
     const auto holds = ears->holds();
