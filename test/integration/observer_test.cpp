@@ -110,10 +110,10 @@ std::ptrdiff_t hold_lost_at(const std::vector<std::string>& lines) {
     return ended >= 0 ? ended : index_of(lines, "hold lost node_deleted");
 }
 
-// Everything the observer heard, a line each: what a failed wait reports.
-std::string heard(const recording_observer& ears) {
+// The observer's lines, one a line: what a failed check reports.
+std::string heard(const std::vector<std::string>& lines) {
     std::string all;
-    for (const auto& l : ears.lines()) all += l + "\n";
+    for (const auto& l : lines) all += l + "\n";
     return all;
 }
 
@@ -140,7 +140,7 @@ TEST_CASE("observer: every hold step once and in order, through a dropped connec
     proxy.reset_all();
     {
         const bool held_again = zkr::test::eventually([&] { return index_of(ears->lines(), "hold held_again") >= 0; }, 15s);
-        INFO(heard(*ears));
+        INFO(heard(ears->lines()));
         REQUIRE(held_again);
     }
 
@@ -152,7 +152,7 @@ TEST_CASE("observer: every hold step once and in order, through a dropped connec
     zkr::test::expire_session(zk.connect_string(), *observed);
     {
         const bool lost_hold = zkr::test::eventually([&] { return hold_lost_at(ears->lines()) >= 0; }, 15s);
-        INFO(heard(*ears));
+        INFO(heard(ears->lines()));
         REQUIRE(lost_hold);
     }
     lock.unlock();
@@ -163,7 +163,7 @@ TEST_CASE("observer: every hold step once and in order, through a dropped connec
     std::this_thread::sleep_for(200ms);  // nothing more comes
 
     const auto lines = ears->lines();
-    INFO(heard(*ears));
+    INFO(heard(lines));
     // Expiring the session stalls the client meanwhile: it may see its connection suspended
     // first, and then doubts its hold once more before it is lost.
     const auto suspended = index_of(lines, "session suspended");
