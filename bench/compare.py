@@ -15,6 +15,9 @@ gave 1.5-2.2x). bench/ab.py drops its first round for the same reason.
 separate machines would keep the client's CPU from competing with the server's; shared (the
 default) lets both use every core.
 
+For each program's run the server's load is sampled too (its CPU time, every 0.25 s; the busiest
+2 s are kept): a program held by the server's CPU shows its core near 1 in split.
+
 Writes bench/results/latest.json and prints a table. --write-docs regenerates
 docs/performance.md's figures and docs/performance.svg. --quick (used by CI) runs W1 and W2
 briefly, once, only to prove that every program still works."""
@@ -28,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -90,11 +94,60 @@ class Server:
             time.sleep(0.2)
         self.connect = "127.0.0.1:%d" % self.port
 
+    def cpu_seconds(self):
+        """The server's CPU time so far, all its threads (utime + stime of /proc/PID/stat)."""
+        with open("/proc/%d/stat" % self.proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait()
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class ServerLoad:
+    """How busy the server was while one program ran: its CPU time sampled every 0.25 s, and the
+    busiest WINDOW seconds taken (in cores; split gives the server one). A program's run includes
+    its start (a JVM's) and its warm-up, when the load is lighter or none, so the whole run's
+    average would understate the load of its measured seconds."""
+
+    WINDOW = 2.0
+
+    def __init__(self, server):
+        self.server, self.samples, self.done = server, [], threading.Event()
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+
+    def sample(self):
+        while True:
+            try:
+                self.samples.append((time.monotonic(), self.server.cpu_seconds()))
+            except OSError:  # the server has gone: the run itself will fail and say so
+                return
+            if self.done.wait(0.25):
+                return
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join()
+
+    def busiest(self):
+        """Cores busy in the busiest window; over the whole run if it was shorter than one."""
+        if not self.samples:
+            return 0.0
+        (t_first, c_first), (t_last, c_last) = self.samples[0], self.samples[-1]
+        best = (c_last - c_first) / (t_last - t_first) if t_last > t_first else 0.0
+        for i, (t0, c0) in enumerate(self.samples):
+            for t1, c1 in self.samples[i + 1:]:
+                if t1 - t0 >= self.WINDOW:
+                    best = max(best, (c1 - c0) / (t1 - t0))
+                    break
+        return best
 
 
 def run_json(cmd, timeout):
@@ -178,14 +231,18 @@ def main():
                     progs = list(programs(w).items())
                     rot = r % len(progs)  # alternate who goes first
                     for name, cmd in progs[rot:] + progs[:rot]:
-                        res = run_json(pin_client + cmd(server.connect), timeout)
+                        with ServerLoad(server) as load:
+                            res = run_json(pin_client + cmd(server.connect), timeout)
                         if not res.get("rate", 0) > 0:
                             raise RuntimeError("%s made no lock cycle in %s: %s" % (name, w, res))
+                        res["server_cores_busy"] = load.busiest()
+                        res["server_cpu_us_per_cycle"] = res["server_cores_busy"] * 1e6 / res["rate"]
                         if not warming:
                             runs.setdefault(w, {}).setdefault(name, []).append(res)
-                        print("%s %s %s %-8s %8.0f /s  p50 %7.0f us  server req/cycle %.2f" % (
+                        print("%s %s %s %-8s %8.0f /s  p50 %7.0f us  server req/cycle %.2f  server busy %.2f cores" % (
                             key, "warm-up (not counted)" if warming else "round %d" % (r + 1), w, name, res["rate"],
-                            res["acquire_p50_us"], res.get("server_requests_per_cycle", 0)), flush=True)
+                            res["acquire_p50_us"], res.get("server_requests_per_cycle", 0), res["server_cores_busy"]),
+                              flush=True)
                 if warming:
                     continue
                 if not a.quick:  # zkr only, every round (medians): the deep queue, notification latency
@@ -271,6 +328,13 @@ def render_table(results):
                         extra.append("%s %s / %s round by round (%s): %s" % (
                             w.upper(), z, p, "failover p50" if field != "rate" else "cycles/s",
                             ", ".join("%.2fx" % (v / c) for v, c in zip(zkr_values, peer_values))))
+        for w in PEER_WORKLOADS:
+            # A program held by the server's CPU (split gives the server one core) shows it near 1.
+            progs = [(p, m) for p, m in by_w.get(w, {}).items() if "server_cores_busy" in m]
+            if w not in ("w9", "w10") and progs:
+                extra.append("%s, the server's load in each program's busiest %.0f s (cores busy; its CPU per cycle): %s" % (
+                    w.upper(), ServerLoad.WINDOW, ", ".join("%s %.2f (%.0f us)" % (p, m["server_cores_busy"], m["server_cpu_us_per_cycle"])
+                                                            for p, m in progs)))
         if "w7" in by_w:
             m = by_w["w7"]["zkr"]
             w2 = by_w.get("w2", {}).get("zkr", {})
