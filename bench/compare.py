@@ -358,6 +358,13 @@ def render_table(results):
                                  "which drift together with the machine): within in %d of %d rounds; the median margin %+.0f us "
                                  "(negative: below the bound)" % (sum(1 for x in margins if x <= 0), len(margins),
                                                                  statistics.median(margins)))
+            failover = w9_bounds(results["runs"].get(key, {}))
+            if failover:
+                within, floors = failover
+                extra.append("W9 round by round: zkr's failover within that round's notification + round trip in %d of %d "
+                             "rounds; that round's notification alone against Curator's failover (the ratio of a client "
+                             "that cost nothing above the notification): %s" % (
+                                 sum(within), len(within), ", ".join("%.2fx" % f for f in floors)))
         if "mem" in by_w:
             m = by_w["mem"]["zkr"]
             extra.append("Memory: one zkr client %.1f MiB RSS; holding 1,000 locks (1,000 lock objects) %.1f MiB (%.1f KiB per held lock)"
@@ -374,6 +381,20 @@ def w6_margins(runs):
     notifies = runs.get("notify", {}).get("zkr", [])
     return [h - (n["handoff_p50_us"] + n.get("read_round_trip_p50_us", 0))
             for h, n in zip(handoffs, notifies) if h and n.get("handoff_p50_us")]
+
+
+def w9_bounds(runs):
+    """Per round: is zkr's W9 failover p50 within notification + read round trip, and the
+    notification's p50 over Curator's failover p50 (no client reacts faster than the notification
+    through its own calls, so this is where a zero-cost zkr would stand)."""
+    zkr = [r.get("handoff_p50_us") for r in runs.get("w9", {}).get("zkr", [])]
+    curator = [r.get("handoff_p50_us") for r in runs.get("w9", {}).get("curator", [])]
+    notifies = runs.get("notify", {}).get("zkr", [])
+    rounds = [(z, c, n) for z, c, n in zip(zkr, curator, notifies) if z and c and n.get("handoff_p50_us")]
+    if not rounds:
+        return None
+    return ([z <= n["handoff_p50_us"] + n.get("read_round_trip_p50_us", 0) for z, c, n in rounds],
+            [n["handoff_p50_us"] / c for z, c, n in rounds])
 
 
 def write_docs(results, table):
