@@ -241,8 +241,7 @@ def main():
                             runs.setdefault(w, {}).setdefault(name, []).append(res)
                         print("%s %s %s %-8s %8.0f /s  p50 %7.0f us  server req/cycle %.2f  server busy %.2f cores" % (
                             key, "warm-up (not counted)" if warming else "round %d" % (r + 1), w, name, res["rate"],
-                            res["acquire_p50_us"], res.get("server_requests_per_cycle", 0), res["server_cores_busy"]),
-                              flush=True)
+                            res["acquire_p50_us"], res.get("server_requests_per_cycle", 0), res["server_cores_busy"]), flush=True)
                 if warming:
                     continue
                 if not a.quick:  # zkr only, every round (medians): the deep queue, notification latency
@@ -347,24 +346,24 @@ def render_table(results):
                          "a read's round trip p50 %.0f us" % (m["handoff_p50_us"], m.get("read_round_trip_p50_us", 0)))
             w2 = by_w.get("w2", {}).get("zkr", {})
             if w2.get("handoff_p50_us"):
-                bound = m["handoff_p50_us"] + m.get("read_round_trip_p50_us", 0)
+                bound = notification_bound(m)
                 extra.append("W6 (the handoffs of W2): p50 %.0f us against notification + one round trip = %.0f us: %s; "
                              "p99 %.0f us; the release's own round trip p50 %.0f us" % (
                                  w2["handoff_p50_us"], bound, "within" if w2["handoff_p50_us"] <= bound else "%.0f us over" % (
                                      w2["handoff_p50_us"] - bound), w2.get("handoff_p99_us", 0), w2.get("release_p50_us", 0)))
-                margins = w6_margins(results["runs"].get(key, {}))
+                margins = bound_margins(results["runs"].get(key, {}), "w2")
                 if margins:
                     extra.append("W6 round by round (each round's handoff p50 against that round's notification + round trip, "
                                  "which drift together with the machine): within in %d of %d rounds; the median margin %+.0f us "
                                  "(negative: below the bound)" % (sum(1 for x in margins if x <= 0), len(margins),
                                                                  statistics.median(margins)))
-            failover = w9_bounds(results["runs"].get(key, {}))
-            if failover:
-                within, floors = failover
+            key_runs = results["runs"].get(key, {})
+            failovers, floors = bound_margins(key_runs, "w9"), notification_floors(key_runs)
+            if failovers and floors:
                 extra.append("W9 round by round: zkr's failover within that round's notification + round trip in %d of %d "
                              "rounds; that round's notification alone against Curator's failover (the ratio of a client "
                              "that cost nothing above the notification): %s" % (
-                                 sum(within), len(within), ", ".join("%.2fx" % f for f in floors)))
+                                 sum(1 for x in failovers if x <= 0), len(failovers), ", ".join("%.2fx" % f for f in floors)))
         if "mem" in by_w:
             m = by_w["mem"]["zkr"]
             extra.append("Memory: one zkr client %.1f MiB RSS; holding 1,000 locks (1,000 lock objects) %.1f MiB (%.1f KiB per held lock)"
@@ -375,26 +374,26 @@ def render_table(results):
     return "\n".join(lines)
 
 
-def w6_margins(runs):
-    """Per round: zkr's W2 handoff p50 minus (that round's notification latency + read round trip)."""
-    handoffs = [r.get("handoff_p50_us") for r in runs.get("w2", {}).get("zkr", [])]
-    notifies = runs.get("notify", {}).get("zkr", [])
-    return [h - (n["handoff_p50_us"] + n.get("read_round_trip_p50_us", 0))
-            for h, n in zip(handoffs, notifies) if h and n.get("handoff_p50_us")]
+def notification_bound(notify):
+    """One notification plus one read round trip (a `notify` result): the bound of W6's handoff
+    and of W9's failover."""
+    return notify["handoff_p50_us"] + notify.get("read_round_trip_p50_us", 0)
 
 
-def w9_bounds(runs):
-    """Per round: is zkr's W9 failover p50 within notification + read round trip, and the
-    notification's p50 over Curator's failover p50 (no client reacts faster than the notification
-    through its own calls, so this is where a zero-cost zkr would stand)."""
-    zkr = [r.get("handoff_p50_us") for r in runs.get("w9", {}).get("zkr", [])]
-    curator = [r.get("handoff_p50_us") for r in runs.get("w9", {}).get("curator", [])]
+def bound_margins(runs, w):
+    """Per round: zkr's handoff p50 in workload w (W2's handoffs, W9's failovers) minus that
+    round's notification_bound; negative is within."""
+    handoffs = [r.get("handoff_p50_us") for r in runs.get(w, {}).get("zkr", [])]
     notifies = runs.get("notify", {}).get("zkr", [])
-    rounds = [(z, c, n) for z, c, n in zip(zkr, curator, notifies) if z and c and n.get("handoff_p50_us")]
-    if not rounds:
-        return None
-    return ([z <= n["handoff_p50_us"] + n.get("read_round_trip_p50_us", 0) for z, c, n in rounds],
-            [n["handoff_p50_us"] / c for z, c, n in rounds])
+    return [h - notification_bound(n) for h, n in zip(handoffs, notifies) if h and n.get("handoff_p50_us")]
+
+
+def notification_floors(runs):
+    """Per round: the notification's p50 over Curator's W9 failover p50. No client reacts faster
+    than the notification through its own calls, so this is where a zero-cost zkr would stand."""
+    failovers = [r.get("handoff_p50_us") for r in runs.get("w9", {}).get("curator", [])]
+    notifies = runs.get("notify", {}).get("zkr", [])
+    return [n["handoff_p50_us"] / c for c, n in zip(failovers, notifies) if c and n.get("handoff_p50_us")]
 
 
 def write_docs(results, table):
