@@ -20,6 +20,7 @@ constexpr int exit_conflict = 1;  // lock held (-n) or wait timed out (-w); -E c
 constexpr int exit_usage = 2;
 constexpr int exit_zookeeper = 3;  // unreachable, or an error from ZooKeeper
 constexpr int exit_lost = 4;       // the lock or leadership was lost while the command ran
+constexpr int exit_revoked = 5;    // zkr lock --revocable: let go on a revocation request
 constexpr int exit_cannot_run = 126;
 constexpr int exit_not_found = 127;
 

@@ -23,7 +23,7 @@ struct lock_command final : command {
     connection_options connection;
     std::vector<std::string> paths;
     std::optional<double> wait, max;
-    bool nonblock = false;
+    bool nonblock = false, revocable = false;
     double conflict_code = exit_conflict, lost_code = exit_lost, grace = 5;
 
     int run(const std::vector<std::string>& rest) override;
@@ -33,6 +33,7 @@ int lock_command::run(const std::vector<std::string>& rest) {
     const auto path = checked_path(paths, "lock");
     if (rest.empty()) throw usage_error("no COMMAND: give it after \"--\", as in: zkr lock " + path + " -- make deploy");
     if (wait && nonblock) throw usage_error("-w and -n exclude each other");
+    if (revocable && max) throw usage_error("--revocable takes a lock, not a semaphore (--max): only locks can be revoked");
     std::optional<std::chrono::milliseconds> timeout;
     if (nonblock) timeout = 0ms;
     if (wait) timeout = seconds_to_ms(*wait);
@@ -51,7 +52,7 @@ int lock_command::run(const std::vector<std::string>& rest) {
         timeout = std::max(0ms, *timeout - spent);
     }
 
-    std::atomic<bool> lost{false};
+    std::atomic<bool> lost{false}, revoked{false};
     auto on_hold = [&lost](zkr::hold_state s) {
         if (s == zkr::hold_state::lost) lost = true;
     };
@@ -77,7 +78,8 @@ int lock_command::run(const std::vector<std::string>& rest) {
                         }};
         });
     } else {
-        mutex = std::make_unique<zkr::fair_lock>(*client, path);
+        mutex = revocable ? std::make_unique<zkr::fair_lock>(*client, path, [&revoked] { revoked = true; })
+                          : std::make_unique<zkr::fair_lock>(*client, path);
         subscription = mutex->add_hold_listener(on_hold);
         cancel = [&] { mutex->cancel(); };
         acquiring = std::async(std::launch::async, [&]() -> std::optional<held> {
@@ -106,7 +108,8 @@ int lock_command::run(const std::vector<std::string>& rest) {
         return static_cast<int>(conflict_code);
     }
     return run_while_held(*h, lost, rest,
-                          {"zkr lock", "the lock " + path, seconds_to_ms(grace), static_cast<int>(lost_code)});
+                          {"zkr lock", "the lock " + path, seconds_to_ms(grace), static_cast<int>(lost_code),
+                           revocable ? &revoked : nullptr, exit_revoked});
 }
 
 }  // namespace
@@ -119,6 +122,8 @@ std::unique_ptr<command> add_lock_command(CLI::App& app) {
                "give up after SECONDS, the connect included (exit 1, or the -E code; 3 when ZooKeeper cannot be reached in that time)")
         ->type_name("SECONDS");
     sub->add_flag("-n,--nonblock", cmd->nonblock, "give up at once if the lock is held (the connect gets 1 s at most)");
+    sub->add_flag("--revocable", cmd->revocable,
+                  "let go when asked (zkr revoke, Curator's Revoker): stop COMMAND as on loss, release, exit 5");
     add_number(*sub, "-E,--conflict-exit-code", cmd->conflict_code, 0, 255, "exit code when giving up (default 1)", true)->type_name("CODE");
     add_number(*sub, "--max", cmd->max, 1, 1e9, "a semaphore: at most N holders at once (default: a mutex)", true)->type_name("N");
     add_supervision_options(*sub, cmd->grace, cmd->lost_code, "the lock");
@@ -134,8 +139,9 @@ std::unique_ptr<command> add_lock_command(CLI::App& app) {
         "guardian process watches zkr). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to zkr are forwarded to\n"
         "the group. While waiting, they give up the wait (nothing is left behind in ZooKeeper).\n\n"
         "exit codes: COMMAND's status (128+N if a signal N ended it); 1 lock not acquired (-n, -w); 2 bad\n"
-        "usage; 3 ZooKeeper unreachable or failing; 4 the lock was lost and COMMAND was stopped; 126 COMMAND\n"
-        "cannot run; 127 not found; 128+N a signal N made zkr give up the wait (130 for SIGINT).");
+        "usage; 3 ZooKeeper unreachable or failing; 4 the lock was lost and COMMAND was stopped; 5 a revocation\n"
+        "request came (--revocable) and COMMAND was stopped; 126 COMMAND cannot run; 127 not found; 128+N a\n"
+        "signal N made zkr give up the wait (130 for SIGINT).");
     return cmd;
 }
 

@@ -179,7 +179,8 @@ int run_while_held(held& h, const std::atomic<bool>& lost, const std::vector<std
             }
         }
         if (sig && sig != SIGCHLD) zkr::cli::signal_group(child, sig);
-        if (lost) stop_group("lost " + how.what + " (session lost, or its node deleted or written)");
+        if (lost) stop_group("lost " + how.what + " (session lost, or its node deleted)");
+        if (how.revoked && *how.revoked) stop_group("asked to let go of " + how.what + " (a revocation request)");
         if (child_done) {
             if (zkr::cli::group_gone(child)) break;
             stop_group("the command exited, leaving processes in its group");
@@ -200,6 +201,7 @@ int run_while_held(held& h, const std::atomic<bool>& lost, const std::vector<std
         return how.lost_code;
     }
     if (released) std::cerr << how.who << ": releasing " << how.what << ": " << released.message() << " (its node goes with the session)\n";
+    if (how.revoked && *how.revoked) return how.revoked_code;
     return exit_status(status);
 }
 

@@ -53,13 +53,18 @@ struct supervision {
     std::string what;  ///< "the lock /p", "leadership of /p"
     std::chrono::milliseconds grace{5000};
     int lost_code = 4;
+    /// A revocable hold (zkr lock --revocable): reads true once a revocation request came. The
+    /// command is then stopped as on loss, the hold released, and revoked_code returned.
+    const std::atomic<bool>* revoked = nullptr;
+    int revoked_code = 5;
 };
 
 /// Runs command under h (a process group of its own, the terminal's foreground group when zkr has
 /// the terminal, watched by a guardian process) until it exits and its group is empty; stops the
 /// group (SIGTERM, SIGKILL after the grace) once `lost` reads true or the command left processes
-/// behind; forwards handled signals to the group; then releases h. Returns the command's exit
-/// status (128+N for signal N), or lost_code when the hold was lost. Throws exit_error when the
+/// behind, or a revocation request came (how.revoked); forwards handled signals to the group; then
+/// releases h. Returns the command's exit status (128+N for signal N), lost_code when the hold
+/// was lost, revoked_code when it was given up on request. Throws exit_error when the
 /// command cannot run.
 int run_while_held(held& h, const std::atomic<bool>& lost, const std::vector<std::string>& command, const supervision& how);
 

@@ -15,6 +15,12 @@ namespace zkr {
 fair_lock::fair_lock(client& c, std::string path)
     : core_(std::make_unique<detail::lock_core>(c, std::move(path), std::make_shared<lowest_n_rule>(1))) {}
 
+fair_lock::fair_lock(client& c, std::string path, std::function<void()> on_revoke) : fair_lock(c, std::move(path)) {
+    if (!on_revoke)
+        throw zkr::error(make_error_code(errc::invalid_argument), core_->path(), "fair_lock: the revocation listener is empty");
+    core_->make_revocable(std::move(on_revoke));
+}
+
 fair_lock::~fair_lock() {
     std::shared_ptr<detail::hold> h;
     {

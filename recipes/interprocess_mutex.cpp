@@ -12,7 +12,7 @@ interprocess_mutex::interprocess_mutex(client& c, std::string path)
 
 interprocess_mutex::interprocess_mutex(client& c, std::string path, std::function<void()> on_revoke)
     : core_(std::make_unique<detail::lock_core>(
-          c, std::move(path), std::make_shared<lowest_n_rule>(1, mutex_lock_name, lowest_n_rule::release_signal::delete_only))) {
+          c, std::move(path), std::make_shared<lowest_n_rule>(1))) {
     if (!on_revoke)
         throw zkr::error(make_error_code(errc::invalid_argument), core_->path(), "interprocess_mutex: the revocation listener is empty");
     core_->make_revocable(std::move(on_revoke));
@@ -21,7 +21,7 @@ interprocess_mutex::interprocess_mutex(client& c, std::string path, std::functio
 interprocess_mutex::interprocess_mutex(client& c, std::string path, mutex_options options)
     : core_(std::make_unique<detail::lock_core>(
           c, std::move(path),
-          std::make_shared<lowest_n_rule>(1, mutex_lock_name, lowest_n_rule::release_signal::data_change,
+          std::make_shared<lowest_n_rule>(1, mutex_lock_name,
                                           options.kazoo_lock_nodes ? lowest_n_rule::foreign::kazoo : lowest_n_rule::foreign::none))) {}
 
 interprocess_mutex::interprocess_mutex(client& c, std::string path, std::shared_ptr<const lock_rule> rule, acquire_plan plan)

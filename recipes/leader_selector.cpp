@@ -18,9 +18,9 @@ using boost::system::error_code;
 
 struct leader_selector::impl : std::enable_shared_from_this<impl> {
     impl(client& c, std::string path, std::function<void(std::stop_token)> fn, std::string participant, options o)
-        // Released by the delete alone: a write to the leader's node (a revocation request, an
-        // operator's) must never start a second term behind it.
-        : core(c, std::move(path), std::make_shared<lowest_n_rule>(1, mutex_lock_name, lowest_n_rule::release_signal::delete_only)),
+        // A write to the leader's node (a revocation request, an operator's) never starts a second
+        // term behind it: no rule takes a data change for a release.
+        : core(c, std::move(path), std::make_shared<lowest_n_rule>(1)),
           take_leadership(std::move(fn)),
           id(participant.empty() ? detail::default_node_data() : std::move(participant)),
           opts(o) {

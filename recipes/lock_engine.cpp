@@ -183,15 +183,8 @@ void lock_engine::carry_out(const lock_out::remove_created&) {}
 // deletes on reconnection.
 void lock_engine::carry_out(const lock_out::delete_own& a) {
     request r;
-    if (a.signal) {
-        // One transaction: the data change tells the waiter behind us that we held (see
-        // lock_rule::release_passes_on). The data stays empty: the node is gone with it.
-        r.kind = op_kind::multi;
-        r.ops = {multi_op::set_data(a.path, {}), multi_op::remove(a.path)};
-    } else {
-        r.kind = op_kind::remove;
-        r.path = a.path;
-    }
+    r.kind = op_kind::remove;
+    r.path = a.path;
     r.fail_fast = true;
     submit(detail::connection_of(client_), std::move(r), [self = shared_from_this(), t = a.ticket, p = a.path](const error_code& ec, response&&) {
         if (ec && ec != errc::no_node) {

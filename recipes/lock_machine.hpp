@@ -165,12 +165,10 @@ struct remove_node {
 struct remove_created {
     lock_ticket ticket = 0;
 };
-/// Our release: a fail-fast delete, or with signal a multi of setData and delete (the waiter
-/// behind us then holds without listing). Answer with lock_in::deleted.
+/// Our release: a fail-fast delete. Answer with lock_in::deleted.
 struct delete_own {
     lock_ticket ticket = 0;
     std::string path;
-    bool signal = false;
 };
 /// Our node is there: the caller's on_queued.
 struct queued {
@@ -324,7 +322,6 @@ private:
         std::set<std::string> watching;   // nodes whose watch is set
         std::set<std::string> signalled;  // waiters ahead whose grant we already acted on
         int restarts = 0;
-        bool waited = false;               // we ever waited (a waiter behind may have listed nodes ahead of ours)
         bool deciding_on_listing = false;  // decide() runs on a listing just taken
         std::size_t listing_behind = 0;    // participants behind us in that listing
     };
@@ -332,8 +329,6 @@ private:
         our_node node;
         hold_state state = hold_state::held;
         std::int64_t session = 0;  // the session it was granted on
-        bool waited = false;       // its release signals (the acquire waited)
-        bool touched = false;      // our node was written once by touch_own
         std::optional<std::uint64_t> caller;  // the release's caller, until it hears the outcome
     };
     struct done {};
@@ -479,7 +474,6 @@ private:
         // A try that fits waits only to read whether the node ahead has marked its grant.
         if (cfg_.try_only() && !d.awaits_mark) return finish_acquire({}, /*remove=*/true);
         a.waiting = true;
-        a.waited = true;
         emit(lock_out::waiting{a.view.ahead()});
         if (!own_watch_pending()) own_watch_later();
         for (const auto& name : d.watch)
@@ -519,8 +513,8 @@ private:
         if (!a) return;  // sim-one-way: ticket-guard
         a->watching.erase(r.name);
         if (e.type == watch_event_type::node_deleted) return node_gone(r.name);
-        if (e.type == watch_event_type::node_data_changed && cfg_.rule->release_passes_on(r.name))
-            return released_after_holding(r.name);
+        // A data change is never a release: anyone may write the node (a revoker, an operator).
+        // Only its deletion, or what a listing shows, lets us hold.
         if (e.type == watch_event_type::not_watching) return;  // the session went: restart comes with it
         if (r.await_grant && !cfg_.rule->grants_marked() && a->signalled.insert(r.name).second) return list(true);
         a->watching.insert(r.name);
@@ -562,31 +556,19 @@ private:
             if (!a.watching.count(n)) return list(true);
     }
 
-    // The node ahead of ours held and released in one transaction with a data change (its rule's
-    // release_passes_on): everything up to it is gone, and we hold with no request.
-    void released_after_holding(const std::string& name) {
-        auto& a = *acquiring();
-        a.view.remove_through(name);
-        const auto& nodes = a.view.nodes();
-        std::erase_if(a.watching, [&](const std::string& n) { return std::find(nodes.begin(), nodes.end(), n) == nodes.end(); });
-        decide();
-    }
-
     // Our node was deleted while we waited (by hand, or with an old session): queue again.
     void vanished() {
         if (++acquiring()->restarts > 100) return fail(make_error_code(errc::no_node));
         restart();
     }
 
-    // A new attempt: only the count of restarts and whether we ever waited carry over.
+    // A new attempt: only the count of restarts carries over.
     void restart() {
         abandon_all();
         auto& a = *acquiring();
         const auto restarts = a.restarts;
-        const bool waited = a.waited;
         a = acquiring_phase{};
         a.restarts = restarts;
-        a.waited = waited;
         create_and_list();
     }
 
@@ -602,14 +584,13 @@ private:
         // touching our node. In a lock of several holders it may hold now too (the limit can
         // cover it as well), or must now watch the holders ahead of us (found by the simulation's
         // progress check: granted with nothing ahead and no signal, we left a waiter that fit
-        // waiting until an unrelated release). In a one-holder lock it only waits for our
-        // release, which signals itself.
+        // waiting until an unrelated release). In a one-holder lock (grants_awaited() false) it
+        // only waits for our node to go.
         // A rule whose grants are marked (a shrinking limit) touches always: a waiter behind that
         // fits holds only once we have.
         const bool touch = cfg_.rule->grants_marked() ||
-                           (cfg_.rule->grants_awaited() &&
-                            (a.view.ahead() > 0 || (!passes_on(*a.node) && may_be_awaited(a))));
-        holding_phase held{std::move(*a.node), hold_state::held, session_, a.waited, touch, std::nullopt};
+                           (cfg_.rule->grants_awaited() && (a.view.ahead() > 0 || may_be_awaited(a)));
+        holding_phase held{std::move(*a.node), hold_state::held, session_, std::nullopt};
         phase_ = std::move(held);
         const auto& h = *holding();
         if (touch) emit(lock_out::touch_own{h.node.path});
@@ -666,12 +647,12 @@ private:
     }
 
     // What we learn about our node, from a read or from its watch, is classified once: a waiter
-    // and a holder then read the same news the same way. (Revocation adds its request here.)
+    // and a holder then read the same news the same way. A write by someone else is no news: no
+    // waiter takes it for our release. (Revocation adds its request here.)
     enum class own_news {
-        intact,              // there, ours, written only by us
-        gone,                // deleted, or no longer our session's
-        written_by_another,  // a waiter behind us takes the write for our release
-        unwatched,           // the watch ended with the session
+        intact,     // there, and ours
+        gone,       // deleted, or no longer our session's
+        unwatched,  // the watch ended with the session
     };
 
     // The session our node must belong to: the hold's, or (waiting) the one that made it.
@@ -682,17 +663,13 @@ private:
 
     own_news news_of(const lock_in::own_read& e) const {
         if (!e.owner || !Rules::owns(*e.owner, expected_owner())) return own_news::gone;
-        // A write that landed before our watch was set: we would never hear of it otherwise.
-        if (written_by_another(e.version)) return own_news::written_by_another;
         return own_news::intact;
     }
 
     own_news news_of(const lock_in::own_changed& e) const {
         if (e.type == watch_event_type::node_deleted) return own_news::gone;
         if (e.type == watch_event_type::not_watching) return own_news::unwatched;
-        // Only a data change of a node whose release passes the lock on is news (our own touch is not).
-        const bool written = e.type == watch_event_type::node_data_changed && passes_on(*node());
-        return written ? own_news::written_by_another : own_news::intact;
+        return own_news::intact;  // a data change: ours (a touch), or anyone's, which tells nobody anything
     }
 
     void on(const lock_in::own_read& e, const request&) {
@@ -716,7 +693,6 @@ private:
         if (acquiring()) {
             switch (news) {
                 case own_news::gone: return vanished();
-                case own_news::written_by_another: return requeue_written();
                 case own_news::unwatched: return;  // the session went: the restart comes with it
                 case own_news::intact: break;
             }
@@ -729,7 +705,6 @@ private:
         switch (news) {
             case own_news::gone: case own_news::unwatched:  // (one line: one path)
                 return set_hold(hold_state::lost, news == own_news::gone ? lost_cause::node_deleted : lost_cause::session_ended);
-            case own_news::written_by_another: return lose_written();
             case own_news::intact: break;
         }
         if (fired) return watch_own();
@@ -737,35 +712,10 @@ private:
             set_hold(hold_state::held);
     }
 
-    // Whether this node's release passes the lock on (lock_rule::release_passes_on): then only
-    // our release writes it, and a waiter behind us takes a write for it.
-    bool passes_on(const our_node& n) const { return cfg_.rule->release_passes_on(n.name); }
-
     // Whether a waiter behind us may have listed us as a waiter. Not when we hold on a listing that
     // shows nobody behind us: a node made later lists later, and sees us hold. (So an uncontended
     // acquire still costs no signal.)
     static bool may_be_awaited(const acquiring_phase& a) { return !a.deciding_on_listing || a.listing_behind > 0; }
-
-    // Only our own release writes our node of a one-holder lock (touch_own is for rules with
-    // several holders): a waiter behind us that sees a write takes it for our release. So a node
-    // whose version is past what we wrote was written by someone else.
-    bool written_by_another(std::int32_t version) const {
-        const auto* h = holding();
-        return passes_on(*node()) && version > (h && h->touched ? 1 : 0);  // (node(): own_read's guard)
-    }
-
-    // A holder: the waiter behind us now holds too. We lost; the node is still ours, so remove it.
-    void lose_written() {
-        set_hold(hold_state::lost, lost_cause::node_written);
-        emit(lock_out::remove_node{holding()->node.path});
-    }
-
-    // A waiter: the one behind us may take the write for our release, and our node can no longer
-    // tell it anything true. Leave the queue and join it again with a new node.
-    void requeue_written() {
-        emit(lock_out::remove_node{acquiring()->node->path});
-        restart();
-    }
 
     // ---- the connection --------------------------------------------------------------------
     void on(const lock_in::connection& e) {
@@ -840,12 +790,8 @@ private:
         else delete_pending(make_error_code(errc::connection_loss));
     }
 
-    // Once we waited, a waiter behind us may have listed nodes ahead of ours: our release then
-    // tells it that we held, with a data change in the same transaction.
-    void delete_own() {
-        const auto& h = *holding();
-        emit(lock_out::delete_own{ask({purpose::release}), h.node.path, h.waited && passes_on(h.node)});
-    }
+    // The delete alone: the waiter behind us hears it and decides from its view (or a listing).
+    void delete_own() { emit(lock_out::delete_own{ask({purpose::release}), holding()->node.path}); }
 
     void on(const lock_in::deleted& e, const request&) {
         drop(e.ticket);

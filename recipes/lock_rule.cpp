@@ -137,7 +137,7 @@ lock_decision lease_rule::do_decide(const std::vector<std::string>& sorted, std:
 
 bool lease_rule::grants_marked() const { return is_shared_count_tag(tag_); }
 
-bool lease_rule::release_passes_on(std::string_view) const { return max_of_tag(tag_) == 1u; }
+bool lease_rule::grants_awaited() const { return max_of_tag(tag_) != 1u; }
 
 std::size_t lease_rule::holders(const std::vector<std::string>& sorted) const {
     return detail::holder_count(weights_of(lease_infos(sorted)), sorted.size(), at_least_zero(max_()));
@@ -261,12 +261,6 @@ void queue_view::remove(const std::string& name) {
     if (nodes_.empty()) return;
     const auto it = std::find(nodes_.begin(), nodes_.end() - 1, name);
     if (it != nodes_.end() - 1) nodes_.erase(it);
-}
-
-void queue_view::remove_through(const std::string& name) {
-    if (nodes_.empty()) return;
-    const auto it = std::find(nodes_.begin(), nodes_.end() - 1, name);
-    if (it != nodes_.end() - 1) nodes_.erase(nodes_.begin(), it + 1);
 }
 
 lock_decision queue_view::decide(const lock_rule& rule, const decision_context& context) const {

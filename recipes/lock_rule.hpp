@@ -69,10 +69,11 @@ struct lock_queue {
 };
 
 /// Everything a recipe's protocol decides, for the one driver (lock_machine) to run: which
-/// children take part and in what order, whether ours holds and whom it watches, and which
-/// releases tell the node behind that it holds. Stateless apart from its limit; the machine, the
-/// driver, `zkr status` and the simulation ask it instead of parsing names themselves. A
-/// read-write lock is two rules on one queue (test/sim/read_write_rule.hpp).
+/// children take part and in what order, whether ours holds and whom it watches. Stateless apart
+/// from its limit; the machine, the driver, `zkr status` and the simulation ask it instead of
+/// parsing names themselves. A read-write lock is two rules on one queue (read_write_rule.hpp).
+/// No rule lets a data change stand for a release: anyone may write a lock node (a revoker, an
+/// operator, another client), so a waiter holds only on what it read of the queue.
 class lock_rule {
 public:
     virtual ~lock_rule() = default;
@@ -86,17 +87,6 @@ public:
     /// sorted: queue(...).sorted; ours: our index in it; context: what the owner holds already.
     lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context& context = {}) const {
         return do_decide(sorted, ours, context);
-    }
-    /// True when the release of the holder `node` makes the node just behind it the holder (it
-    /// held only with nothing ahead of it: a one-holder lock, a read-write lock's writer). Such a
-    /// holder releases with a data change and the delete in one transaction: the waiter behind it,
-    /// watching its node, learns from the data change alone that it holds (no listing), while a
-    /// waiter that gives up deletes plainly, which sends the one behind to list. For any other node
-    /// a data change means nothing of the kind: a node that holds beside others (a semaphore's
-    /// lease, a reader) says nothing of the nodes ahead of it by going.
-    virtual bool release_passes_on(std::string_view node) const {
-        (void)node;
-        return false;
     }
     /// True when a node may join the queue ahead of waiters while `node` holds (a read-write lock's
     /// downgrade gives its read node the writer's sequence). A waiter then never decides from that
@@ -145,26 +135,14 @@ std::optional<std::string_view> lock_kind_of(std::string_view node_name);
 /// ("latch-", as Curator's LeaderLatch: the one holder leads).
 class lowest_n_rule final : public lock_rule {
 public:
-    /// How a one-holder lock's release tells the waiter behind: by a data change just before the
-    /// delete (that waiter then holds without listing), or by the delete alone. A revocable
-    /// mutex's holders are written to by their revokers ("__REVOKE__"), so there a data change must
-    /// mean nothing to anyone: neither a release to the waiter behind nor a loss to the holder.
-    enum class release_signal { data_change, delete_only };
     /// Which foreign nodes take part: none, or Kazoo's Lock nodes too (kazoo_lock_name).
     enum class foreign { none, kazoo };
-    explicit lowest_n_rule(std::size_t n, std::string_view name = mutex_lock_name,
-                           release_signal signal = release_signal::data_change, foreign also = foreign::none)
-        : n_(n), name_(name), signal_(signal), also_(also) {}
+    explicit lowest_n_rule(std::size_t n, std::string_view name = mutex_lock_name, foreign also = foreign::none)
+        : n_(n), name_(name), also_(also) {}
     std::string_view kind() const override { return name_ == latch_lock_name ? "leader latch" : "mutex"; }
     std::string node_name() const override { return std::string(name_); }
     lock_queue queue(const std::vector<std::string>& children) const override;
     std::size_t leases() const noexcept { return n_; }
-    /// One holder: its release passes the lock on, and signals it with a data change. Not a leader
-    /// latch's: Curator's LeaderLatch waits for NodeDeleted only, and would take the change (its
-    /// one-shot watch spent) for nothing, and wait for ever in a mixed fleet.
-    bool release_passes_on(std::string_view) const override {
-        return n_ == 1 && name_ != latch_lock_name && signal_ == release_signal::data_change;
-    }
     /// With one holder nobody waits for a grant: every waiter waits for the node ahead to go. (So
     /// a granted node never touches itself: a Curator LeaderLatch behind it would spend its watch.)
     bool grants_awaited() const override { return n_ > 1; }
@@ -174,7 +152,6 @@ private:
     lock_decision do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const override;
     std::size_t n_;
     std::string_view name_;
-    release_signal signal_;
     foreign also_;
 };
 
@@ -210,10 +187,9 @@ public:
     /// A shared count's maximum can shrink: its grants are marked, in queue order.
     bool grants_marked() const override;
     /// A fixed maximum of one lease is a one-holder lock (interprocess_semaphore_mutex, or
-    /// semaphore_v2 with max 1): a holder's release passes the lock on, as a mutex's does. Not for
-    /// more leases (a holder's release says nothing of the holders ahead of it) nor for a shared
-    /// count (its maximum can change).
-    bool release_passes_on(std::string_view) const override;
+    /// semaphore_v2 with max 1): nobody can hold beside a granted node, so a waiter behind it
+    /// waits for it to go, and a grant is never marked for it.
+    bool grants_awaited() const override;
     /// By the weights in the names and the maximum in force now.
     std::size_t holders(const std::vector<std::string>& sorted) const override;
 
@@ -274,9 +250,6 @@ public:
     bool reset(std::vector<std::string> sorted, const std::string& ours);
     /// A node ahead of ours is gone (its watch fired, or it was not found).
     void remove(const std::string& name);
-    /// A node ahead of ours held and released: every node up to it is gone (it held, so none
-    /// was ahead of it then, and no node is ever created ahead of an existing one).
-    void remove_through(const std::string& name);
     lock_decision decide(const lock_rule& rule, const decision_context& context = {}) const;
     std::size_t ahead() const noexcept { return nodes_.empty() ? 0 : nodes_.size() - 1; }
     const std::vector<std::string>& nodes() const noexcept { return nodes_; }

@@ -60,7 +60,6 @@ std::string_view to_string(lost_cause c) noexcept {
         case lost_cause::none: return "none";
         case lost_cause::session_ended: return "session_ended";
         case lost_cause::node_deleted: return "node_deleted";
-        case lost_cause::node_written: return "node_written";
         case lost_cause::doubt: return "doubt";
         case lost_cause::client_closed: return "client_closed";
     }

@@ -40,6 +40,10 @@ class fair_lock : public timed_lockable<fair_lock> {
 public:
     /// A fair lock on `path` (checked at once: zkr::error with invalid_path).
     fair_lock(client& c, std::string path);
+    /// A revocable fair lock: as interprocess_mutex's revocable constructor (zkr::revoke asks the
+    /// holder to let go; on_revoke runs once per hold on the callback thread, and the hold's
+    /// stop_token() is requested). Mixes with plain waiters on the same path.
+    fair_lock(client& c, std::string path, std::function<void()> on_revoke);
     /// Releases a hold still taken through this object (best effort, errors logged).
     ~fair_lock();
 

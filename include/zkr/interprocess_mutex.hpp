@@ -56,8 +56,9 @@ struct mutex_options {
  * only once, after reconnection, our node is seen still there on our session. state() also reads
  * doubtful once nothing was heard from the server for 2/3 of the session timeout (this process may
  * have been paused past it), before the client has noticed on its own. Session loss, client
- * close, or our node deleted or written by someone else: the hold is lost for good (a write: the
- * waiter behind takes a data change for our release). Hold listeners hear both.
+ * close, or our node deleted by someone else: the hold is lost for good. A write to our node by
+ * someone else (a revocation request, an operator's) changes nothing: no waiter takes it for a
+ * release, so the hold stands. Hold listeners hear both.
  * A holder must stop acting on the protected resource unless state() is held, and should pass
  * fencing_token() to it (see docs/recipes.md). Waiters carry on through connection loss, and queue
  * again with a new node when their session is lost.
@@ -96,10 +97,8 @@ public:
     /// loss. (Each hold reads its node once more when granted, to watch for the signal; so does a
     /// lock_hold from async_acquire.)
     ///
-    /// Its release is the node's delete alone, and a write to a node means nothing to its waiter
-    /// nor its holder: every zkr process on this path must make its mutex revocable (a plain
-    /// zkr mutex behind a revocable holder would take the signal for a release). Curator's mutexes
-    /// mix with either. A handoff from a holder that waited costs the next one a listing.
+    /// Revocable and plain mutexes (zkr's, Curator's, `zkr lock`) mix on one path: no waiter takes
+    /// a write to a node for a release, so the request never lets anyone in beside the holder.
     interprocess_mutex(client& c, std::string path, std::function<void()> on_revoke);
     /// A mutex that also takes part with other libraries' lock nodes (mutex_options).
     interprocess_mutex(client& c, std::string path, mutex_options options);

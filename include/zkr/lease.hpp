@@ -15,9 +15,8 @@ namespace zkr {
  * The leases of one acquire(qty) share one ZooKeeper node (that is what makes the acquire all or
  * nothing): the node, and so all qty leases, goes back when the last of them is closed.
  *
- * Loss, doubt and stop_token(): as for lock_hold. With a fixed maximum of 1, a write to the node
- * by someone else also ends the lease as lost (the waiter behind takes a data change for our
- * release). A lease must not outlive its client.
+ * Loss, doubt and stop_token(): as for lock_hold. A write to the node by someone else changes
+ * nothing (no waiter takes it for a release). A lease must not outlive its client.
  */
 class lease : public lock_hold {
 public:

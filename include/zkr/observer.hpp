@@ -60,12 +60,11 @@ enum class lost_cause {
     none,             ///< (not a loss)
     session_ended,    ///< The session expired or was replaced: its ephemeral node is gone.
     node_deleted,     ///< Someone else deleted the hold's node, or closed its session from another handle (see observer).
-    node_written,     ///< Someone else wrote the hold's node, which tells the next waiter it holds.
     doubt,            ///< The connection was lost and the recipe gives up on doubt (lose_on_doubt).
     client_closed,    ///< The client was closed while holding.
 };
 
-/// "none", "session_ended", "node_deleted", "node_written", "doubt" or "client_closed".
+/// "none", "session_ended", "node_deleted", "doubt" or "client_closed".
 std::string_view to_string(lost_cause c) noexcept;
 
 /// One step of one acquire or hold.

@@ -15,9 +15,9 @@ inline constexpr const char* revocation_signal = "__REVOKE__";
 /**
  * Asks every holder of the lock at `lock_path` to let go: writes revocation_signal to each
  * holder's node. A request, not a loss: a holder that opted in (interprocess_mutex's revocable
- * constructor, Curator's makeRevocable) hears it, and its hold stays held until it releases. Holds
- * that did not opt in ignore it (a read-write lock's) or, for a zkr mutex that is not revocable,
- * take the write as a loss: its node was written by someone else (see interprocess_mutex).
+ * constructor, fair_lock's, Curator's makeRevocable) hears it, and its hold stays held until it
+ * releases. Holds that did not opt in ignore it. No waiter, revocable or not, takes the write for
+ * a release: nobody gets in beside the holder.
  *
  * Mutexes (zkr's and Curator's "lock-" nodes) and read-write locks: the holders the recipes'
  * own rules name. Returns the paths of the nodes asked. Throws zkr::error: lock_not_held when

@@ -570,3 +570,35 @@ TEST_CASE("zkr revoke asks a revocable holder to let go, and names the node") {
     CHECK(m.state() == zkr::hold_state::held);
     m.release();
 }
+
+// Issue 43: a plain `zkr lock` waiting behind a revocable holder took `zkr revoke`'s write for the
+// release and ran its command beside the holder's (1.08 s). Now the revoked `zkr lock --revocable`
+// stops its command and exits 5, and only then does the plain waiter's command start.
+TEST_CASE("zkr lock --revocable lets go on zkr revoke (exit 5), and a plain zkr lock behind it runs only after") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = cli_path("revocable");
+    const auto log = zkr::test::temp_file("log");
+    const std::string holder_body = "echo start >> '" + log + "'; trap 'echo end >> \"" + log + "\"; exit 0' TERM; sleep 30 & wait";
+    const std::string waiter_body = "echo start >> '" + log + "'; echo end >> '" + log + "'";
+    cli_run holder({"lock", "--revocable", "--connect", zk.connect_string(), path, "--", "sh", "-c", holder_body});
+    auto c = connect(zk.connect_string());
+    REQUIRE(zkr::test::eventually([&] { return zkr::test::read_lines(log).size() == 1; }, 10s));
+    cli_run waiter({"lock", "--connect", zk.connect_string(), path, "--", "sh", "-c", waiter_body});
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 2; }, 10s));
+    std::this_thread::sleep_for(200ms);  // the waiter's watch is set
+    // A third party's write first: nothing happens at all.
+    auto nodes = c->get_children(path).children;
+    const auto by_sequence = [](const std::string& a, const std::string& b) { return a.substr(a.size() - 10) < b.substr(b.size() - 10); };
+    c->set_data(zkr::join_path(path, *std::min_element(nodes.begin(), nodes.end(), by_sequence)), "operator");
+    std::this_thread::sleep_for(500ms);
+    CHECK(zkr::test::read_lines(log).size() == 1);
+    std::string out;
+    CHECK(run_to_end({"revoke", "--connect", zk.connect_string(), path}, &out) == 0);
+    CHECK(holder.wait() == 5);
+    CHECK_THAT(holder.stderr_text(), zkr::test::contains("revocation request"));
+    CHECK(waiter.wait() == 0);
+    CHECK(zkr::test::read_lines(log) == std::vector<std::string>{"start", "end", "start", "end"});
+    CHECK(nodes_under(*c, path) == 0);
+    CHECK(run_to_end({"lock", "--revocable", "--max", "2", "--connect", zk.connect_string(), path, "--", "true"}) == 2);
+    std::remove(log.c_str());
+}

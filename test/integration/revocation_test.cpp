@@ -1,9 +1,12 @@
 // Revocation against a real ZooKeeper: a revocable holder asked to let go hears it once (listener
 // and stop token) and stays held until it releases, with no waiter let in; read-write holders
-// ignore the request; a plain mutex takes it as a loss, as documented; misuse of zkr::revoke.
+// and plain mutexes ignore the request; no write to a holder's node lets a waiter of any recipe
+// in; misuse of zkr::revoke.
 #include "recipe_checks.hpp"
 
+#include <zkr/fair_lock.hpp>
 #include <zkr/interprocess_mutex.hpp>
+#include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/interprocess_read_write_lock.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>
 #include <zkr/leader_latch.hpp>
@@ -81,7 +84,7 @@ TEST_CASE("revocation: an async lock_hold of a revocable mutex hears it too, and
     zkr::test::expect_error([&] { zkr::revoke(*a, path, node); }, errc::lock_not_held, "is gone");
 }
 
-TEST_CASE("revocation: read-write holders are asked but never let a writer in, and a plain mutex takes the write as a loss") {
+TEST_CASE("revocation: read-write holders are asked but never let a writer in") {
     auto& zk = zkr::test::shared_server();
     const auto path = revoke_path("rw");
     auto a = connect(zk.connect_string()), b = connect(zk.connect_string()), w = connect(zk.connect_string());
@@ -102,18 +105,103 @@ TEST_CASE("revocation: read-write holders are asked but never let a writer in, a
     CHECK(writer.get());
 }
 
-TEST_CASE("revocation of a mutex that did not opt in: its hold is lost (written by someone else), as interprocess_mutex documents") {
+TEST_CASE("revocation of a mutex that did not opt in: nobody hears the request, and its hold stands") {
     auto& zk = zkr::test::shared_server();
     const auto path = revoke_path("plain");
     auto a = connect(zk.connect_string());
     zkr::interprocess_mutex m(*a, path);
     m.acquire();
     zkr::revoke(*a, path);
-    CHECK(zkr::test::eventually([&] { return m.state() == hold_state::lost; }, 10s));
-    boost::system::error_code ec;
-    m.release(ec);
-    CHECK(ec == errc::lock_lost);
+    std::this_thread::sleep_for(300ms);  // past the own-node watch's read, which sees the write
+    CHECK(m.state() == hold_state::held);
+    m.release();
     CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 0; }));
+}
+
+namespace {
+
+// One recipe's side of the check below: acquire (blocking), try for a while, release, and the node.
+struct contender {
+    std::function<void()> acquire;
+    std::function<bool(std::chrono::milliseconds)> try_for;
+    std::function<void()> release;
+    std::function<std::string()> node;
+};
+
+// Issue 43: `zkr revoke` wrote "__REVOKE__" into a revocable holder's node, and a plain waiter
+// behind it took the data change for the release and held beside it for a second. Nothing but the
+// holder's own release may let a waiter in: `write` is a revocation request or a third party's
+// write, and the waiter (of its own recipe) must not hold until the holder releases.
+void check_write_lets_nobody_in(zkr::client& observer, const std::string& path, contender holder, contender waiter,
+                                const std::function<void(const std::string& node)>& write) {
+    holder.acquire();
+    auto waiting = std::async(std::launch::async, [&] {  // (released by the thread that held: a mutex's hold is its thread's)
+        const bool held = waiter.try_for(20s);
+        if (held) waiter.release();
+        return held;
+    });
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(observer, path) >= 2; }));
+    std::this_thread::sleep_for(100ms);  // the waiter's watch is set
+    write(holder.node());
+    CHECK(waiting.wait_for(700ms) == std::future_status::timeout);
+    write(holder.node());  // again, now that any watch it fired is set again
+    CHECK(waiting.wait_for(300ms) == std::future_status::timeout);
+    holder.release();
+    CHECK(waiting.get());
+    CHECK(zkr::test::eventually([&] { return nodes_under(observer, path) == 0; }));
+}
+
+template <typename Lock>
+contender lockable(Lock& l) {
+    return {[&l] { l.acquire(); }, [&l](std::chrono::milliseconds t) { return l.acquire(t); }, [&l] { l.release(); },
+            [&l] { return l.node_path(); }};
+}
+
+contender lease_of(zkr::interprocess_semaphore_v2& s, std::optional<zkr::lease>& held) {
+    return {[&] { held = s.acquire(20s); REQUIRE(held); }, [&](std::chrono::milliseconds t) { held = s.acquire(t); return held.has_value(); },
+            [&] { held->close(); }, [&] { return held->node_path(); }};
+}
+
+}  // namespace
+
+TEST_CASE("writes to lock nodes: a revocation request or a third party's write to the holder's node never lets a waiter of any recipe in") {
+    auto& zk = zkr::test::shared_server();
+    auto a = connect(zk.connect_string()), b = connect(zk.connect_string()), third = connect(zk.connect_string());
+    const auto revoke_it = [&](const std::string& path) { return [&, path](const std::string&) { zkr::revoke(*third, path); }; };
+    const auto write_it = [&](const std::string& node) { third->set_data(node, "operator"); };
+
+    SECTION("a revocable mutex holder, a plain mutex waiter, zkr::revoke") {
+        const auto path = revoke_path("mix-mutex");
+        zkr::interprocess_mutex holder(*a, path, [] {}), waiter(*b, path);
+        check_write_lets_nobody_in(*third, path, lockable(holder), lockable(waiter), revoke_it(path));
+    }
+    SECTION("a revocable fair_lock holder (zkr lock --revocable), a plain fair_lock waiter (zkr lock), zkr::revoke") {
+        const auto path = revoke_path("mix-fair");
+        zkr::fair_lock holder(*a, path, [] {}), waiter(*b, path);
+        check_write_lets_nobody_in(*third, path, lockable(holder), lockable(waiter), revoke_it(path));
+    }
+    SECTION("mutexes, a third party's write") {
+        const auto path = revoke_path("write-mutex");
+        zkr::interprocess_mutex holder(*a, path), waiter(*b, path);
+        check_write_lets_nobody_in(*third, path, lockable(holder), lockable(waiter), write_it);
+    }
+    SECTION("semaphore mutexes, a third party's write") {
+        const auto path = revoke_path("write-semaphore-mutex");
+        zkr::interprocess_semaphore_mutex holder(*a, path), waiter(*b, path);
+        check_write_lets_nobody_in(*third, path, lockable(holder), lockable(waiter), write_it);
+    }
+    SECTION("semaphores of one lease, a third party's write") {
+        const auto path = revoke_path("write-semaphore");
+        zkr::interprocess_semaphore_v2 holder(*a, path, 1), waiter(*b, path, 1);
+        std::optional<zkr::lease> held_a, held_b;
+        check_write_lets_nobody_in(*third, path, lease_of(holder, held_a), lease_of(waiter, held_b), write_it);
+    }
+    SECTION("read-write writers, a revocation request and a third party's write") {
+        const auto path = revoke_path("write-rw");
+        zkr::interprocess_read_write_lock holder(*a, path), waiter(*b, path);
+        check_write_lets_nobody_in(*third, path, lockable(holder.write_lock()), lockable(waiter.write_lock()), revoke_it(path));
+        check_write_lets_nobody_in(*third, path, lockable(holder.write_lock()), lockable(waiter.write_lock()), write_it);
+    }
 }
 
 TEST_CASE("revocation misuse: no holder, a semaphore or a latch, a bad path, a node of another path, an empty listener") {

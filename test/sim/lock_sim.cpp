@@ -101,7 +101,6 @@ struct request {
     std::string found;              // check: the node the lookup found
     std::optional<node> found_node;  // check's reply: that node, if it is still there
     bool plain = false;    // create: a plain ephemeral node (a downgrade's read node), not sequential
-    bool signal = false;   // release: multi of setData and delete
     std::int64_t owner = 0;  // get_data's reply: the node's ephemeral owner
 };
 
@@ -193,7 +192,9 @@ public:
         } else if (s.kind == recipe::latch) {
             rule_ = std::make_shared<lowest_n_rule>(1, latch_lock_name);
         } else if (s.kind == recipe::revocable_mutex) {
-            rule_ = std::make_shared<lowest_n_rule>(1, mutex_lock_name, lowest_n_rule::release_signal::delete_only);
+            // The same rule as the mutex's: revocable holders and plain waiters mix on one path, and
+            // the operator's writes to holders' nodes stand for revocation requests.
+            rule_ = std::make_shared<lowest_n_rule>(1);
         } else if (s.kind == recipe::read_write) {
             rule_ = std::make_shared<read_write_rule>(read_write_rule::side::write);
             read_rule_ = std::make_shared<read_write_rule>(read_write_rule::side::read);
@@ -384,13 +385,11 @@ private:
         check();
     }
 
-    // A third party: an operator deletes a lock node, writes to a holder's node, or deletes the
-    // whole queue with its parent. A holder whose node was changed is not counted by the checker
+    // A third party: an operator deletes a lock node, writes to a participant's node, or deletes
+    // the whole queue with its parent. A holder whose node was deleted is not counted by the checker
     // until it has been told (docs/recipes.md: a holder learns of a change to its node through its
-    // own-node watch, set 100 ms into a hold; a write before then is seen by its first read), and
-    // must never read held after that. A waiter's node is written only when it is the last in the
-    // queue: a waiter behind it would take the write for a release, which no holder can be told of
-    // (docs/recipes.md, "Writes to lock nodes").
+    // own-node watch, set 100 ms into a hold; a change before then is seen by its first read), and
+    // must never read held after that. A written holder holds on and is counted.
     void operator_acts() {
         const auto queue_path = some_lock_path();
         const auto nodes = zk_.children(queue_path);
@@ -427,25 +426,28 @@ private:
             tally("operator deletes the queue and its parent");
             delete_queue(queue_path, *nodes);
         } else if (what == 1) {
-            std::vector<std::string> held;
-            std::set<std::string> one_holder;  // written, these holds end (a lease of several holds on)
-            for (const auto& [id, lm] : live_)
-                if (lm.m->state() == hold_state::held && lm.path == queue_path) {
-                    held.push_back(lm.m->node_path());
-                    if (write_ends_hold(lm)) one_holder.insert(lm.m->node_path());
-                }
+            // Any participant's node: a holder's (a revocation request, an operator's write) or a
+            // waiter's. Nothing but a holder's own release may let a waiter hold: the checker
+            // counts a written holder as it counts any other, so a waiter behind it that took the
+            // write for a release holds beside it. Under marked grants (a shared count) a waiter's
+            // node is written only when it is the last: a write to a waiter ahead reads as its
+            // grant mark (docs/recipes.md, "Writes to lock nodes").
+            std::vector<std::string> targets;
             const auto last = queue_path + "/" + *std::max_element(nodes->begin(), nodes->end(), [](const auto& a, const auto& b) {
                 // by sequence (a plain node's name, shorter than one, comes first)
                 const auto seq = [](const std::string& n) { return n.size() < 10 ? std::string() : n.substr(n.size() - 10); };
                 return seq(a) < seq(b);
             });
-            for (const auto& [id, lm] : live_)
-                if (lm.m->phase() == lock_phase::waiting && lm.m->node_path() == last) held.push_back(last);
-            if (held.empty()) return;
-            const auto path = held[pick(held.size())];
+            for (const auto& [id, lm] : live_) {
+                if (lm.path != queue_path) continue;
+                if (lm.m->state() == hold_state::held) targets.push_back(lm.m->node_path());
+                else if (lm.m->phase() == lock_phase::waiting && (!rule_->grants_marked() || lm.m->node_path() == last))
+                    targets.push_back(lm.m->node_path());
+            }
+            if (targets.empty()) return;
+            const auto path = targets[pick(targets.size())];
             tally("operator writes a node");
             note("operator writes " + path);
-            if (one_holder.count(path)) tamper(path);
             if (const node* n = zk_.find(path)) written_.insert(n->czxid);
             zk_.set_data(path, "operator");
         } else {
@@ -480,15 +482,6 @@ private:
         delete_queue(it->path, *nodes);
         route_fired();
         finish_fault();
-    }
-
-    // Whether the recipe promises that a write by someone else to this holder's node ends its hold
-    // (a one-holder lock that signals its release by a data change: the waiter behind takes the
-    // write for a release). Decided by the recipe, not by the machine's rule under test: a
-    // revocable mutex's or a latch's write is a request, never a release nor a loss.
-    bool write_ends_hold(const live_machine& lm) const {
-        if (s_.kind == recipe::latch || s_.kind == recipe::revocable_mutex) return false;
-        return lm.rule->release_passes_on(node_name(lm.m->node_path()));
     }
 
     // By the node's czxid, not its path: a container made again restarts its sequence, and a
@@ -761,8 +754,7 @@ private:
                 reply(c, r, std::nullopt);
                 break;
             case request::release: {
-                const auto code = r.signal ? zk_.multi({{multi_step::set_data, r.path}, {multi_step::remove, r.path}})
-                                           : zk_.remove(r.path);
+                const auto code = zk_.remove(r.path);
                 reply(c, r, lock_in::deleted{r.ticket, ec_of(code)});
                 break;
             }
@@ -1103,7 +1095,6 @@ private:
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::delete_own& a) {
         request r{request::release, id, a.ticket, a.path};
-        r.signal = a.signal;
         count_request(c);
         if (c.connected) c.outbound.push_back(std::move(r));
         else c.local.push_back({id, lock_in::deleted{a.ticket, make_error_code(errc::connection_loss)}});  // fail-fast
@@ -1213,7 +1204,8 @@ private:
     // The lock nodes in the store that the rule lets hold now: the first ones whose weights fit the
     // maximum. None known while a written node is in the queue: it tells the waiter behind it of a
     // grant that did not happen, and that waiter then takes the real one for the same and waits for
-    // that node to go (docs/recipes.md).
+    // that node to go (docs/recipes.md). Only where grants are awaited (several holders): in a
+    // one-holder lock a write tells nobody anything, and first come, first served is checked still.
     std::optional<std::set<std::string>> nodes_that_fit(const std::string& path) const {
         const auto kids = zk_.children(path);
         if (!kids) return std::set<std::string>{};
@@ -1222,8 +1214,9 @@ private:
         // ahead of writers that may hold: it never holds (its rule fails it with lock_lost once it
         // lists) and leaves at once, so it is no earlier waiter.
         std::erase_if(queue, [&](const std::string& n) { return orphans_.count(n) > 0; });
-        for (const auto& name : queue)
-            if (const node* n = zk_.find(path + "/" + name); n && written_.count(n->czxid)) return std::nullopt;
+        if (rule_->grants_awaited())
+            for (const auto& name : queue)
+                if (const node* n = zk_.find(path + "/" + name); n && written_.count(n->czxid)) return std::nullopt;
         const auto holders = rule_->holders(queue);
         return std::set<std::string>(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(holders));
     }

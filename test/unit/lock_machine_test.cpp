@@ -223,41 +223,71 @@ TEST_CASE("lock machine: a doubtful hold is held again only once its node is re-
     CHECK(q.m.state() == hold_state::lost);
 }
 
-TEST_CASE("lock machine: a holder whose node was written before its watch was set reads lost, and removes it") {
-    queued q(1, {1});
-    REQUIRE(find_action<lock_out::granted>(q.last));
-    const auto* later = find_action<lock_out::own_watch_later>(q.last);
-    REQUIRE(later);
-    auto a = q.m.resume(lock_in::own_watch_due{later->ticket});
-    const auto* w = find_action<lock_out::watch_own>(a);
-    REQUIRE(w);
-    // Our own session still owns the node, but someone wrote it: the waiter behind us took that
-    // for our release.
-    a = q.m.resume(lock_in::own_read{w->ticket, {}, session, 1});
-    CHECK(q.m.state() == hold_state::lost);
-    REQUIRE(find_action<lock_out::hold_changed>(a));
-    CHECK(find_action<lock_out::hold_changed>(a)->cause == lost_cause::node_written);
-    REQUIRE(find_action<lock_out::remove_node>(a));
-    CHECK(find_action<lock_out::remove_node>(a)->path == "/l/" + node(1));
-    // Never written: the hold stands.
-    queued r(1, {1});
-    a = r.m.resume(lock_in::own_watch_due{find_action<lock_out::own_watch_later>(r.last)->ticket});
-    r.m.resume(lock_in::own_read{find_action<lock_out::watch_own>(a)->ticket, {}, session, 0});
-    CHECK(r.m.state() == hold_state::held);
+// Issue 43: `zkr revoke` wrote "__REVOKE__" into a revocable holder's node, and a plain waiter
+// behind it took the data change for the holder's release and held beside it. Nothing but the
+// holder's own release lets a waiter hold: not a revoker's write, not an operator's.
+TEST_CASE("lock machine: a write to the node ahead is no release, whoever wrote it: the waiter watches it again and holds only once it goes") {
+    for (const auto& ahead : {std::vector<int>{2}, std::vector<int>{1, 2}}) {  // the holder just ahead, or a waiter
+        auto queue = ahead;
+        queue.push_back(3);
+        queued q(3, queue);
+        const auto* w = find_action<lock_out::watch_node>(q.last);
+        REQUIRE(w);
+        CHECK(w->name == node(2));
+        q.m.resume(lock_in::node_read{w->ticket, {}, 0});
+        auto a = q.m.resume(lock_in::node_changed{w->ticket, watch_event_type::node_data_changed});
+        CHECK_FALSE(find_action<lock_out::granted>(a));
+        CHECK(q.m.phase() == lock_phase::waiting);
+        // Watched again (a holder just ahead), or listed (a waiter ahead that may have been granted).
+        const auto* again = find_action<lock_out::watch_node>(a);
+        const auto* list = find_action<lock_out::list>(a);
+        REQUIRE((again || list));
+        if (list) {
+            a = q.m.resume(lock_in::listed{list->ticket, {}, {node(1), node(2), node(3)}});
+            CHECK_FALSE(find_action<lock_out::granted>(a));
+            again = find_action<lock_out::watch_node>(a);
+            REQUIRE(again);
+        }
+        CHECK(again->name == node(2));
+        // Only its deletion moves us: with nothing else ahead we hold, else we list first.
+        a = q.m.resume(lock_in::node_changed{again->ticket, watch_event_type::node_deleted});
+        if (ahead.size() == 1) {
+            CHECK(find_action<lock_out::granted>(a));
+        } else {
+            CHECK_FALSE(find_action<lock_out::granted>(a));
+            CHECK(find_action<lock_out::list>(a));
+        }
+    }
 }
 
-TEST_CASE("lock machine: a waiter whose node is written by someone else leaves the queue and joins it again") {
-    queued q(3, {1, 3});
-    REQUIRE(find_action<lock_out::waiting>(q.last));
+TEST_CASE("lock machine: a holder or a waiter whose node someone else wrote holds or waits on: a write is no news") {
+    queued q(1, {1});
+    REQUIRE(find_action<lock_out::granted>(q.last));
     auto a = q.m.resume(lock_in::own_watch_due{find_action<lock_out::own_watch_later>(q.last)->ticket});
-    const auto* w = find_action<lock_out::watch_own>(a);
-    REQUIRE(w);
-    q.m.resume(lock_in::own_read{w->ticket, {}, session, 0});
-    a = q.m.resume(lock_in::own_changed{w->ticket, watch_event_type::node_data_changed});
-    REQUIRE(find_action<lock_out::remove_node>(a));
-    CHECK(find_action<lock_out::remove_node>(a)->path == "/l/" + node(3));
-    CHECK(find_action<lock_out::create>(a));
-    CHECK(q.m.phase() == lock_phase::queuing);
+    REQUIRE(find_action<lock_out::watch_own>(a));
+    const auto own = find_action<lock_out::watch_own>(a)->ticket;
+    // Written before our watch was set (version 1), then again while it was set.
+    a = q.m.resume(lock_in::own_read{own, {}, session, 1});
+    CHECK(q.m.state() == hold_state::held);
+    CHECK(a.empty());
+    a = q.m.resume(lock_in::own_changed{own, watch_event_type::node_data_changed});
+    CHECK(q.m.state() == hold_state::held);
+    CHECK_FALSE(find_action<lock_out::remove_node>(a));
+    REQUIRE(find_action<lock_out::watch_own>(a));  // watched again
+    // A release is the delete alone.
+    a = q.m.resume(lock_in::release{});
+    REQUIRE(find_action<lock_out::delete_own>(a));
+
+    queued r(3, {1, 3});
+    REQUIRE(find_action<lock_out::waiting>(r.last));
+    a = r.m.resume(lock_in::own_watch_due{find_action<lock_out::own_watch_later>(r.last)->ticket});
+    REQUIRE(find_action<lock_out::watch_own>(a));
+    const auto waiter_own = find_action<lock_out::watch_own>(a)->ticket;
+    r.m.resume(lock_in::own_read{waiter_own, {}, session, 0});
+    a = r.m.resume(lock_in::own_changed{waiter_own, watch_event_type::node_data_changed});
+    CHECK_FALSE(find_action<lock_out::remove_node>(a));
+    CHECK_FALSE(find_action<lock_out::create>(a));
+    CHECK(r.m.phase() == lock_phase::waiting);
 }
 
 TEST_CASE("lock machine: a waiter whose queue and parent were deleted queues again instead of listing for ever") {
@@ -311,7 +341,7 @@ TEST_CASE("lock machine: a grant in a lock of several holders always signals the
     REQUIRE(find_action<lock_out::granted>(a));
     REQUIRE(find_action<lock_out::touch_own>(a));
     CHECK(find_action<lock_out::touch_own>(a)->path == "/l/" + node(3));
-    // A one-holder lock needs no signal: the waiter behind waits for our release, which says so.
+    // A one-holder lock needs no signal: the waiter behind waits for our node to go.
     queued q(3, {3, 4});
     REQUIRE(find_action<lock_out::granted>(q.last));
     CHECK_FALSE(find_action<lock_out::touch_own>(q.last));

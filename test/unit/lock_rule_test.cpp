@@ -143,32 +143,13 @@ TEST_CASE("queue_view ignores removals of nodes it never saw, and never removes 
     CHECK(v.decide(one).holds);
 }
 
-TEST_CASE("queue_view: a predecessor that held and released takes every node ahead of it along") {
-    zkr::lowest_n_rule one(1);
-    queue_view v;
-    REQUIRE(v.reset({"a", "b", "c", "d"}, "d"));
-    CHECK(v.decide(one).watch == names{"c"});
-    v.remove_through("c");  // c held, so a and b were gone already
-    CHECK(v.ahead() == 0);
-    CHECK(v.decide(one).holds);
-
-    REQUIRE(v.reset({"a", "b", "c"}, "c"));
-    v.remove_through("zz");  // never seen: nothing changes
-    v.remove_through("c");   // ours: never removed
-    CHECK(v.ahead() == 2);
-    v.remove_through("a");
-    CHECK(v.nodes() == names{"b", "c"});
-}
-
-TEST_CASE("only a one-holder lock passes its release on to the node behind it") {
-    const auto lock = node("a", 1);
-    const auto lease = "_c_a-" + zkr::lease_node_name(zkr::fixed_max_tag(1), 1) + "0000000001";
-    CHECK(zkr::lowest_n_rule(1).release_passes_on(lock));
-    CHECK_FALSE(zkr::lowest_n_rule(2).release_passes_on(lock));
-    CHECK(zkr::lease_rule([] { return 1; }, zkr::fixed_max_tag(1)).release_passes_on(lease));
-    CHECK_FALSE(zkr::lease_rule([] { return 3; }, zkr::fixed_max_tag(3)).release_passes_on(lease));
-    // A shared count's maximum can change between a holder's grant and its release.
-    CHECK_FALSE(zkr::lease_rule([] { return 1; }, zkr::shared_count_max_tag("/count")).release_passes_on(lease));
+TEST_CASE("only a rule under which several hold awaits grants: a one-holder lock's waiter waits for the node ahead to go") {
+    CHECK_FALSE(zkr::lowest_n_rule(1).grants_awaited());
+    CHECK(zkr::lowest_n_rule(2).grants_awaited());
+    CHECK_FALSE(zkr::lease_rule([] { return 1; }, zkr::fixed_max_tag(1)).grants_awaited());
+    CHECK(zkr::lease_rule([] { return 3; }, zkr::fixed_max_tag(3)).grants_awaited());
+    // A shared count's maximum can grow: its grants are marked.
+    CHECK(zkr::lease_rule([] { return 1; }, zkr::shared_count_max_tag("/count")).grants_awaited());
 }
 
 TEST_CASE("a rule's queue names the first node of another kind: a lease among lock nodes, a lock node among leases, zkr's or Curator's") {
@@ -224,7 +205,6 @@ TEST_CASE("curator_lease_rule: a lease holds with fewer than max nodes ahead, a 
     CHECK(rule.decide(q, 3).watch == names{"a", "b", "c"});
     CHECK_FALSE(rule.decide(q, 3).await_grant);
     CHECK_FALSE(rule.grants_awaited());
-    CHECK_FALSE(rule.release_passes_on("a"));  // a release is the delete alone, as Curator's
     CHECK(rule.holders(q) == 2);
     max = 3;  // a shared count that grew
     CHECK(rule.decide(q, 2).holds);
@@ -251,8 +231,7 @@ TEST_CASE("a Curator-layout semaphore's lease folder on a lock path is a node of
 TEST_CASE("a mutex rule that takes Kazoo's Lock nodes: they sort with zkr's by sequence, other foreign nodes stay out") {
     const std::vector<std::string> children = {"_c_a-lock-0000000003", "0f1e2d3c4b5a69788796a5b4c3d2e1f0__lock__0000000001",
                                                "abc__lock__0000000002", "abc__rlock__0000000004", "lock-0000000005", "other"};
-    const zkr::lowest_n_rule kazoo(1, zkr::mutex_lock_name, zkr::lowest_n_rule::release_signal::data_change,
-                                   zkr::lowest_n_rule::foreign::kazoo);
+    const zkr::lowest_n_rule kazoo(1, zkr::mutex_lock_name, zkr::lowest_n_rule::foreign::kazoo);
     CHECK(kazoo.queue(children).sorted ==
           names{"0f1e2d3c4b5a69788796a5b4c3d2e1f0__lock__0000000001", "abc__lock__0000000002", "_c_a-lock-0000000003"});
     CHECK_FALSE(kazoo.queue(children).other_kind);

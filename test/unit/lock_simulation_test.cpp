@@ -68,7 +68,10 @@ struct grants_without_owner_check : detail::lock_rules {
 };
 struct decides_from_stale_view : detail::lock_rules {
     // Takes any node's departure for the departure of everyone ahead of it.
-    static void forget(detail::queue_view& view, const std::string& gone) { view.remove_through(gone); }
+    static void forget(detail::queue_view& view, const std::string& gone) {
+        while (view.ahead() > 0 && view.nodes().front() != gone) view.remove(std::string(view.nodes().front()));
+        view.remove(gone);
+    }
 };
 struct forgets_pending_delete : detail::lock_rules {
     static constexpr bool keep_pending_delete = false;

@@ -60,11 +60,8 @@ TEST_CASE("read-write rule: both sides share one queue of Curator's names, a wri
     const std::string down = "_c_z-__READ__0000000002";
     CHECK(reader.queue({down, r3, w2}).sorted == names{w2, down, r3});
     CHECK(reader.holders({w2, down, r3}) == 2);
-    // No release passes the lock on by a data change (a node may join ahead of the waiters), and
-    // only a writer's departure may hide such a newcomer, a read node, which only a waiting writer
-    // must see.
-    CHECK_FALSE(reader.release_passes_on(w2));
-    CHECK_FALSE(writer.release_passes_on(w2));
+    // Only a writer's departure may hide a newcomer ahead (a downgrade's read node), which only a
+    // waiting writer must see.
     CHECK(writer.joins_ahead_of(w2));
     CHECK_FALSE(writer.joins_ahead_of(r1));
     CHECK_FALSE(reader.joins_ahead_of(w2));
@@ -88,7 +85,7 @@ constexpr std::int64_t our_session = 77;
 using zkr::test::queued_machine;
 }  // namespace
 
-TEST_CASE("lock machine on the read-write rule: a reader behind a writer holds when it goes with no listing, a write to it is no release, and no release signals") {
+TEST_CASE("lock machine on the read-write rule: a reader behind a writer holds when it goes with no listing, and a write to it is no release") {
     queued_machine q(reader, r3, {w2, r3, w4}, 1, our_session);
     const auto* w = zkr::test::find_action<lock_out::watch_node>(q.last);
     REQUIRE(w);
@@ -102,9 +99,7 @@ TEST_CASE("lock machine on the read-write rule: a reader behind a writer holds w
     CHECK(zkr::test::find_action<lock_out::granted>(a));
     CHECK_FALSE(zkr::test::find_action<lock_out::list>(a));
     CHECK_FALSE(zkr::test::find_action<lock_out::touch_own>(a));  // the writer behind waits for our node to go, not for our grant
-    const auto rel = q.m.resume(lock_in::release{});
-    REQUIRE(zkr::test::find_action<lock_out::delete_own>(rel));
-    CHECK_FALSE(zkr::test::find_action<lock_out::delete_own>(rel)->signal);
+    CHECK(zkr::test::find_action<lock_out::delete_own>(q.m.resume(lock_in::release{})));
 }
 
 TEST_CASE("lock machine on the read-write rule: a writer behind a writer lists when it goes (a downgrade's reader may have joined ahead)") {
@@ -144,9 +139,7 @@ TEST_CASE("lock machine on the read-write rule: a writer behind readers only wat
     a = q.m.resume(lock_in::node_changed{watches[0].ticket, zkr::watch_event_type::node_deleted});
     CHECK(zkr::test::find_action<lock_out::granted>(a));
     CHECK_FALSE(zkr::test::find_action<lock_out::list>(a));
-    const auto rel = q.m.resume(lock_in::release{});
-    REQUIRE(zkr::test::find_action<lock_out::delete_own>(rel));
-    CHECK_FALSE(zkr::test::find_action<lock_out::delete_own>(rel)->signal);
+    CHECK(zkr::test::find_action<lock_out::delete_own>(q.m.resume(lock_in::release{})));
 }
 
 TEST_CASE("lock machine on the read-write rule: a writer behind a writer watches only the node just ahead") {
