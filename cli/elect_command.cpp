@@ -3,7 +3,7 @@
 #include "commands.hpp"
 #include "supervise.hpp"
 
-#include "../recipes/lock_rule.hpp"  // --observe names the leader with the recipes' own queue
+#include "election_view.hpp"
 
 #include <zkr/leader_latch.hpp>
 #include <zkr/path.hpp>
@@ -19,6 +19,26 @@ namespace zkr::cli {
 namespace {
 
 using namespace std::chrono_literals;
+
+// The observer's reads, on the client, each watch calling `mark`.
+struct client_reads final : election_reads {
+    zkr::client& client;
+    std::function<void(const zkr::watch_event&)> mark;
+    client_reads(zkr::client& c, std::function<void(const zkr::watch_event&)> m) : client(c), mark(std::move(m)) {}
+    std::vector<std::string> list(const std::string& path, boost::system::error_code& ec) override {
+        return client.get_children(path, mark, ec).children;
+    }
+    bool exists(const std::string& path, boost::system::error_code& ec) override {
+        const auto s = client.exists(path, mark, ec);
+        return !ec && s.has_value();
+    }
+    std::optional<node_data> read(const std::string& node) override {
+        boost::system::error_code ec;
+        const auto d = client.get_data(node, ec);
+        if (ec) return std::nullopt;
+        return node_data{d.data, d.stat.czxid};
+    }
+};
 
 struct elect_command final : command {
     connection_options connection;
@@ -81,30 +101,18 @@ struct elect_command final : command {
         auto client = connection.connect();
         std::string shown = "\n";  // nothing shown yet
         siginfo_t info{};
+        client_reads reads{*client, mark};
         for (;;) {
             if (changed->exchange(false)) {
-                boost::system::error_code ec;
-                const auto children = client->get_children(path, mark, ec).children;
-                if (ec && ec != zkr::errc::no_node) throw exit_error(exit_zookeeper, "listing " + path + ": " + ec.message());
-                if (ec) {  // no such node yet: a watch on its creation
-                    client->exists(path, mark, ec);
-                    if (ec) throw exit_error(exit_zookeeper, "watching " + path + ": " + ec.message());
+                election_seen seen;
+                try {
+                    seen = look_at_election(reads, path);
+                } catch (const boost::system::system_error& e) {
+                    throw exit_error(exit_zookeeper, std::string(e.what()));
                 }
-                auto queue = zkr::queue_of(children, {zkr::latch_lock_name}).sorted;
-                if (queue.empty()) queue = zkr::queue_of(children, {zkr::mutex_lock_name}).sorted;
-                std::string leader, node;
-                std::int64_t epoch = 0;
-                for (const auto& name : queue) {
-                    const auto d = client->get_data(zkr::join_path(path, name), ec);
-                    if (ec) continue;  // left meanwhile: the next one leads
-                    leader = d.data;
-                    node = name;
-                    epoch = d.stat.czxid;
-                    break;
-                }
-                if (node != shown) {
-                    shown = node;
-                    print(path, leader, node, epoch, queue.size());
+                if (seen.node != shown) {
+                    shown = seen.node;
+                    print(path, seen.leader, seen.node, seen.epoch, seen.participants);
                 }
             }
             const int sig = next_signal(20ms, info);  // a watch's news is taken within 20 ms

@@ -1,0 +1,41 @@
+#include "election_view.hpp"
+
+#include "../recipes/lock_rule.hpp"  // the leader by the recipes' own queue
+
+#include <zkr/error.hpp>
+#include <zkr/path.hpp>
+
+#include <boost/system/system_error.hpp>
+
+namespace zkr::cli {
+
+election_seen look_at_election(election_reads& reads, const std::string& path) {
+    std::vector<std::string> children;
+    for (;;) {
+        boost::system::error_code ec;
+        children = reads.list(path, ec);
+        if (!ec) break;
+        if (ec != zkr::errc::no_node) throw boost::system::system_error(ec, "listing " + path);
+        ec.clear();
+        if (!reads.exists(path, ec)) {
+            if (ec) throw boost::system::system_error(ec, "watching " + path);
+            return {};  // the watch on its creation brings us back
+        }
+        // Made since the listing: list it, for a watch on its children.
+    }
+    auto queue = zkr::queue_of(children, {zkr::latch_lock_name}).sorted;
+    if (queue.empty()) queue = zkr::queue_of(children, {zkr::mutex_lock_name}).sorted;
+    election_seen seen;
+    seen.participants = queue.size();
+    for (const auto& name : queue) {
+        const auto d = reads.read(zkr::join_path(path, name));
+        if (!d) continue;  // left meanwhile: the next one leads
+        seen.leader = d->data;
+        seen.node = name;
+        seen.epoch = d->czxid;
+        break;
+    }
+    return seen;
+}
+
+}  // namespace zkr::cli
