@@ -81,7 +81,15 @@ struct leader_selector::impl : std::enable_shared_from_this<impl> {
 
     // On the term's own thread.
     void run(const std::shared_ptr<detail::hold>& h, std::stop_token token) {
-        try {
+        bool begin = false;
+        {
+            // A close() (or interrupt_leadership()) that came after the grant but before this
+            // thread got here: the call never starts, so take_leadership never begins after
+            // close() returned (the check is under m, which close() takes).
+            std::lock_guard lock(m);
+            begin = now == phase::started && !token.stop_requested();
+        }
+        if (begin) try {
             take_leadership(std::move(token));
         } catch (const std::exception& e) {
             logger()->error("leader_selector {}: take_leadership threw: {} (the term ends)", printable_path(core.path()), e.what());

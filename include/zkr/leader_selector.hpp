@@ -65,11 +65,13 @@ public:
     /// not started, closed, or already queued or leading.
     void requeue();
     /// Leaves the election: a waiting node is removed, a running term is asked to stop (its node is
-    /// deleted once take_leadership returns). Does not wait for it. Throws invalid_argument when
-    /// never started or already closed.
+    /// deleted once take_leadership returns). Does not wait for it. No take_leadership begins
+    /// after close() returned: a term granted just before whose call had not begun is ended
+    /// without calling it. Throws invalid_argument when never started or already closed.
     void close();
 
     /// Asks the running take_leadership to stop (its token); the selector stays in the election.
+    /// A term granted whose call had not begun yet ends without calling it.
     void interrupt_leadership();
     /// True while take_leadership runs for this participant, has not been asked to stop, and its
     /// hold reads held.

@@ -189,6 +189,39 @@ TEST_CASE("leader selector: a take_leadership that throws ends its term (logged)
     CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 0; }, 10s));
 }
 
+// Issue 43 item 3: a grant that came in just before close() started take_leadership on its own
+// thread up to 195 ms after close() returned. The term is granted, close() follows at once (before
+// the term's thread would usually have begun), and take_leadership must never begin after it.
+TEST_CASE("leader selector: take_leadership never begins after close() returned, however close it follows the grant") {
+    auto& zk = zkr::test::shared_server();
+    auto a = connect(zk.connect_string());
+    int late = 0, called = 0;
+    for (int round = 0; round < 40; ++round) {
+        const auto path = selector_path("close-race-" + std::to_string(round));
+        std::atomic<bool> closed{false};
+        std::atomic<int> calls{0}, late_calls{0};
+        {
+            zkr::leader_selector s(*a, path, [&](std::stop_token token) {
+                ++calls;
+                if (closed) ++late_calls;
+                while (!token.stop_requested()) std::this_thread::sleep_for(1ms);  // the term lasts until close()
+            });
+            s.start();
+            // Spin, not poll: close() must follow the grant within microseconds.
+            const auto until = std::chrono::steady_clock::now() + 10s;
+            while (s.state() == zkr::hold_state::released && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+            REQUIRE(s.state() != zkr::hold_state::released);
+            s.close();
+            closed = true;
+        }  // the destructor joins the term's thread
+        late += late_calls.load();
+        called += calls.load();
+        CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 0; }, 10s));
+    }
+    INFO(called << " of 40 terms called take_leadership before close()");
+    CHECK(late == 0);
+}
+
 TEST_CASE("leader selector misuse: an empty function, bad path, started or closed twice, requeue while queued, destroyed from its own term") {
     auto& zk = zkr::test::shared_server();
     const auto path = selector_path("misuse");
