@@ -218,7 +218,7 @@ TEST_CASE("leader selector: take_leadership never begins after close() returned,
         called += calls.load();
         CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 0; }, 10s));
     }
-    INFO(called << " of 40 terms called take_leadership before close()");
+    INFO(called << " of 40 terms called take_leadership (the others were closed before the call)");
     CHECK(late == 0);
 }
 
