@@ -80,7 +80,7 @@ struct elect_command final : command {
             epoch = wait_interruptibly<std::int64_t>(awaiting, [&] { latch.close(); }, interrupted);
         } catch (const zkr::error& e) {
             if (interrupted) return 128 + interrupted;
-            throw exit_error(exit_zookeeper, "electing on " + path + ": " + e.what());
+            throw exit_error(e.code() == zkr::errc::lock_kind_mismatch ? exit_usage : exit_zookeeper, "electing on " + path + ": " + e.what());
         }
         if (interrupted) return 128 + interrupted;  // closed: the next participant leads
         held term{path, epoch, [&] {

@@ -97,7 +97,10 @@ int lock_command::run(const std::vector<std::string>& rest) {
         h = wait_interruptibly(acquiring, cancel, interrupted);
     } catch (const zkr::error& e) {
         if (interrupted) return 128 + interrupted;
-        throw exit_error(exit_zookeeper, std::string("acquiring ") + path + ": " + e.what());
+        // Another kind of lock on the path, or a semaphore of another maximum: the command line
+        // asked for what the path cannot be (exit 2), not a failing ZooKeeper (3).
+        const bool misfit = e.code() == zkr::errc::lock_kind_mismatch || e.code() == zkr::errc::max_mismatch;
+        throw exit_error(misfit ? exit_usage : exit_zookeeper, std::string("acquiring ") + path + ": " + e.what());
     }
     if (interrupted) {  // the signal came as the lock was granted: give it back, run nothing
         if (h) h->release();
@@ -139,7 +142,7 @@ std::unique_ptr<command> add_lock_command(CLI::App& app) {
         "guardian process watches zkr). SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to zkr are forwarded to\n"
         "the group. While waiting, they give up the wait (nothing is left behind in ZooKeeper).\n\n"
         "exit codes: COMMAND's status (128+N if a signal N ended it); 1 lock not acquired (-n, -w); 2 bad\n"
-        "usage; 3 ZooKeeper unreachable or failing; 4 the lock was lost and COMMAND was stopped; 5 a revocation\n"
+        "usage (also: another kind of lock, or another --max, on PATH); 3 ZooKeeper unreachable or failing; 4 the lock was lost and COMMAND was stopped; 5 a revocation\n"
         "request came (--revocable) and COMMAND was stopped; 126 COMMAND cannot run; 127 not found; 128+N a\n"
         "signal N made zkr give up the wait (130 for SIGINT).");
     return cmd;

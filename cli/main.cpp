@@ -15,13 +15,20 @@ namespace {
 
 using namespace zkr::cli;
 
-// "usage: zkr lock [OPTIONS] ..." for a subcommand (CLI11 names only the subcommand).
+// "usage: zkr lock [OPTIONS] PATH -- COMMAND [ARGS...]" for a subcommand (CLI11 names only the
+// subcommand, shows the one PATH as "[PATH...]" since it collects strays to name them in its
+// error, and knows nothing of what follows "--").
 class formatter final : public CLI::Formatter {
 public:
     std::string make_usage(const CLI::App* app, std::string name) const override {
         std::string usage = CLI::Formatter::make_usage(app, std::move(name));
         if (const auto at = usage.find("Usage: "); at != std::string::npos)
             usage.replace(at, 7, app->get_parent() ? "usage: zkr " : "usage: ");
+        if (const auto at = usage.find(" [PATH...]"); at != std::string::npos) usage.replace(at, 10, " PATH");
+        const std::string command = app->get_name() == "lock"    ? " -- COMMAND [ARGS...]"
+                                    : app->get_name() == "elect" ? " -- COMMAND [ARGS...] (none with --observe)"
+                                                                 : "";
+        if (const auto end = usage.find('\n'); !command.empty() && end != std::string::npos) usage.insert(end, command);
         return usage;
     }
 };

@@ -38,7 +38,7 @@ void log_quiet_release(zkr::client& c, const std::string& node, const error_code
     try {
         if (ec == errc::lock_lost)
             c.logger()->warn("the hold on {} had ended before its release (session ended, client closed, or the node "
-                             "deleted or written by someone else)", node);
+                             "deleted by someone else)", node);
         else if (ec == errc::lock_not_held)
             c.logger()->error("release of {} by an owner that does not hold it: nothing released", node);
         else if (!is_retryable(ec))  // a pending delete was logged when it failed
@@ -54,6 +54,15 @@ void release_quietly(lock_driver& driver, const std::shared_ptr<hold>& h) noexce
         ec = driver.release_sync(h);
     } catch (const std::exception&) {  // out of memory: the node stays with the session
         ec = make_error_code(errc::system_error);
+    }
+    // Released after the client itself was closed (a service shutting down closes its client
+    // while a term or a guard still ends): the node went with the session; nothing to warn of.
+    if (ec == errc::lock_lost && h->cause() == lost_cause::client_closed) {
+        try {
+            driver.get_client().logger()->debug("{}: the client was closed first; the node went with its session", h->node_path());
+        } catch (...) {
+        }
+        return;
     }
     log_quiet_release(driver.get_client(), h->node_path(), ec);
 }
@@ -192,7 +201,10 @@ std::string lock_driver::kind_mismatch_message(std::string_view what) const {
     } catch (const std::exception&) {
         // The node's name is a courtesy; the error stands without it.
     }
-    return m + "and the two kinds do not exclude each other; use one kind per path (zkr status " + path_ + " lists both)";
+    // The command line has no namespace: it names the path as the server knows it.
+    const auto& ns = client_.options().name_space;
+    const auto server_path = ns.empty() ? path_ : "/" + ns + path_;
+    return m + "and the two kinds do not exclude each other; use one kind per path (zkr status " + server_path + " lists both)";
 }
 
 void throw_release_error(const error_code& ec, std::string_view path, std::string_view not_held, std::string_view what) {

@@ -46,8 +46,8 @@ public:
             case errc::not_connected: return "not connected to ZooKeeper";
             case errc::invalid_path: return "invalid znode path";
             case errc::invalid_argument: return "invalid argument";
-            case errc::closed: return "client closed";
-            case errc::lock_not_held: return "lock not held by this caller";
+            case errc::closed: return "closed (the client, or the recipe object waited on)";
+            case errc::lock_not_held: return "lock not held";
             case errc::lock_lost: return "lock lost (session lost or node deleted)";
             case errc::data_too_large: return "node data exceeds the server's limit";
             case errc::max_mismatch: return "processes disagree on the semaphore's maximum";

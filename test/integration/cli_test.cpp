@@ -414,6 +414,16 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         CHECK(run_to_end({command, "--help"}, &out) == 0);
         CHECK_THAT(out, zkr::test::contains(std::string("usage: zkr ") + command));
     }
+    // The one PATH, and the command after "--" (issue 43: the usage showed [PATH...] and no COMMAND).
+    for (const auto& [command, usage] : std::vector<std::pair<std::string, std::string>>{
+             {"lock", "usage: zkr lock [OPTIONS] PATH -- COMMAND [ARGS...]"},
+             {"elect", "usage: zkr elect [OPTIONS] PATH -- COMMAND [ARGS...] (none with --observe)"},
+             {"status", "usage: zkr status [OPTIONS] PATH\n"},
+             {"revoke", "usage: zkr revoke [OPTIONS] PATH\n"}}) {
+        std::string help;
+        CHECK(run_to_end({command, "--help"}, &help) == 0);
+        CHECK_THAT(help, zkr::test::contains(usage));
+    }
     std::string out;
     CHECK(run_to_end({"--help"}, &out) == 0);
     CHECK_THAT(out, zkr::test::contains("Subcommands:"));
@@ -440,7 +450,8 @@ TEST_CASE("a mutex and a semaphore on one path: the other kind is refused with t
     auto c = connect(cs);
     REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 1; }, 20s));
     std::string err;
-    CHECK(run_to_end({"lock", "--connect", cs, "--max", "1", "-w", "5", path, "--", "true"}, nullptr, &err) == 3);
+    // Exit 2: the path cannot be what the command line asked for (3 would say ZooKeeper failed).
+    CHECK(run_to_end({"lock", "--connect", cs, "--max", "1", "-w", "5", path, "--", "true"}, nullptr, &err) == 2);
     CHECK_THAT(err, zkr::test::contains("is a mutex's lock node, and the two kinds do not exclude each other"));
     zkr::interprocess_semaphore_mutex other_kind(*c, path);
     CHECK_THROWS_WITH(other_kind.lock(), zkr::test::contains("is a mutex's lock node"));

@@ -8,6 +8,9 @@
 #include <zkr/client.hpp>
 #include <zkr/leader_selector.hpp>
 
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
 #include "zkr_catch.hpp"
 
 #include <atomic>
@@ -220,6 +223,53 @@ TEST_CASE("leader selector: take_leadership never begins after close() returned,
     }
     INFO(called << " of 40 terms called take_leadership (the others were closed before the call)");
     CHECK(late == 0);
+}
+
+// Issue 43 item 14: a clean shutdown (a term asked to stop by close(), returning, the selector
+// destroyed) logged a warning, so an operator saw a warning on every deploy.
+TEST_CASE("leader selector: a clean shutdown logs no warning") {
+    auto& zk = zkr::test::shared_server();
+    auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(100);
+    auto logger = std::make_shared<spdlog::logger>("selector-shutdown", sink);
+    logger->set_level(spdlog::level::warn);
+    auto o = zkr::test::test_options(zk.connect_string(), 4s);
+    o.logger = logger;
+    auto c = zkr::test::connect(o);
+    const auto path = selector_path("clean-shutdown");
+    for (const bool requeue : {false, true}) {
+        for (const bool explicit_close : {true, false}) {  // close() then the destructor, or the destructor alone
+            std::atomic<bool> leading{false};
+            {
+                zkr::leader_selector s(*c, path, [&](std::stop_token token) {
+                    leading = true;
+                    while (!token.stop_requested()) std::this_thread::sleep_for(1ms);
+                }, "", {.requeue = requeue});
+                s.start();
+                REQUIRE(zkr::test::eventually([&] { return leading.load(); }, 10s));
+                if (explicit_close) s.close();
+            }
+            CHECK(zkr::test::eventually([&] { return nodes_under(*c, path) == 0; }, 10s));
+        }
+    }
+    // A service's own shutdown: the selector closed, then at once the client, then the selector
+    // destroyed (its term's release still on its way when the client closes).
+    {
+        auto own = zkr::test::connect(o);
+        std::atomic<bool> leading{false};
+        zkr::leader_selector s(*own, path, [&](std::stop_token token) {
+            leading = true;
+            while (!token.stop_requested()) std::this_thread::sleep_for(1ms);
+        });
+        s.start();
+        REQUIRE(zkr::test::eventually([&] { return leading.load(); }, 10s));
+        s.close();
+        own->close();
+    }
+    c->close();
+    std::string warned;
+    for (const auto& line : sink->last_formatted()) warned += line;
+    INFO(warned);
+    CHECK(warned.empty());
 }
 
 TEST_CASE("leader selector misuse: an empty function, bad path, started or closed twice, requeue while queued, destroyed from its own term") {

@@ -368,3 +368,39 @@ TEST_CASE("deprecated aliases: fair_lock's unlock(ec) and async_unlock, the sema
     CHECK(zkr::test::eventually([&] { return zkr::test::nodes_under(*f.c, f.path) == 0; }, 5s));
 }
 #pragma GCC diagnostic pop
+
+// Issue 43 item 14: the hint named the path without the client's namespace, so the suggested
+// `zkr status` (which has none) looked at another node. And a revoke of a free lock, and a latch
+// closed while awaited, said "not held by this caller" and "client closed" for things that were
+// neither.
+TEST_CASE("misuse: errors say what happened: the kind hint names the server's path, a closed latch is not a closed client") {
+    auto& zk = zkr::test::shared_server();
+    auto o = zkr::test::test_options(zk.connect_string(), std::chrono::seconds(4));
+    o.name_space = "ns-hint";
+    auto c = zkr::test::connect(o);
+    const auto path = zkr::test::recipe_path("kind-hint");
+    zkr::interprocess_mutex mutex(*c, path);
+    mutex.lock();
+    zkr::interprocess_semaphore_mutex other(*c, path);
+    zkr::test::expect_error([&] { other.acquire(std::chrono::seconds(5)); }, zkr::errc::lock_kind_mismatch,
+                            "zkr status /ns-hint" + path + " lists both");
+    mutex.unlock();
+    zkr::test::expect_error([&] { zkr::revoke(*c, path); }, zkr::errc::lock_not_held, "nothing holds it");
+    try {
+        zkr::revoke(*c, path);
+    } catch (const zkr::error& e) {
+        CHECK_THAT(std::string(e.what()), !zkr::test::contains("by this caller"));
+    }
+    zkr::leader_latch latch(*c, path + "-latch");
+    latch.start();
+    REQUIRE(latch.await_leadership(std::chrono::seconds(10)));
+    latch.close();
+    try {
+        latch.await_leadership();
+        FAIL("await_leadership after close() returned");
+    } catch (const zkr::error& e) {
+        CHECK(e.code() == zkr::errc::closed);
+        CHECK_THAT(std::string(e.what()), !zkr::test::contains("client closed"));
+    }
+    CHECK(zkr::test::nodes_under(*c, path) == 0);
+}
