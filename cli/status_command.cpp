@@ -1,6 +1,8 @@
 // zkr status: who holds a lock, semaphore, read-write lock or leader latch, and who waits, in order.
 #include "commands.hpp"
 
+#include <zkr/revocation.hpp>
+
 #include "../recipes/lock_rule.hpp"  // zkr status names holders with the recipes' own rules
 #include "../recipes/read_write_rule.hpp"
 
@@ -98,8 +100,11 @@ void print_text(const std::string& path, const queue_report& q) {
         std::string role = n.holds ? holder_role(q) : "waiting " + std::to_string(n.position);
         if (n.leases > 1) role += " (" + std::to_string(n.leases) + " leases)";
         if (!n.side.empty()) role += " (" + n.side + ")";
-        std::printf("  %-22s %-50s %-24s %s  token %lld\n", role.c_str(), n.name.c_str(), n.data.empty() ? "-" : n.data.c_str(),
-                    age(n.age_ms).c_str(), static_cast<long long>(n.token));
+        // A revocation request overwrote the data (a zkr holder writes its own back once it has
+        // read the request; Curator's does not): say so rather than show the signal as a name.
+        const std::string data = n.data.empty() ? "-" : n.data == zkr::revocation_signal ? "(asked to let go)" : n.data;
+        std::printf("  %-22s %-50s %-24s %s  token %lld\n", role.c_str(), n.name.c_str(), data.c_str(), age(n.age_ms).c_str(),
+                    static_cast<long long>(n.token));
     }
 }
 

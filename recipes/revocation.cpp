@@ -21,13 +21,14 @@ namespace detail {
 namespace {
 
 struct revocation_watch : std::enable_shared_from_this<revocation_watch> {
-    revocation_watch(zkr::client& c, std::weak_ptr<hold> h, std::string node_path, std::function<void()> fn)
-        : client(c), hold_(std::move(h)), node(std::move(node_path)), on_revoke(std::move(fn)) {}
+    revocation_watch(zkr::client& c, std::weak_ptr<hold> h, std::string node_path, std::function<void()> fn, std::string data)
+        : client(c), hold_(std::move(h)), node(std::move(node_path)), on_revoke(std::move(fn)), own_data(std::move(data)) {}
 
     zkr::client& client;
     std::weak_ptr<hold> hold_;
     const std::string node;
     const std::function<void()> on_revoke;
+    const std::string own_data;  // what the request overwrote
     std::atomic<bool> told{false};
 
     // The hold still counts: there is someone to tell.
@@ -47,8 +48,20 @@ struct revocation_watch : std::enable_shared_from_this<revocation_watch> {
                 if (e.type == watch_event_type::node_data_changed) self->arm();  // (deleted, or the session went: the hold ended)
             },
             [self = shared_from_this()](const error_code& ec, data_result d) {
-                if (!ec && d.data == revocation_signal) self->tell();
+                if (ec || d.data != revocation_signal) return;
+                self->tell();
+                self->restore(d.stat.version);
             });
+    }
+
+    // Writes our data back over the request (at the version read: a later write stays), so that
+    // the node names its holder again (`zkr status`). Best effort: the hold may end meanwhile.
+    void restore(std::int32_t version) {
+        if (!live_hold()) return;
+        client.async_set_data(node, own_data, version, [self = shared_from_this()](const error_code& ec, const zkr::stat&) {
+            if (ec && ec != errc::no_node && ec != errc::bad_version)
+                self->client.logger()->debug("hold on {}: writing its data back after the revocation request: {}", self->node, ec.message());
+        });
     }
 
     void tell() {
@@ -66,8 +79,8 @@ struct revocation_watch : std::enable_shared_from_this<revocation_watch> {
 
 }  // namespace
 
-void watch_revocation(const std::shared_ptr<hold>& h, std::function<void()> on_revoke) {
-    auto w = std::make_shared<revocation_watch>(h->get_client(), h, h->node_path(), std::move(on_revoke));
+void watch_revocation(const std::shared_ptr<hold>& h, std::function<void()> on_revoke, std::string node_data) {
+    auto w = std::make_shared<revocation_watch>(h->get_client(), h, h->node_path(), std::move(on_revoke), std::move(node_data));
     w->arm();
 }
 

@@ -11,7 +11,9 @@ namespace zkr::detail {
 /// Watches h's node for revocation_signal (include/zkr/revocation.hpp) until the hold ends: the
 /// first time it is read there (also when it was written before the watch was set), h's stop is
 /// requested and on_revoke runs, both on the client's callback thread. One extra read per hold;
-/// the watch keeps nothing of the hold alive.
-void watch_revocation(const std::shared_ptr<hold>& h, std::function<void()> on_revoke);
+/// the watch keeps nothing of the hold alive. The node's own data (`node_data`, host:pid by
+/// default), which the request overwrote, is then written back (if nobody wrote the node since),
+/// so that `zkr status` names the holder again; no waiter takes that write for anything.
+void watch_revocation(const std::shared_ptr<hold>& h, std::function<void()> on_revoke, std::string node_data);
 
 }  // namespace zkr::detail

@@ -6,6 +6,7 @@
 #include <zkr/interprocess_mutex.hpp>
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/leader_latch.hpp>
+#include <zkr/revocation.hpp>
 
 #include "zkr_catch.hpp"
 
@@ -579,6 +580,13 @@ TEST_CASE("zkr revoke asks a revocable holder to let go, and names the node") {
     CHECK_THAT(out, zkr::test::contains("asked " + m.node_path() + " to let go"));
     CHECK(zkr::test::eventually([&] { return asked.load() == 1; }, 10s));
     CHECK(m.state() == zkr::hold_state::held);
+    // The holder writes its own data back over the request: zkr status names it again (issue 43:
+    // it showed __REVOKE__ instead of host:pid).
+    CHECK(zkr::test::eventually([&] { return c->get_data(m.node_path()).data != zkr::revocation_signal; }, 10s));
+    std::string status;
+    CHECK(run_to_end({"status", "--connect", zk.connect_string(), path}, &status) == 0);
+    CHECK_THAT(status, !zkr::test::contains("__REVOKE__"));
+    CHECK_THAT(status, zkr::test::contains(":" + std::to_string(::getpid())));
     m.release();
 }
 
