@@ -226,14 +226,17 @@ void lock_engine::carry_out(const lock_out::not_granted& a) { complete(a.ec, nul
 void lock_engine::carry_out(const lock_out::hold_changed& a) {
     auto h = hold_.lock();
     if (a.state == hold_state::releasing) releasing_ = h;
-    if (h) h->set_state(a.state, a.cause);
+    // The observer hears the change before anything it sets off: set_state requests the hold's
+    // stop and posts its listeners, which end a leadership term (a selector's thread, a latch's
+    // listener), whose own "ended" event must come after this one (issue 43: the order varied).
     switch (a.state) {
-        case hold_state::doubtful: return observe(hold_event_kind::doubtful);
-        case hold_state::held: return observe(hold_event_kind::held_again);
-        case hold_state::lost: return observe(hold_event_kind::lost, {}, a.cause);
-        case hold_state::released: return observe(hold_event_kind::released, std::chrono::steady_clock::now() - granted_at_);
-        case hold_state::releasing: return;
+        case hold_state::doubtful: observe(hold_event_kind::doubtful); break;
+        case hold_state::held: observe(hold_event_kind::held_again); break;
+        case hold_state::lost: observe(hold_event_kind::lost, {}, a.cause); break;
+        case hold_state::released: observe(hold_event_kind::released, std::chrono::steady_clock::now() - granted_at_); break;
+        case hold_state::releasing: break;
     }
+    if (h) h->set_state(a.state, a.cause);
 }
 
 void lock_engine::observe(hold_event_kind kind, std::chrono::steady_clock::duration duration, lost_cause cause) {

@@ -110,6 +110,9 @@ struct leadership_event {
 /// session closed by another handle that took it over (same id and password) ends differently:
 /// the server deletes the nodes before it drops this client's connection, so a hold may be lost
 /// with node_deleted before session_event{lost} arrives.
+///
+/// A leader's term that ends because its hold ended is heard in one order: the hold's event
+/// (lost, with its cause; or released) first, then leadership_event{gained = false}.
 class observer {
 public:
     virtual ~observer() = default;

@@ -13,6 +13,7 @@
 #include "zkr_catch.hpp"
 
 #include <atomic>
+#include <condition_variable>
 #include <future>
 #include <set>
 #include <mutex>
@@ -286,4 +287,36 @@ TEST_CASE("observer: a selector's term, gained and ended when take_leadership re
     CHECK(terms[1].epoch == terms[0].epoch);
     CHECK(terms[1].cause == zkr::lost_cause::none);  // its function returned: given up
     selector.close();
+}
+
+// Issue 43 item 16: the order of a hold's loss and the leadership term's end it causes varied
+// between runs (a selector's take_leadership woken by its stop token posted "ended" while the
+// network thread had yet to post "lost"). One order now: the hold's event first.
+TEST_CASE("observer: a selector's lost hold is heard before the term's end, every time") {
+    auto& zk = zkr::test::shared_server();
+    auto other = zkr::test::connect(zk.connect_string());
+    for (int round = 0; round < 8; ++round) {
+        const auto ears = std::make_shared<recording_observer>();
+        auto c = observed_client(zk.connect_string(), ears);
+        const auto path = zkr::test::recipe_path("observer-order-" + std::to_string(round), "election");
+        std::atomic<bool> leading{false};
+        zkr::leader_selector selector(*c, path, [&](std::stop_token token) {
+            leading = true;
+            std::mutex m;
+            std::condition_variable_any cv;
+            std::unique_lock lock(m);
+            cv.wait(lock, token, [] { return false; });  // wakes the moment the stop is requested
+        });
+        selector.start();
+        REQUIRE(zkr::test::eventually([&] { return leading.load(); }, 10s));
+        std::this_thread::sleep_for(150ms);  // past the own-node watch's delay: the deletion is heard
+        for (const auto& node : other->get_children(path).children) other->remove(path + "/" + node);
+        REQUIRE(zkr::test::eventually([&] { return index_of(ears->lines(), "leader lost node_deleted") >= 0; }, 10s));
+        const auto lines = ears->lines();
+        INFO(heard(lines));
+        const auto lost = index_of(lines, "hold lost node_deleted");
+        REQUIRE(lost >= 0);
+        CHECK(lost < index_of(lines, "leader lost node_deleted"));
+        selector.close();
+    }
 }
