@@ -43,6 +43,7 @@ bool fair_lock::acquire(std::chrono::milliseconds timeout) { return acquire_for(
 void fair_lock::acquire() { acquire_for(std::nullopt); }
 
 bool fair_lock::acquire_for(std::optional<std::chrono::milliseconds> limit) {
+    core_->refuse_if_held_through_multi_lock(std::this_thread::get_id(), "fair_lock");
     const auto start = std::chrono::steady_clock::now();
     std::unique_lock lock(mutex_);
     // One acquisition per object at a time: a second caller waits for it, within its own bound (a

@@ -22,12 +22,15 @@ multi_lock_member::multi_lock_member(fair_lock& f) : core_(f.core_.get()) {}
 
 // One thread's hold of every member; its stop is requested when any member's hold ends.
 struct interprocess_multi_lock::term {
+    explicit term(std::thread::id o) : owner(o) {}
+    const std::thread::id owner;  // its members' direct acquires by this thread are refused
     std::vector<std::pair<detail::lock_core*, std::shared_ptr<detail::hold>>> members;
     std::stop_source stop;
     std::list<std::stop_callback<std::function<void()>>> on_member_stop;
 
     void add(detail::lock_core* core, std::shared_ptr<detail::hold> h) {
         on_member_stop.emplace_back(h->stop_token(), [s = stop]() mutable { s.request_stop(); });
+        core->note_multi_hold(owner, true);
         members.emplace_back(core, std::move(h));
     }
 
@@ -45,6 +48,10 @@ struct interprocess_multi_lock::term {
         w->outcomes.resize(members.size());
         for (std::size_t i = 0; i < members.size(); ++i) {
             auto& [core, h] = members[i];
+            try {
+                core->note_multi_hold(owner, false);
+            } catch (...) {  // (a vector's erase does not throw; the lock's mutex could)
+            }
             try {
                 core->driver().release(h, [w, i](const error_code& ec) {
                     std::lock_guard lock(w->m);
@@ -127,7 +134,7 @@ bool interprocess_multi_lock::acquire_for(std::optional<std::chrono::millisecond
         if (holds_.reenter(owner)) return true;
     }
     const detail::step_deadline deadline(timeout);  // one for all members
-    auto t = std::make_shared<term>();
+    auto t = std::make_shared<term>(owner);
     try {
         for (auto* core : members_) {
             auto h = core->acquire_hold(deadline.left());

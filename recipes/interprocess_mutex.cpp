@@ -61,6 +61,7 @@ bool interprocess_mutex::acquire(std::chrono::milliseconds timeout) { return acq
 bool interprocess_mutex::acquire_for(std::optional<std::chrono::milliseconds> timeout) {
     const auto owner = std::this_thread::get_id();
     if (reenter(owner)) return true;
+    core_->refuse_if_held_through_multi_lock(owner, "interprocess_mutex");
     detail::acquire_request req;
     req.timeout = timeout;
     if (plan_) plan_(owner, req);

@@ -1,5 +1,7 @@
 #include "lock_core.hpp"
 
+#include <algorithm>
+
 #include "hold_access.hpp"
 #include "revocation.hpp"
 
@@ -56,6 +58,20 @@ void lock_core::report_unowned_unlock(const char* owner) const noexcept {
 void lock_core::set_node_data(std::string data) {
     std::lock_guard lock(mutex_);
     data_ = std::move(data);
+}
+
+void lock_core::note_multi_hold(std::thread::id owner, bool held) {
+    std::lock_guard lock(mutex_);
+    if (held) return multi_holders_.push_back(owner);
+    if (const auto it = std::find(multi_holders_.begin(), multi_holders_.end(), owner); it != multi_holders_.end()) multi_holders_.erase(it);
+}
+
+void lock_core::refuse_if_held_through_multi_lock(std::thread::id owner, std::string_view who) const {
+    std::lock_guard lock(mutex_);
+    if (std::find(multi_holders_.begin(), multi_holders_.end(), owner) == multi_holders_.end()) return;
+    throw zkr::error(make_error_code(errc::would_deadlock), path(),
+                     std::string(who) + ": this thread holds the lock through an interprocess_multi_lock: a direct acquire "
+                                        "would queue behind its own node (release the multi-lock first, or use only one of them)");
 }
 
 std::string lock_core::node_data() const {

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace zkr::detail {
@@ -107,6 +108,12 @@ public:
     static std::vector<multi_result> guarded_multi(const std::shared_ptr<hold>& h, std::vector<multi_op> ops,
                                                    boost::system::error_code& ec);
 
+    /// A thread holds (held) or no longer holds this lock through an interprocess_multi_lock.
+    void note_multi_hold(std::thread::id owner, bool held);
+    /// Throws would_deadlock when `owner` holds this lock through an interprocess_multi_lock: its
+    /// direct acquire would queue behind its own node (`who`: the recipe, for the message).
+    void refuse_if_held_through_multi_lock(std::thread::id owner, std::string_view who) const;
+
 private:
     /// deliver(ec, hold) runs on the callback thread; false: nobody took the outcome.
     void join_in_background(std::string data, std::function<bool(const boost::system::error_code&, std::shared_ptr<hold>&)> deliver);
@@ -116,6 +123,7 @@ private:
     std::shared_ptr<lock_driver> driver_;
     mutable std::mutex mutex_;
     std::string data_ = default_node_data();
+    std::vector<std::thread::id> multi_holders_;  // one entry per multi-lock hold (under mutex_)
     struct listeners;
     std::shared_ptr<listeners> listeners_;
 };

@@ -61,7 +61,8 @@ private:
  * good makes the whole multi-hold lost, and the holder must stop acting on every resource.
  *
  * The multi-lock's holds do not count as the members' thread holds: a thread that holds a member
- * through the multi-lock and acquires that member object directly queues behind itself. Use one
+ * through the multi-lock and acquires that member object directly (lock, try_lock_for, acquire)
+ * is refused at once with errc::would_deadlock, since it would queue behind its own node. Use one
  * or the other for a lock.
  *
  * Release: unlock() and the destructor never throw and release every member (errors logged);

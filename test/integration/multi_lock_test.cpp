@@ -145,3 +145,29 @@ TEST_CASE("multi-lock: members may be a mutex, a fair lock and a read-write lock
     CHECK_FALSE(other_thread.get());
     multi.unlock();
 }
+
+// Issue 43 item 10: a thread holding a member through the multi-lock that took the member
+// directly waited on itself (try_lock_for(1s) the whole second, lock() for ever). Refused at once
+// now, as the read-write lock refuses an upgrade.
+TEST_CASE("multi-lock: a thread that holds a member through the multi-lock and takes it directly is refused with would_deadlock") {
+    auto& zk = zkr::test::shared_server();
+    auto c = connect(zk.connect_string());
+    const auto a_path = zkr::test::recipe_path("multi-self-a"), b_path = zkr::test::recipe_path("multi-self-b");
+    zkr::interprocess_mutex a(*c, a_path);
+    zkr::fair_lock b(*c, b_path);
+    zkr::interprocess_multi_lock both({zkr::multi_lock_member(a), zkr::multi_lock_member(b)});
+    both.lock();
+    const auto started = std::chrono::steady_clock::now();
+    zkr::test::expect_error([&] { (void)a.try_lock_for(1s); }, errc::would_deadlock, "through an interprocess_multi_lock");
+    zkr::test::expect_error([&] { a.lock(); }, errc::would_deadlock, "would queue behind its own node");
+    zkr::test::expect_error([&] { b.lock(); }, errc::would_deadlock, "fair_lock");
+    CHECK(std::chrono::steady_clock::now() - started < 500ms);
+    CHECK(nodes_under(*c, a_path) == 1);  // nothing queued
+    // Another thread is no deadlock: it waits its turn.
+    auto other = std::async(std::launch::async, [&] { return a.try_lock_for(200ms); });
+    CHECK_FALSE(other.get());
+    both.unlock();
+    a.lock();  // released: the thread takes it directly now
+    a.unlock();
+    CHECK(zkr::test::eventually([&] { return nodes_under(*c, a_path) == 0 && nodes_under(*c, b_path) == 0; }));
+}
