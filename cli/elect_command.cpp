@@ -13,6 +13,7 @@
 #include <atomic>
 #include <future>
 #include <iostream>
+#include <thread>
 
 namespace zkr::cli {
 
@@ -64,9 +65,13 @@ struct elect_command final : command {
         auto client = connection.connect();
         zkr::leader_latch latch(*client, path, id, {.lose_on_doubt = lose_on_doubt});
         // Shared with the listener: a call already on the callback thread may outlive this function.
-        const auto lost = std::make_shared<std::atomic<bool>>(false), leading = std::make_shared<std::atomic<bool>>(false);
-        auto subscription = latch.add_listener([lost, leading](bool is_leader) {
-            if (!is_leader && *leading) *lost = true;
+        const auto lost = std::make_shared<std::atomic<bool>>(false), leading = std::make_shared<std::atomic<bool>>(false),
+                   doubted = std::make_shared<std::atomic<bool>>(false);
+        auto subscription = latch.add_listener([lost, leading, doubted, c = client.get()](bool is_leader) {
+            if (is_leader || !*leading) return;
+            // With --lose-on-doubt a term ends while the session (and our node) may live on.
+            *doubted = c->state() != zkr::connection_state::connected && c->state() != zkr::connection_state::reconnected;
+            *lost = true;
         });
         latch.start();
         auto awaiting = std::async(std::launch::async, [&] {
@@ -88,7 +93,41 @@ struct elect_command final : command {
                       latch.close();
                       return boost::system::error_code{};
                   }};
-        return run_while_held(term, *lost, rest, {"zkr elect", "leadership of " + path, seconds_to_ms(grace), static_cast<int>(lost_code)});
+        supervision how{"zkr elect", "leadership of " + path, seconds_to_ms(grace), static_cast<int>(lost_code)};
+        how.lost_reason = [&] {
+            return *doubted ? "gave up leadership of " + path + ": the connection to ZooKeeper was suspended (--lose-on-doubt)"
+                            : "lost leadership of " + path + " (session lost, or its node deleted)";
+        };
+        const int status = run_while_held(term, *lost, rest, how);
+        if (*doubted) let_the_next_lead(*client, path, epoch);
+        return status;
+    }
+
+    // After giving leadership up on doubt, our node may still head the queue: its delete waits for
+    // the connection (a one-server blip of an ensemble is over in a moment), or it goes when the
+    // session expires. Wait, up to the session timeout, for the first, so that the next
+    // participant leads at once rather than after our session's expiry (issue 43: a 4.9 s gap).
+    static void let_the_next_lead(zkr::client& c, const std::string& path, std::int64_t epoch) {
+        const auto until = std::chrono::steady_clock::now() + c.negotiated_session_timeout();
+        const auto left = [&] {
+            return std::max(0ms, std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()));
+        };
+        while (left() > 0ms && c.block_until_connected(left())) {
+            boost::system::error_code ec;
+            const auto children = c.get_children(path, ec).children;
+            if (ec && ec != zkr::errc::no_node) break;
+            bool ours_there = false;
+            for (const auto& name : children) {
+                const auto s = c.exists(zkr::join_path(path, name), ec);
+                if (!ec && s && s->czxid == epoch) ours_there = true;
+            }
+            if (!ours_there) {
+                std::cerr << "zkr elect: the connection came back: our node is deleted, the next participant leads\n";
+                return;
+            }
+            std::this_thread::sleep_for(20ms);
+        }
+        std::cerr << "zkr elect: no connection within the session timeout: our node goes when the session expires\n";
     }
 
     // Prints the leader (the head of the latch queue, or of a LeaderSelector's mutex queue) at every

@@ -179,7 +179,7 @@ int run_while_held(held& h, const std::atomic<bool>& lost, const std::vector<std
             }
         }
         if (sig && sig != SIGCHLD) zkr::cli::signal_group(child, sig);
-        if (lost) stop_group("lost " + how.what + " (session lost, or its node deleted)");
+        if (lost) stop_group(how.lost_reason ? how.lost_reason() : "lost " + how.what + " (session lost, or its node deleted)");
         if (how.revoked && *how.revoked) stop_group("asked to let go of " + how.what + " (a revocation request)");
         if (child_done) {
             if (zkr::cli::group_gone(child)) break;

@@ -57,6 +57,9 @@ struct supervision {
     /// command is then stopped as on loss, the hold released, and revoked_code returned.
     const std::atomic<bool>* revoked = nullptr;
     int revoked_code = 5;
+    /// Why the hold was lost, for the message (default: "lost <what> (session lost, or its node
+    /// deleted)").
+    std::function<std::string()> lost_reason;
 };
 
 /// Runs command under h (a process group of its own, the terminal's foreground group when zkr has

@@ -2,6 +2,7 @@
 // the library, signals, lock loss, status, demo, `zkr elect` (failover after SIGKILL, --observe),
 // `zkr revoke`, and every kind of bad input.
 #include "recipe_checks.hpp"
+#include "tcp_proxy.hpp"
 
 #include <zkr/interprocess_mutex.hpp>
 #include <zkr/interprocess_semaphore_mutex.hpp>
@@ -619,5 +620,30 @@ TEST_CASE("zkr lock --revocable lets go on zkr revoke (exit 5), and a plain zkr 
     CHECK(zkr::test::read_lines(log) == std::vector<std::string>{"start", "end", "start", "end"});
     CHECK(nodes_under(*c, path) == 0);
     CHECK(run_to_end({"lock", "--revocable", "--max", "2", "--connect", zk.connect_string(), path, "--", "true"}) == 2);
+    std::remove(log.c_str());
+}
+
+// Issue 43 item 4: with --lose-on-doubt a one-server blip made a 4.9 s leader gap: zkr exited
+// while disconnected, its node stayed until the session expired, and the message named the wrong
+// cause. Now it stops the command, waits for the connection to delete its node, and says why.
+TEST_CASE("zkr elect --lose-on-doubt: a suspended connection stops the command; once it returns the node is deleted at once, and the message says why") {
+    auto& zk = zkr::test::shared_server();
+    zkr::test::tcp_proxy proxy(zk.client_port(0));
+    const auto path = cli_path("elect-doubt");
+    const auto log = zkr::test::temp_file("log");
+    cli_run leader({"elect", "--lose-on-doubt", "--session-timeout", "8", "--connect", "127.0.0.1:" + std::to_string(proxy.port()), path,
+                    "--", "sh", "-c", "echo start >> '" + log + "'; trap 'echo stopped >> \"" + log + "\"; exit 0' TERM; sleep 60 & wait"});
+    auto c = connect(zk.connect_string());
+    REQUIRE(zkr::test::eventually([&] { return zkr::test::read_lines(log).size() == 1; }, 10s));
+    proxy.blackhole(true);  // silence: the client suspends after 2/3 of the session timeout
+    REQUIRE(zkr::test::eventually([&] { return zkr::test::read_lines(log).size() == 2; }, 15s));
+    CHECK(nodes_under(*c, path) == 1);  // the session lives on, and with it the node
+    proxy.blackhole(false);
+    const auto back = std::chrono::steady_clock::now();
+    CHECK(leader.wait() == 4);
+    CHECK(nodes_under(*c, path) == 0);  // deleted by zkr itself, long before the session (8 s) would expire
+    CHECK(std::chrono::steady_clock::now() - back < 6s);
+    CHECK_THAT(leader.stderr_text(), zkr::test::contains("the connection to ZooKeeper was suspended (--lose-on-doubt)"));
+    CHECK_THAT(leader.stderr_text(), zkr::test::contains("our node is deleted"));
     std::remove(log.c_str());
 }
