@@ -29,6 +29,15 @@ interprocess_read_write_lock::interprocess_read_write_lock(client& c, std::strin
                 req.sequence = read_write_sequence(name);
             }) {}
 
+interprocess_read_write_lock::interprocess_read_write_lock(client& c, std::string path, std::function<void()> on_revoke)
+    : interprocess_read_write_lock(c, std::move(path)) {
+    if (!on_revoke)
+        throw zkr::error(make_error_code(errc::invalid_argument), read_.core_->path(),
+                         "interprocess_read_write_lock: the revocation listener is empty");
+    write_.core_->make_revocable(on_revoke);
+    read_.core_->make_revocable(std::move(on_revoke));
+}
+
 interprocess_read_write_lock::~interprocess_read_write_lock() = default;
 
 }  // namespace zkr

@@ -4,6 +4,8 @@
 
 #include <zkr/interprocess_mutex.hpp>
 
+#include <functional>
+
 #include <string>
 
 namespace zkr {
@@ -47,6 +49,12 @@ class interprocess_read_write_lock {
 public:
     /// Throws invalid_path for a bad path.
     interprocess_read_write_lock(client& c, std::string path);
+    /// A revocable read-write lock: zkr::revoke (`zkr revoke`, Curator's Revoker) asks its holders,
+    /// readers and writer, to let go. For each hold asked, once: its stop_token() is requested and
+    /// on_revoke() runs, both on the client's callback thread; the hold stays held until released
+    /// (as interprocess_mutex's revocable constructor). Throws invalid_argument for an empty
+    /// on_revoke.
+    interprocess_read_write_lock(client& c, std::string path, std::function<void()> on_revoke);
     interprocess_read_write_lock(const interprocess_read_write_lock&) = delete;
     interprocess_read_write_lock& operator=(const interprocess_read_write_lock&) = delete;
     /// Releases every hold still taken through its two locks (best effort, errors logged).

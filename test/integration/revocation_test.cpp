@@ -105,6 +105,32 @@ TEST_CASE("revocation: read-write holders are asked but never let a writer in") 
     CHECK(writer.get());
 }
 
+// Issue 43 item 8: a read-write lock could not be made revocable, and `zkr revoke` on one asked
+// holders that could not hear it.
+TEST_CASE("revocation: a revocable read-write lock's readers and writer hear the request, and hold on until they release") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = revoke_path("rw-revocable");
+    auto a = connect(zk.connect_string()), b = connect(zk.connect_string());
+    std::atomic<int> asked_a{0}, asked_b{0};
+    zkr::interprocess_read_write_lock rw_a(*a, path, [&] { ++asked_a; }), rw_b(*b, path, [&] { ++asked_b; });
+    rw_a.read_lock().lock();
+    rw_b.read_lock().lock();
+    CHECK(zkr::revoke(*a, path).size() == 2);
+    CHECK(zkr::test::eventually([&] { return asked_a.load() == 1 && asked_b.load() == 1; }, 10s));
+    CHECK(rw_a.read_lock().stop_token().stop_requested());
+    CHECK(rw_a.read_lock().state() == hold_state::held);
+    rw_a.read_lock().unlock();
+    rw_b.read_lock().unlock();
+    rw_a.write_lock().lock();
+    CHECK(zkr::revoke(*b, path).size() == 1);
+    CHECK(zkr::test::eventually([&] { return asked_a.load() == 2; }, 10s));
+    CHECK(rw_a.write_lock().state() == hold_state::held);
+    rw_a.write_lock().unlock();
+    zkr::test::expect_error([&] { zkr::interprocess_read_write_lock bad(*a, path, std::function<void()>{}); }, errc::invalid_argument,
+                            "revocation listener is empty");
+    CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 0; }));
+}
+
 TEST_CASE("revocation of a mutex that did not opt in: nobody hears the request, and its hold stands") {
     auto& zk = zkr::test::shared_server();
     const auto path = revoke_path("plain");
