@@ -9,10 +9,12 @@
 #include <zkr/path.hpp>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <condition_variable>
+#include <optional>
 
 namespace zkr {
 
@@ -37,6 +39,13 @@ struct leader_latch::impl : std::enable_shared_from_this<impl> {
     std::shared_ptr<detail::hold> term;  // the current term's hold
     error_code ended_by;                 // what ended the election (a closed client, another kind of lock)
     detail::listener_registry<std::function<void(bool)>> listeners;
+    // The async waits for leadership (async_await_leadership), each with its timer's id.
+    struct awaiter {
+        std::uint64_t id = 0;
+        await_done done;
+    };
+    std::vector<awaiter> awaiters;  // under m
+    std::uint64_t last_awaiter = 0;
 
     [[noreturn]] void misuse(const char* what) const {
         throw zkr::error(make_error_code(errc::invalid_argument), core.path(), std::string("leader_latch: ") + what);
@@ -48,6 +57,28 @@ struct leader_latch::impl : std::enable_shared_from_this<impl> {
     }
 
     bool leads() const { return term && term->caller_state() == hold_state::held; }
+
+    // What a wait for leadership hears now, if anything (under m): leading, or the error that ends
+    // every wait (closed, the election ended).
+    std::optional<std::pair<error_code, bool>> verdict() const {
+        if (now == phase::closed) return std::pair{make_error_code(errc::closed), false};
+        if (ended_by) return std::pair{ended_by, false};
+        if (leads()) return std::pair{error_code{}, true};
+        return std::nullopt;
+    }
+
+    // Completes the async waits once there is a verdict; their handlers are posted (completion_on).
+    void settle() {
+        std::vector<awaiter> done;
+        std::optional<std::pair<error_code, bool>> v;
+        {
+            std::lock_guard lock(m);
+            v = verdict();
+            if (!v) return;
+            done.swap(awaiters);
+        }
+        for (auto& a : done) a.done(v->first, v->second);
+    }
 
     std::shared_ptr<detail::hold> current_term() const {
         std::lock_guard lock(m);
@@ -71,6 +102,7 @@ struct leader_latch::impl : std::enable_shared_from_this<impl> {
             lock.unlock();
             core.driver().get_client().logger()->error("leader_latch {}: the election ended: {}", printable_path(core.path()), ec.message());
             changed_cv.notify_all();
+            settle();
             return;
         }
         term = h;
@@ -84,11 +116,13 @@ struct leader_latch::impl : std::enable_shared_from_this<impl> {
         if (ends_term(h->state())) return end_term(h);  // ended before the listener was there
         tell(true);
         changed_cv.notify_all();
+        settle();
     }
 
     void on_state(const std::shared_ptr<detail::hold>& h, hold_state s) {
         changed_cv.notify_all();
-        if (ends_term(s)) end_term(h);
+        if (ends_term(s)) return end_term(h);
+        settle();  // doubtful, then held again: it leads
     }
 
     // The term of h is over: tell, release what is left of it, and queue again.
@@ -156,12 +190,47 @@ void leader_latch::close() {
         impl_->core.driver().cancel();  // a queued acquire leaves (its node removed)
     }
     impl_->changed_cv.notify_all();
+    impl_->settle();
     if (!h) return;
     detail::observe_leadership(*h, impl_->core.path(), false);
     impl_->core.release_quietly(h);
     // The term ended: listeners hear it on the callback thread, as every other time.
     boost::asio::post(impl_->callbacks, [weak = std::weak_ptr<impl>(impl_)] {
         if (auto self = weak.lock()) self->tell(false);
+    });
+}
+
+boost::asio::any_io_executor leader_latch::callback_executor() const { return impl_->callbacks; }
+
+void leader_latch::start_await(const std::shared_ptr<impl>& self, std::chrono::milliseconds timeout, await_done done) {
+    std::unique_lock lock(self->m);
+    const auto refuse = [&](error_code ec) {
+        lock.unlock();
+        done(ec, false);
+    };
+    if (timeout.count() < 0) return refuse(make_error_code(errc::invalid_argument));
+    if (self->now == impl::phase::idle) return refuse(make_error_code(errc::invalid_argument));  // before start()
+    if (const auto v = self->verdict()) {
+        lock.unlock();
+        return done(v->first, v->second);
+    }
+    if (timeout.count() == 0) return refuse({});
+    const auto id = ++self->last_awaiter;
+    self->awaiters.push_back({id, std::move(done)});
+    lock.unlock();
+    // The timer is never cancelled (no call on it from another thread): when it fires after the
+    // wait was settled, it finds nothing of its id.
+    auto timer = std::make_shared<boost::asio::steady_timer>(self->callbacks, timeout);
+    timer->async_wait([timer, weak = std::weak_ptr<impl>(self), id](const error_code& ec) {
+        auto s = weak.lock();
+        if (ec || !s) return;
+        std::unique_lock l(s->m);
+        const auto it = std::find_if(s->awaiters.begin(), s->awaiters.end(), [id](const impl::awaiter& a) { return a.id == id; });
+        if (it == s->awaiters.end()) return;
+        auto late = std::move(it->done);
+        s->awaiters.erase(it);
+        l.unlock();
+        late({}, false);
     });
 }
 

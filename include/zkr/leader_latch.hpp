@@ -2,6 +2,8 @@
 // stop token per term).
 #pragma once
 
+#include <zkr/detail/asio.hpp>
+#include <zkr/detail/unique_function.hpp>
 #include <zkr/hold_state.hpp>
 #include <zkr/multi_op.hpp>
 #include <zkr/results.hpp>
@@ -95,6 +97,20 @@ public:
     /// As guarded_multi(ops), with the failure in ec instead of an exception.
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
 
+    /// Completes with (error_code, bool leading) once this participant leads (true), when the
+    /// timeout passes first (false, no error), or with the error await_leadership() would throw
+    /// (closed, invalid_argument before start(), the error that ended the election), on the
+    /// handler's associated executor (default: the client's callback thread). Zero: whether it
+    /// leads now. The latch must outlive the wait (closing it completes the wait with closed).
+    template <typename Token>
+    auto async_await_leadership(std::chrono::milliseconds timeout, Token&& token) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, bool)>(
+            [self = impl_, callbacks = callback_executor(), timeout](auto handler) mutable {
+                start_await(self, timeout, detail::completion_on<true>(std::move(handler), callbacks));
+            },
+            token);
+    }
+
     /// listener(true) when a term starts, listener(false) when it ends; on the callback thread.
     state_subscription add_listener(std::function<void(bool is_leader)> listener);
 
@@ -107,6 +123,9 @@ public:
 
 private:
     struct impl;
+    using await_done = detail::unique_function<void(const boost::system::error_code&, bool)>;
+    static void start_await(const std::shared_ptr<impl>& self, std::chrono::milliseconds timeout, await_done done);
+    boost::asio::any_io_executor callback_executor() const;
     std::shared_ptr<impl> impl_;
 };
 

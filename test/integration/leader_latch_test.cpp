@@ -8,6 +8,10 @@
 #include <zkr/interprocess_mutex.hpp>
 #include <zkr/leader_latch.hpp>
 
+#include <boost/asio/use_future.hpp>
+
+#include <future>
+
 #include "zkr_catch.hpp"
 
 #include <atomic>
@@ -307,4 +311,49 @@ TEST_CASE("regression CURATOR-696: after its session is lost, a participant neve
     REQUIRE(nodes.size() == 1);
     CHECK(b->get_data(path + "/" + nodes.front()).stat.ephemeral_owner == a->session_id());
     first.close();
+}
+
+// Issue 43 item 6: no async wait for leadership, as the locks have.
+TEST_CASE("leader latch: async_await_leadership completes on leadership, on timeout with false, and with closed") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = zkr::test::recipe_path("latch-async", "election");
+    auto a = zkr::test::connect(zk.connect_string()), b = zkr::test::connect(zk.connect_string());
+    zkr::leader_latch never(*a, path + "-never");
+    CHECK(never.async_await_leadership(std::chrono::seconds(1), boost::asio::use_future).wait_for(std::chrono::seconds(2)) ==
+          std::future_status::ready);
+    try {
+        never.async_await_leadership(std::chrono::seconds(1), boost::asio::use_future).get();
+        FAIL("awaited before start()");
+    } catch (const boost::system::system_error& e) {
+        CHECK(e.code() == zkr::errc::invalid_argument);
+    }
+    zkr::leader_latch first(*a, path, "a"), second(*b, path, "b");
+    first.start();
+    CHECK(first.async_await_leadership(std::chrono::seconds(10), boost::asio::use_future).get());
+    second.start();
+    CHECK_FALSE(second.async_await_leadership(std::chrono::milliseconds(300), boost::asio::use_future).get());  // timed out
+    CHECK_FALSE(second.async_await_leadership(std::chrono::milliseconds(0), boost::asio::use_future).get());    // not now
+    std::promise<std::pair<boost::system::error_code, bool>> heard;
+    second.async_await_leadership(std::chrono::seconds(20), [&](boost::system::error_code ec, bool leading) {
+        heard.set_value({ec, leading});  // on the callback thread
+    });
+    first.close();
+    auto f = heard.get_future();
+    REQUIRE(f.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+    const auto [ec, leading] = f.get();
+    CHECK_FALSE(ec);
+    CHECK(leading);
+    CHECK(second.has_leadership());
+    // Waiting when closed: closed at once; a wait pending at close() completes with closed too.
+    zkr::leader_latch third(*a, path, "c");
+    third.start();
+    auto pending = third.async_await_leadership(std::chrono::seconds(20), boost::asio::use_future);
+    third.close();
+    try {
+        pending.get();
+        FAIL("a wait pending at close() succeeded");
+    } catch (const boost::system::system_error& e) {
+        CHECK(e.code() == zkr::errc::closed);
+    }
+    second.close();
 }
