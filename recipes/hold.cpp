@@ -2,6 +2,9 @@
 // token, and the guarded multi.
 #include "hold.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include "../src/observe.hpp"
 
 #include <spdlog/spdlog.h>
@@ -97,19 +100,39 @@ hold_state hold::caller_state() const noexcept {
 }
 
 std::vector<multi_result> hold::guarded_multi(std::vector<multi_op> ops, error_code& ec) {
-    const auto s = caller_state();
-    if (s != hold_state::held) {
-        ec = make_error_code(s == hold_state::lost ? errc::lock_lost : errc::lock_not_held);
+    return guarded_multi(std::vector<const hold*>{this}, std::move(ops), ec);
+}
+
+std::vector<multi_result> hold::guarded_multi(const std::vector<const hold*>& holds, std::vector<multi_op> ops, error_code& ec) {
+    ec = {};
+    if (holds.empty()) {
+        ec = make_error_code(errc::lock_not_held);
         return {};
     }
-    ops.insert(ops.begin(), multi_op::check(node_path_));
+    for (const auto* h : holds) {
+        const auto s = h->caller_state();
+        if (s != hold_state::held) {
+            ec = make_error_code(s == hold_state::lost ? errc::lock_lost : errc::lock_not_held);
+            return {};
+        }
+        // One transaction goes through one session.
+        if (&h->client_ != &holds.front()->client_ || h->session_ != holds.front()->session_) {
+            ec = make_error_code(errc::invalid_argument);
+            return {};
+        }
+    }
+    std::vector<multi_op> guarded;
+    guarded.reserve(holds.size() + ops.size());
+    for (const auto* h : holds) guarded.push_back(multi_op::check(h->node_path_));
+    std::move(ops.begin(), ops.end(), std::back_inserter(guarded));
     request r;
     r.kind = op_kind::multi;
-    r.ops = std::move(ops);
-    r.required_session = session_;
+    r.ops = std::move(guarded);
+    r.required_session = holds.front()->session_;
     response out;
-    ec = run_sync(detail::connection_of(client_), std::move(r), out).ec;
-    if (!out.results.empty()) out.results.erase(out.results.begin());
+    ec = run_sync(detail::connection_of(holds.front()->client_), std::move(r), out).ec;
+    const auto checks = static_cast<std::ptrdiff_t>(std::min(holds.size(), out.results.size()));
+    out.results.erase(out.results.begin(), out.results.begin() + checks);
     if (ec == errc::no_node || ec == errc::session_expired) ec = make_error_code(errc::lock_lost);
     return std::move(out.results);
 }

@@ -59,6 +59,10 @@ public:
 
     /// A multi that commits only while this hold's node exists on this hold's session.
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
+    /// The same over several holds (a multi-lock's members): commits only while every one's node
+    /// exists on its session. They must share one client and one session (invalid_argument).
+    static std::vector<multi_result> guarded_multi(const std::vector<const hold*>& holds, std::vector<multi_op> ops,
+                                                   boost::system::error_code& ec);
 
 private:
     friend class lock_engine;

@@ -205,6 +205,35 @@ std::vector<std::int64_t> interprocess_multi_lock::fencing_tokens() const {
     return tokens;
 }
 
+std::vector<std::string> interprocess_multi_lock::node_paths() const {
+    auto t = current();
+    if (!t) detail::throw_if(make_error_code(errc::lock_not_held), members_.front()->path(), "this thread holds no multi-lock");
+    std::vector<std::string> nodes;
+    for (const auto& [core, h] : t->members) nodes.push_back(h->node_path());
+    return nodes;
+}
+
+std::vector<multi_result> interprocess_multi_lock::guarded_multi(std::vector<multi_op> ops, error_code& ec) {
+    auto t = current();
+    if (!t) {
+        ec = make_error_code(errc::lock_not_held);
+        return {};
+    }
+    std::vector<const detail::hold*> holds;
+    for (const auto& [core, h] : t->members) holds.push_back(h.get());
+    return detail::hold::guarded_multi(holds, std::move(ops), ec);
+}
+
+std::vector<multi_result> interprocess_multi_lock::guarded_multi(std::vector<multi_op> ops) {
+    error_code ec;
+    auto r = guarded_multi(std::move(ops), ec);
+    if (ec == errc::invalid_argument)
+        detail::throw_if(ec, members_.front()->path(), "interprocess_multi_lock: the members are on more than one client, so no "
+                                                       "one transaction can check them all");
+    detail::throw_if(ec, members_.front()->path(), ec.message() + " in a guarded write");
+    return r;
+}
+
 std::vector<std::string> interprocess_multi_lock::paths() const {
     std::vector<std::string> p;
     for (const auto* core : members_) p.push_back(core->path());

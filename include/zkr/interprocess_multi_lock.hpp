@@ -4,6 +4,7 @@
 
 #include <zkr/detail/thread_holds.hpp>
 #include <zkr/hold_state.hpp>
+#include <zkr/multi_op.hpp>
 #include <zkr/timed_lockable.hpp>
 
 #include <boost/system/error_code.hpp>
@@ -107,6 +108,18 @@ public:
     std::vector<std::int64_t> fencing_tokens() const;
     /// The members' lock paths in acquire order (sorted).
     std::vector<std::string> paths() const;
+    /// The calling thread's member nodes, in the order of paths(). Throws lock_not_held when it
+    /// holds nothing.
+    std::vector<std::string> node_paths() const;
+    /// Runs ops as one transaction that commits only while every member's node still exists on
+    /// its session (a check of each first): a transfer stored in ZooKeeper that must not happen
+    /// unless this thread holds every account. The members' results are left out. Throws
+    /// zkr::error: lock_not_held (the thread holds nothing), lock_lost (a member's hold ended, or
+    /// ended as the transaction ran), invalid_argument (members on more than one client: one
+    /// transaction goes through one session), or the failure of an op.
+    std::vector<multi_result> guarded_multi(std::vector<multi_op> ops);
+    /// As guarded_multi(ops), with the failure in ec instead of an exception.
+    std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
 
     // Lockable / TimedLockable.
     /// acquire(), for std::scoped_lock and std::unique_lock.

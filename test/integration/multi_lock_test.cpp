@@ -171,3 +171,30 @@ TEST_CASE("multi-lock: a thread that holds a member through the multi-lock and t
     a.unlock();
     CHECK(zkr::test::eventually([&] { return nodes_under(*c, a_path) == 0 && nodes_under(*c, b_path) == 0; }));
 }
+
+// Issue 43 item 7: a transfer stored in ZooKeeper could not be made conditional on holding every
+// account: no guarded_multi, no member node paths.
+TEST_CASE("multi-lock: guarded_multi commits only while every member's node is ours, and node_paths names them") {
+    auto& zk = zkr::test::shared_server();
+    auto c = connect(zk.connect_string()), operator_client = connect(zk.connect_string());
+    const auto from = zkr::test::recipe_path("multi-guard-42"), to = zkr::test::recipe_path("multi-guard-7");
+    const auto ledger = zkr::test::recipe_path("multi-guard-ledger", "transfer");
+    zkr::interprocess_multi_lock both(*c, {from, to});
+    zkr::test::expect_error([&] { both.guarded_multi({zkr::multi_op::create(ledger, "x")}); }, errc::lock_not_held, "");
+    both.lock();
+    const auto nodes = both.node_paths();
+    REQUIRE(nodes.size() == 2);
+    CHECK(nodes[0].rfind(both.paths()[0] + "/", 0) == 0);
+    CHECK(nodes[1].rfind(both.paths()[1] + "/", 0) == 0);
+    c->create(std::string(zkr::parent_path(ledger)), "", {.create_parents = true});
+    const auto r = both.guarded_multi({zkr::multi_op::create(ledger, "42 -> 7: 100")});
+    REQUIRE(r.size() == 1);  // the members' checks are left out
+    CHECK(c->get_data(ledger).data == "42 -> 7: 100");
+    // One member's node deleted by someone else: the next transfer is refused, nothing is written.
+    operator_client->remove(nodes[1]);
+    zkr::test::expect_error([&] { both.guarded_multi({zkr::multi_op::set_data(ledger, "again")}); }, errc::lock_lost, "");
+    CHECK(c->get_data(ledger).data == "42 -> 7: 100");
+    both.unlock();
+    c->remove(ledger);
+    CHECK(zkr::test::eventually([&] { return nodes_under(*c, from) == 0 && nodes_under(*c, to) == 0; }));
+}
