@@ -58,14 +58,14 @@ void hold::set_state(hold_state s, lost_cause cause) {
     });
 }
 
-void observe_leadership(const hold& h, const std::string& election_path, bool gained) {
+void observe_leadership(const hold& h, const std::string& election_path, bool gained, std::string failure) {
     const auto& options = h.get_client().options();
     if (!options.observer) return;
     auto cause = lost_cause::none;
     if (!gained && h.state() == hold_state::lost) cause = h.cause();
     if (!gained && h.state() == hold_state::doubtful) cause = lost_cause::doubt;
     post_to_observer(options, callback_executor(detail::connection_of(h.get_client())),
-                     leadership_event{election_path, gained, h.fencing_token(), cause});
+                     leadership_event{election_path, gained, h.fencing_token(), cause, std::move(failure)});
 }
 
 std::stop_token hold::stop_token() const noexcept {

@@ -95,6 +95,7 @@ private:
 /// Tells the client's observer that a term of leadership on `election_path` began (gained) or
 /// ended, with h's token as its epoch; an ended term's cause comes from h's state (a loss, doubt,
 /// or none when given up).
-void observe_leadership(const hold& h, const std::string& election_path, bool gained);
+/// failure: what take_leadership threw, for a term that ended so (empty otherwise).
+void observe_leadership(const hold& h, const std::string& election_path, bool gained, std::string failure = {});
 
 }  // namespace zkr::detail

@@ -8,6 +8,8 @@
 #include <zkr/client.hpp>
 #include <zkr/path.hpp>
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
 #include <thread>
@@ -39,6 +41,8 @@ struct leader_selector::impl : std::enable_shared_from_this<impl> {
     std::shared_ptr<detail::hold> term;  // the running term's hold
     std::stop_source term_stop;          // the running term's token
     std::thread runner;                  // runs take_leadership (the last term's, once it returned)
+    int failures_in_a_row = 0;           // terms whose take_leadership threw, since one returned
+    const boost::asio::any_io_executor callbacks = detail::callback_executor(detail::connection_of(core.driver().get_client()));
 
     [[noreturn]] void misuse(const char* what) const {
         throw zkr::error(make_error_code(errc::invalid_argument), core.path(), std::string("leader_selector: ") + what);
@@ -60,9 +64,11 @@ struct leader_selector::impl : std::enable_shared_from_this<impl> {
             return;
         }
         if (ec) {
-            if (ec != errc::cancelled)
-                logger()->error("leader_selector {}: left the election: {}", printable_path(core.path()),
-                                core.driver().acquire_failure(ec, "leadership"));
+            if (ec == errc::cancelled) return;
+            const auto why = core.driver().acquire_failure(ec, "leadership");
+            logger()->error("leader_selector {}: left the election: {}", printable_path(core.path()), why);
+            lock.unlock();
+            tell_failure(std::make_exception_ptr(zkr::error(ec, core.path(), why)));  // (already on the callback thread)
             return;
         }
         // The last term's thread has returned from take_leadership already (it queued us again).
@@ -89,25 +95,73 @@ struct leader_selector::impl : std::enable_shared_from_this<impl> {
             std::lock_guard lock(m);
             begin = now == phase::started && !token.stop_requested();
         }
+        std::exception_ptr failure;
+        std::string what;
         if (begin) try {
             take_leadership(std::move(token));
         } catch (const std::exception& e) {
+            failure = std::current_exception();
+            what = e.what();
             logger()->error("leader_selector {}: take_leadership threw: {} (the term ends)", printable_path(core.path()), e.what());
         } catch (...) {
+            failure = std::current_exception();
+            what = "unknown exception";
             logger()->error("leader_selector {}: take_leadership threw (the term ends)", printable_path(core.path()));
         }
         {
             std::lock_guard lock(m);
             term_stop.request_stop();  // has_leadership() reads false from here on
         }
-        detail::observe_leadership(*h, core.path(), false);
+        detail::observe_leadership(*h, core.path(), false, what);
+        if (failure)
+            boost::asio::post(callbacks, [weak = weak_from_this(), failure] {
+                if (auto self = weak.lock()) self->tell_failure(failure);
+            });
         // Deleted before a new node is created (one session's requests reach the server in order).
         core.release_quietly(h);
         // The term ends only now, so that nothing queues again (requeue()) before this thread's
         // last step: a grant joins this thread, which must not wait for m then.
         std::lock_guard lock(m);
         term.reset();
-        if (now == phase::started && opts.requeue) join();
+        failures_in_a_row = failure ? failures_in_a_row + 1 : 0;
+        if (now != phase::started || !opts.requeue) return;
+        if (!failure || opts.requeue_backoff.count() <= 0) return join();
+        // A take_leadership that keeps throwing must not spin through terms (191 in 3 s were seen).
+        requeue_after(backoff());
+    }
+
+    // Under m: the wait before queuing again after failures_in_a_row failed terms.
+    std::chrono::milliseconds backoff() const {
+        auto wait = opts.requeue_backoff;
+        for (int i = 1; i < failures_in_a_row && wait < opts.max_requeue_backoff; ++i) wait *= 2;
+        return std::min(wait, opts.max_requeue_backoff);
+    }
+
+    // Under m: queued (requeue() refuses) from now, joins once `wait` has passed if still started.
+    // The timer is never cancelled (no call on it from another thread): a close() meanwhile makes
+    // its handler do nothing.
+    void requeue_after(std::chrono::milliseconds wait) {
+        queued = true;
+        auto timer = std::make_shared<boost::asio::steady_timer>(callbacks, wait);
+        timer->async_wait([timer, weak = weak_from_this()](const error_code& ec) {
+            auto self = weak.lock();
+            if (!self) return;
+            std::lock_guard lock(self->m);
+            self->queued = false;
+            if (!ec && self->now == phase::started && !self->term) self->join();
+        });
+    }
+
+    // On the callback thread.
+    void tell_failure(const std::exception_ptr& failure) const {
+        if (!opts.on_failure) return;
+        try {
+            opts.on_failure(failure);
+        } catch (const std::exception& e) {
+            logger()->error("leader_selector {}: on_failure threw: {}", printable_path(core.path()), e.what());
+        } catch (...) {
+            logger()->error("leader_selector {}: on_failure threw", printable_path(core.path()));
+        }
     }
 };
 

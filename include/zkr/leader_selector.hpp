@@ -4,7 +4,9 @@
 
 #include <zkr/hold_state.hpp>
 
+#include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <stop_token>
@@ -33,9 +35,10 @@ class client;
  * (the node's czxid, rising strictly from term to term) lets the resources it writes refuse a
  * stale leader.
  *
- * After take_leadership returns (or throws: logged), the term ends and the node is deleted; with
- * options::requeue the participant queues again at the back, otherwise it leaves the election
- * until requeue(). A session loss while waiting queues again with a new node, as every zkr waiter
+ * After take_leadership returns (or throws: logged and told to options::on_failure), the term
+ * ends and the node is deleted; with options::requeue the participant queues again at the back
+ * (after options::requeue_backoff when it threw), otherwise it leaves the election until
+ * requeue(). A session loss while waiting queues again with a new node, as every zkr waiter
  * does.
  */
 class leader_selector {
@@ -46,6 +49,16 @@ public:
         bool requeue = false;
         /// Request the term's stop as soon as the hold is doubtful, not only when it is lost.
         bool lose_on_doubt = false;
+        /// Told on the client's callback thread, with the failure: when take_leadership throws
+        /// (its exception; the term ends as after a return) and when the participant leaves the
+        /// election on an error (a zkr::error: another kind of lock on the path, say). Without
+        /// it a failure is only logged. (The observer's leadership_event says `failure` too.)
+        std::function<void(std::exception_ptr)> on_failure;
+        /// With requeue: after a term whose take_leadership threw, wait this long before queuing
+        /// again, doubled for each such term in a row up to max_requeue_backoff; a term that
+        /// returns resets it. Zero: queue again at once.
+        std::chrono::milliseconds requeue_backoff{100};
+        std::chrono::milliseconds max_requeue_backoff{10'000};
     };
 
     /// id: what this participant's node holds (default "<host>:<pid>"). Throws zkr::error:

@@ -94,8 +94,11 @@ struct leadership_event {
     /// The term's epoch: its fencing token (rises with every term, whoever leads).
     std::int64_t epoch = 0;
     /// A term that ended: why it was lost (none when the participant gave it up: close(), or the
-    /// selector's function returned).
+    /// selector's function returned or threw).
     lost_cause cause = lost_cause::none;
+    /// A selector's term that ended because take_leadership threw: the exception's what() (or
+    /// "unknown exception"); empty otherwise.
+    std::string failure;
 };
 
 /// Hears everything a client and its recipes do. Override what you need; the defaults do nothing.

@@ -6,6 +6,7 @@
 #include "tcp_proxy.hpp"
 
 #include <zkr/client.hpp>
+#include <zkr/leader_latch.hpp>
 #include <zkr/leader_selector.hpp>
 
 #include <spdlog/sinks/ringbuffer_sink.h>
@@ -14,6 +15,7 @@
 #include "zkr_catch.hpp"
 
 #include <atomic>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -270,6 +272,72 @@ TEST_CASE("leader selector: a clean shutdown logs no warning") {
     for (const auto& line : sink->last_formatted()) warned += line;
     INFO(warned);
     CHECK(warned.empty());
+}
+
+// Issue 43 item 5: a failing selector was invisible (a throw only logged, cause=none to the
+// observer, 191 terms in 3 s with requeue, a refused selector never told).
+TEST_CASE("leader selector: failures reach on_failure, and a throwing take_leadership backs off before it queues again") {
+    auto& zk = zkr::test::shared_server();
+    auto c = connect(zk.connect_string());
+    const auto path = selector_path("failing");
+    std::atomic<int> terms_run{0}, told{0};
+    std::mutex m;
+    std::string last_what;
+    zkr::leader_selector::options o;
+    o.requeue = true;
+    o.requeue_backoff = 100ms;
+    o.max_requeue_backoff = 400ms;
+    o.on_failure = [&](std::exception_ptr e) {
+        ++told;
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& ex) {
+            std::lock_guard l(m);
+            last_what = ex.what();
+        }
+    };
+    {
+        zkr::leader_selector s(*c, path, [&](std::stop_token) {
+            ++terms_run;
+            throw std::runtime_error("the job failed");
+        }, "a", o);
+        s.start();
+        std::this_thread::sleep_for(1500ms);
+        s.close();
+    }
+    // Backed off 100, 200, 400, 400, ... ms: a handful of terms in 1.5 s, not hundreds.
+    CHECK(terms_run.load() >= 3);
+    CHECK(terms_run.load() <= 8);
+    CHECK(zkr::test::eventually([&] { return told.load() == terms_run.load(); }, 5s));
+    {
+        std::lock_guard l(m);
+        CHECK(last_what == "the job failed");
+    }
+    CHECK(zkr::test::eventually([&] { return nodes_under(*c, path) == 0; }, 10s));
+
+    // Refused by another kind of lock on the path: told, with the error.
+    const auto latch_path = selector_path("refused");
+    zkr::leader_latch latch(*c, latch_path);
+    latch.start();
+    REQUIRE(latch.await_leadership(10s));
+    std::promise<boost::system::error_code> refused;
+    zkr::leader_selector::options r;
+    r.on_failure = [&](std::exception_ptr e) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const zkr::error& ex) {
+            refused.set_value(ex.code());
+        } catch (...) {
+            refused.set_value(make_error_code(errc::invalid_argument));
+        }
+    };
+    zkr::leader_selector s(*c, latch_path, [](std::stop_token) {}, "b", r);
+    s.start();
+    auto f = refused.get_future();
+    REQUIRE(f.wait_for(10s) == std::future_status::ready);
+    CHECK(f.get() == errc::lock_kind_mismatch);
+    s.close();
+    latch.close();
 }
 
 TEST_CASE("leader selector misuse: an empty function, bad path, started or closed twice, requeue while queued, destroyed from its own term") {

@@ -320,3 +320,18 @@ TEST_CASE("observer: a selector's lost hold is heard before the term's end, ever
         selector.close();
     }
 }
+
+TEST_CASE("observer: a selector's term that ended by a throw says so (failure), a clean one does not") {
+    auto& zk = zkr::test::shared_server();
+    const auto ears = std::make_shared<recording_observer>();
+    auto c = observed_client(zk.connect_string(), ears);
+    const auto path = zkr::test::recipe_path("observer-selector-throws", "election");
+    zkr::leader_selector selector(*c, path, [](std::stop_token) { throw std::runtime_error("no database"); });
+    selector.start();
+    REQUIRE(zkr::test::eventually([&] { return ears->terms().size() >= 2; }, 10s));
+    const auto terms = ears->terms();
+    CHECK(terms[0].failure.empty());
+    CHECK_FALSE(terms[1].gained);
+    CHECK(terms[1].failure == "no database");
+    selector.close();
+}
