@@ -626,7 +626,7 @@ TEST_CASE("zkr lock --revocable lets go on zkr revoke (exit 5), and a plain zkr 
 // Issue 43 item 4: with --lose-on-doubt a one-server blip made a 4.9 s leader gap: zkr exited
 // while disconnected, its node stayed until the session expired, and the message named the wrong
 // cause. Now it stops the command, waits for the connection to delete its node, and says why.
-TEST_CASE("zkr elect --lose-on-doubt: a suspended connection stops the command; once it returns the node is deleted at once, and the message says why") {
+TEST_CASE("zkr elect --lose-on-doubt: a suspended connection stops the command, once it returns the node is deleted at once, and the message says why") {
     auto& zk = zkr::test::shared_server();
     zkr::test::tcp_proxy proxy(zk.client_port(0));
     const auto path = cli_path("elect-doubt");
