@@ -230,8 +230,11 @@ void lock_engine::carry_out(const lock_out::hold_changed& a) {
     // stop and posts its listeners, which end a leadership term (a selector's thread, a latch's
     // listener), whose own "ended" event must come after this one (issue 43: the order varied).
     switch (a.state) {
-        case hold_state::doubtful: observe(hold_event_kind::doubtful); break;
-        case hold_state::held: observe(hold_event_kind::held_again); break;
+        case hold_state::doubtful:
+            doubtful_since_ = std::chrono::steady_clock::now();
+            observe(hold_event_kind::doubtful);
+            break;
+        case hold_state::held: observe(hold_event_kind::held_again, std::chrono::steady_clock::now() - doubtful_since_); break;
         case hold_state::lost: observe(hold_event_kind::lost, {}, a.cause); break;
         case hold_state::released: observe(hold_event_kind::released, std::chrono::steady_clock::now() - granted_at_); break;
         case hold_state::releasing: break;
@@ -243,7 +246,8 @@ void lock_engine::observe(hold_event_kind kind, std::chrono::steady_clock::durat
     const auto& options = client_.options();
     if (!options.observer) return;
     post_to_observer(options, callback_executor(detail::connection_of(client_)),
-                     hold_event{kind, driver_->path(), node_path_, observed_ahead_.value_or(0), duration, cause, token_});
+                     hold_event{kind, driver_->path(), node_path_, observed_ahead_.value_or(0), duration, cause, token_,
+                                driver_->rule().kind()});
 }
 
 void lock_engine::carry_out(const lock_out::release_done& a) {

@@ -78,6 +78,7 @@ private:
     std::string node_path_;
     std::optional<std::size_t> observed_ahead_;
     std::chrono::steady_clock::time_point granted_at_;
+    std::chrono::steady_clock::time_point doubtful_since_;  // the hold's last turn to doubtful
     std::int64_t token_ = 0;
 
     // From start() until the acquire's outcome is known: see start().

@@ -32,6 +32,8 @@ struct operation_event {
     boost::system::error_code result;
     /// How many times it was sent again after a retryable failure (retry_policy).
     int retries = 0;
+    /// When the outcome was known (wall clock: for logs and traces beside other processes').
+    std::chrono::system_clock::time_point at = std::chrono::system_clock::now();
 };
 
 /// A change of the client's connection state, as its state listeners hear it.
@@ -40,6 +42,8 @@ struct session_event {
     connection_state state = connection_state::latent;
     /// The session in use after the change (0 when there is none).
     std::int64_t session_id = 0;
+    /// When the change happened (wall clock).
+    std::chrono::system_clock::time_point at = std::chrono::system_clock::now();
 };
 
 /// What happened to one acquire or hold of a recipe (a lock, a lease, a leader's term).
@@ -47,7 +51,7 @@ enum class hold_event_kind {
     queued,      ///< Waits behind others; position says how many are ahead (again when that changes).
     acquired,    ///< Holds; duration is how long the acquire waited.
     doubtful,    ///< The connection was lost while holding: the session (and the hold) may be gone.
-    held_again,  ///< Doubt ended: the session survived and the node is still ours.
+    held_again,  ///< Doubt ended: the session survived and the node is still ours; duration is how long it was doubtful.
     lost,        ///< The hold ended without a release; cause says why.
     released,    ///< Released by its holder; duration is how long it was held.
 };
@@ -77,12 +81,18 @@ struct hold_event {
     std::string node_path;
     /// queued: how many participants are ahead of this one.
     std::size_t position = 0;
-    /// acquired: the wait since the acquire began; released: the time held; otherwise zero.
+    /// acquired: the wait since the acquire began; held_again: how long the hold was doubtful;
+    /// released: the time held; otherwise zero.
     std::chrono::nanoseconds duration{0};
     /// lost: why.
     lost_cause cause = lost_cause::none;
     /// The fencing token (the node's czxid) once acquired; 0 before.
     std::int64_t fencing_token = 0;
+    /// The kind of recipe: "mutex" (a mutex, a fair lock, a leader selector's), "semaphore",
+    /// "read-write lock" or "leader latch".
+    std::string_view recipe;
+    /// When the step happened (wall clock).
+    std::chrono::system_clock::time_point at = std::chrono::system_clock::now();
 };
 
 /// A change of leadership of a leader_latch or leader_selector.
@@ -99,6 +109,8 @@ struct leadership_event {
     /// A selector's term that ended because take_leadership threw: the exception's what() (or
     /// "unknown exception"); empty otherwise.
     std::string failure;
+    /// When the change happened (wall clock).
+    std::chrono::system_clock::time_point at = std::chrono::system_clock::now();
 };
 
 /// Hears everything a client and its recipes do. Override what you need; the defaults do nothing.

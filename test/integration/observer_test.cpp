@@ -198,6 +198,13 @@ TEST_CASE("observer: every hold step once and in order, through a dropped connec
     CHECK(released.duration >= 50ms);  // the second hold, held 50 ms
     CHECK(second.fencing_token > holds[1].fencing_token);
     CHECK(released.node_path == second.node_path);
+    // Issue 43 item 9: how long the hold was doubtful, the kind of recipe, and when (wall clock).
+    CHECK(holds[3].kind == zkr::hold_event_kind::held_again);
+    CHECK(holds[3].duration > 0ns);
+    CHECK(holds[3].duration < 15s);
+    for (const auto& h : holds) CHECK(h.recipe == "mutex");
+    for (std::size_t i = 1; i < holds.size(); ++i) CHECK(holds[i - 1].at <= holds[i].at);
+    CHECK(std::chrono::system_clock::now() - holds.front().at < 2min);
 
     // Operations: the creates of the lock's nodes, with their path, outcome and latency.
     const auto ops = ears->operations();
