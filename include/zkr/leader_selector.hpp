@@ -58,6 +58,7 @@ public:
         /// again, doubled for each such term in a row up to max_requeue_backoff; a term that
         /// returns resets it. Zero: queue again at once.
         std::chrono::milliseconds requeue_backoff{100};
+        /// The longest wait requeue_backoff doubles up to.
         std::chrono::milliseconds max_requeue_backoff{10'000};
     };
 
