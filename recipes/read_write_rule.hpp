@@ -1,6 +1,6 @@
 // The read-write lock's rule: two lock_rules (a reader's, a writer's) on one queue.
 //
-// Node names and order are Curator's InterProcessReadWriteLock (shared/notes/curator-protocols.md):
+// Node names and order are Curator's InterProcessReadWriteLock:
 // "_c_<uuid>-__READ__<seq>" and "_c_<uuid>-__WRIT__<seq>" under one path, one queue by sequence.
 // - A writer holds at the head of the queue, and waits on the node just ahead of it (a reader or
 //   a writer: it needs every node ahead gone).

@@ -1,4 +1,4 @@
-// The read-write lock's rule (test/sim/read_write_rule.hpp): one queue of readers and writers.
+// The read-write lock's rule (recipes/read_write_rule.hpp): one queue of readers and writers.
 #include "../../recipes/read_write_rule.hpp"
 #include "machine_script.hpp"
 
