@@ -132,8 +132,8 @@ void lock_core::make_revocable(std::function<void()> on_revoke) { listeners_->on
 void lock_core::attach_listeners(const std::shared_ptr<hold>& h) const { listener_attacher()(h); }
 
 std::function<void(const std::shared_ptr<hold>&)> lock_core::listener_attacher() const {
-    return [weak = std::weak_ptr<listeners>(listeners_), data = node_data()](const std::shared_ptr<hold>& h) {
-        if (auto l = weak.lock(); l && l->on_revoke) watch_revocation(h, l->on_revoke, data);
+    return [weak = std::weak_ptr<listeners>(listeners_), data = node_data(), kind = driver_->rule().kind()](const std::shared_ptr<hold>& h) {
+        if (auto l = weak.lock(); l && l->on_revoke) watch_revocation(h, l->on_revoke, data, kind);
         h->add_listener(
             [weak](hold_state s) {
                 if (auto l = weak.lock()) l->call(s);

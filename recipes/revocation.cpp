@@ -9,6 +9,8 @@
 #include <zkr/path.hpp>
 #include <zkr/revocation.hpp>
 
+#include "../src/observe.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -21,14 +23,16 @@ namespace detail {
 namespace {
 
 struct revocation_watch : std::enable_shared_from_this<revocation_watch> {
-    revocation_watch(zkr::client& c, std::weak_ptr<hold> h, std::string node_path, std::function<void()> fn, std::string data)
-        : client(c), hold_(std::move(h)), node(std::move(node_path)), on_revoke(std::move(fn)), own_data(std::move(data)) {}
+    revocation_watch(zkr::client& c, std::weak_ptr<hold> h, std::string node_path, std::function<void()> fn, std::string data,
+                     std::string_view kind)
+        : client(c), hold_(std::move(h)), node(std::move(node_path)), on_revoke(std::move(fn)), own_data(std::move(data)), recipe(kind) {}
 
     zkr::client& client;
     std::weak_ptr<hold> hold_;
     const std::string node;
     const std::function<void()> on_revoke;
     const std::string own_data;  // what the request overwrote
+    const std::string_view recipe;  // the rule's kind (a literal)
     std::atomic<bool> told{false};
 
     // The hold still counts: there is someone to tell.
@@ -68,6 +72,15 @@ struct revocation_watch : std::enable_shared_from_this<revocation_watch> {
         auto h = live_hold();
         if (!h || told.exchange(true)) return;
         client.logger()->info("hold on {} (token {}): asked to let go (revocation)", node, h->fencing_token());
+        if (const auto& o = client.options(); o.observer) {
+            hold_event e;
+            e.kind = hold_event_kind::revocation_requested;
+            e.lock_path = std::string(parent_path(node));
+            e.node_path = node;
+            e.fencing_token = h->fencing_token();
+            e.recipe = recipe;
+            post_to_observer(o, callback_executor(connection_of(client)), std::move(e));
+        }
         h->ask_to_let_go();
         try {
             on_revoke();
@@ -79,8 +92,8 @@ struct revocation_watch : std::enable_shared_from_this<revocation_watch> {
 
 }  // namespace
 
-void watch_revocation(const std::shared_ptr<hold>& h, std::function<void()> on_revoke, std::string node_data) {
-    auto w = std::make_shared<revocation_watch>(h->get_client(), h, h->node_path(), std::move(on_revoke), std::move(node_data));
+void watch_revocation(const std::shared_ptr<hold>& h, std::function<void()> on_revoke, std::string node_data, std::string_view recipe) {
+    auto w = std::make_shared<revocation_watch>(h->get_client(), h, h->node_path(), std::move(on_revoke), std::move(node_data), recipe);
     w->arm();
 }
 

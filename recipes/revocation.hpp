@@ -14,6 +14,7 @@ namespace zkr::detail {
 /// the watch keeps nothing of the hold alive. The node's own data (`node_data`, host:pid by
 /// default), which the request overwrote, is then written back (if nobody wrote the node since),
 /// so that `zkr status` names the holder again; no waiter takes that write for anything.
-void watch_revocation(const std::shared_ptr<hold>& h, std::function<void()> on_revoke, std::string node_data);
+/// recipe: the rule's kind, for the observer's revocation_requested event.
+void watch_revocation(const std::shared_ptr<hold>& h, std::function<void()> on_revoke, std::string node_data, std::string_view recipe);
 
 }  // namespace zkr::detail

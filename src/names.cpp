@@ -51,6 +51,7 @@ std::string_view to_string(hold_event_kind k) noexcept {
         case hold_event_kind::held_again: return "held_again";
         case hold_event_kind::lost: return "lost";
         case hold_event_kind::released: return "released";
+        case hold_event_kind::revocation_requested: return "revocation_requested";
     }
     return "unknown";
 }

@@ -61,10 +61,16 @@ public:
         if (e.kind == zkr::hold_event_kind::acquired) wait_seconds_.observe(e.duration);
         if (e.kind == zkr::hold_event_kind::released) hold_seconds_.observe(e.duration);
         if (e.kind == zkr::hold_event_kind::lost) ++lost_[label("cause", std::string(zkr::to_string(e.cause)))];
+        // Gauges: the holds this process has now, by recipe (a hold begins with acquired and ends
+        // with lost or released, exactly once each).
+        const auto recipe = label("recipe", std::string(e.recipe));
+        if (e.kind == zkr::hold_event_kind::acquired) ++holding_[recipe];
+        if (e.kind == zkr::hold_event_kind::lost || e.kind == zkr::hold_event_kind::released) --holding_[recipe];
     }
     void on_leadership(const zkr::leadership_event& e) override {
         std::lock_guard lock(m_);
         ++leadership_[label("gained", e.gained ? "true" : "false")];
+        leading_[label("path", e.path)] = e.gained ? 1 : 0;  // am I the leader of this election now
     }
 
     std::string text() const {
@@ -80,6 +86,8 @@ public:
         counters(out, "zkr_hold_events_total", "Steps of acquires and holds.", holds_);
         counters(out, "zkr_holds_lost_total", "Holds lost, by cause.", lost_);
         counters(out, "zkr_leadership_changes_total", "Terms of leadership gained and ended.", leadership_);
+        gauges(out, "zkr_holds", "Holds this process has now, by recipe.", holding_);
+        gauges(out, "zkr_leading", "1 while this process leads the election at path.", leading_);
         out << "# HELP zkr_lock_wait_seconds Time from an acquire's start to its grant.\n# TYPE zkr_lock_wait_seconds histogram\n";
         wait_seconds_.write(out, "zkr_lock_wait_seconds", "");
         out << "# HELP zkr_lock_hold_seconds Time from a grant to its release.\n# TYPE zkr_lock_hold_seconds histogram\n";
@@ -101,8 +109,15 @@ private:
         for (const auto& [labels, n] : values) out << name << '{' << labels << "} " << n << '\n';
     }
 
+    static void gauges(std::ostream& out, const std::string& name, const std::string& help,
+                       const std::map<std::string, std::int64_t>& values) {
+        out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " gauge\n";
+        for (const auto& [labels, n] : values) out << name << '{' << labels << "} " << n << '\n';
+    }
+
     mutable std::mutex m_;
     std::map<std::string, std::uint64_t> operations_, sessions_, holds_, lost_, leadership_;
+    std::map<std::string, std::int64_t> holding_, leading_;
     std::map<std::string, histogram> operation_seconds_;
     std::uint64_t retries_ = 0;
     histogram wait_seconds_, hold_seconds_;
@@ -127,6 +142,9 @@ int main(int argc, char** argv) {
     }
     // Events arrive on the callback thread, just after the calls that made them.
     for (int i = 0; i < 100 && metrics->holds_released() < cycles; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    std::cout << metrics->text();
-    return metrics->holds_released() == cycles ? 0 : 1;
+    const auto text = metrics->text();
+    std::cout << text;
+    // Every hold was released: the gauge of holds now reads 0 for the mutex.
+    const bool none_held = text.find("zkr_holds{recipe=\"mutex\"} 0\n") != std::string::npos;
+    return metrics->holds_released() == cycles && none_held ? 0 : 1;
 }

@@ -54,9 +54,10 @@ enum class hold_event_kind {
     held_again,  ///< Doubt ended: the session survived and the node is still ours; duration is how long it was doubtful.
     lost,        ///< The hold ended without a release; cause says why.
     released,    ///< Released by its holder; duration is how long it was held.
+    revocation_requested,  ///< A revocable hold was asked to let go (zkr::revoke); it is still held.
 };
 
-/// "queued", "acquired", "doubtful", "held_again", "lost" or "released".
+/// "queued", "acquired", "doubtful", "held_again", "lost", "released" or "revocation_requested".
 std::string_view to_string(hold_event_kind k) noexcept;
 
 /// Why a hold was lost.

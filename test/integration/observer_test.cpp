@@ -6,12 +6,15 @@
 #include "tcp_proxy.hpp"
 
 #include <zkr/fair_lock.hpp>
+#include <zkr/interprocess_mutex.hpp>
 #include <zkr/leader_latch.hpp>
 #include <zkr/leader_selector.hpp>
 #include <zkr/observer.hpp>
+#include <zkr/revocation.hpp>
 
 #include "zkr_catch.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <future>
@@ -341,4 +344,25 @@ TEST_CASE("observer: a selector's term that ended by a throw says so (failure), 
     CHECK_FALSE(terms[1].gained);
     CHECK(terms[1].failure == "no database");
     selector.close();
+}
+
+// Issue 43 item 9: a revocation request was invisible to the observer.
+TEST_CASE("observer: a revocable hold asked to let go is heard as revocation_requested, and is still held") {
+    auto& zk = zkr::test::shared_server();
+    const auto ears = std::make_shared<recording_observer>();
+    auto c = observed_client(zk.connect_string(), ears);
+    const auto path = zkr::test::recipe_path("observer-revoke");
+    zkr::interprocess_mutex m(*c, path, [] {});
+    m.lock();
+    zkr::revoke(*c, path);
+    REQUIRE(zkr::test::eventually([&] { return index_of(ears->lines(), "hold revocation_requested") >= 0; }, 10s));
+    const auto holds = ears->holds();
+    const auto it = std::find_if(holds.begin(), holds.end(), [](const zkr::hold_event& e) { return e.kind == zkr::hold_event_kind::revocation_requested; });
+    REQUIRE(it != holds.end());
+    CHECK(it->node_path == m.node_path());
+    CHECK(it->lock_path == path);
+    CHECK(it->fencing_token == m.fencing_token());
+    CHECK(it->recipe == "mutex");
+    CHECK(m.state() == zkr::hold_state::held);
+    m.unlock();
 }
