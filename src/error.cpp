@@ -43,7 +43,7 @@ public:
             case errc::reconfig_disabled: return "reconfiguration disabled";
             case errc::session_closed_require_sasl_auth: return "session closed: server requires SASL";
             case errc::throttled_op: return "operation throttled by the server";
-            case errc::not_connected: return "not connected to ZooKeeper";
+            case errc::not_connected: return "not connected to ZooKeeper (none in time, or the client was never start()ed)";
             case errc::invalid_path: return "invalid znode path";
             case errc::invalid_argument: return "invalid argument";
             case errc::closed: return "closed (the client, or the recipe object waited on)";

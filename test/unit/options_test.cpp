@@ -5,6 +5,8 @@
 
 #include "zkr_catch.hpp"
 
+#include <future>
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -75,6 +77,12 @@ TEST_CASE("an operation before start() fails, a client never started closes clea
     boost::system::error_code ec;
     c.exists("/a", ec);
     CHECK(ec == zkr::errc::not_connected);
+    // Async: an error_code only, whose message names the likely cause (issue 43 item 14).
+    std::promise<boost::system::error_code> heard;
+    c.async_exists("/a", [&](boost::system::error_code e, std::optional<zkr::stat>) { heard.set_value(e); });
+    const auto async_ec = heard.get_future().get();
+    CHECK(async_ec == zkr::errc::not_connected);
+    CHECK_THAT(async_ec.message(), zkr::test::contains("never start()ed"));
     c.close();
     c.close();  // idempotent
     c.exists("/a", ec);
