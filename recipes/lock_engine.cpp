@@ -108,30 +108,37 @@ void lock_engine::carry_out(const lock_out::create& a) {
                          }));
 }
 
+// The engine's reads and deletes go to the connection directly (detail::submit, as the client's
+// templates do): their completions and watches run on the network thread, and a node or queue
+// that has gone (no_node) is an answer the machine expects, which the observer hears as such.
 void lock_engine::carry_out(const lock_out::list& a) {
-    client_.async_get_children(driver_->path(), boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](
-                                                                                      error_code ec, children_result r) {
-                                   self->feed(lock_in::listed{t, ec, std::move(r.children)});
-                               }));
+    request r;
+    r.kind = op_kind::get_children;
+    r.path = driver_->path();
+    r.no_node_is_an_answer = true;  // the queue deleted with its parent: queue again
+    submit(detail::connection_of(client_), std::move(r), [self = shared_from_this(), t = a.ticket](const error_code& ec, response&& resp) {
+        self->feed(lock_in::listed{t, ec, ec ? std::vector<std::string>{} : std::move(resp.children)});
+    });
 }
 
 // getData, not exists: no watch is left behind on a node that is already gone. Its owner tells a
 // node of our own session that no acquire of this client has (client_nodes): a stray.
 void lock_engine::carry_out(const lock_out::watch_node& a) {
     auto path = join_path(driver_->path(), a.name);
-    client_.async_get_data(
-        path,
-        boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](watch_event e) {
-            self->feed(lock_in::node_changed{t, e.type});
-        }),
-        boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket, path](error_code ec, data_result r) {
-            const auto owner = r.stat.ephemeral_owner;
+    request req;
+    req.kind = op_kind::get_data;
+    req.path = path;
+    req.no_node_is_an_answer = true;  // the node ahead left before we read it
+    req.watch = [self = shared_from_this(), t = a.ticket](watch_event e) { self->feed(lock_in::node_changed{t, e.type}); };
+    submit(detail::connection_of(client_), std::move(req),
+        [self = shared_from_this(), t = a.ticket, path](const error_code& ec, response&& r) {
+            const auto owner = ec ? 0 : r.stat.ephemeral_owner;
             const bool stray = !ec && owner != 0 && owner == self->client_.session_id() && !client_nodes::knows(self->client_, path);
             if (stray) self->client_.logger()->warn("{} belongs to this client's session, yet no acquire of this client has it: "
                                                     "a node the process forgot (a create whose reply was lost, or a delete the "
                                                     "servers lost); the waiter behind it deletes it", path);
-            self->feed(lock_in::node_read{t, ec, r.stat.version, stray});
-        }));
+            self->feed(lock_in::node_read{t, ec, ec ? 0 : r.stat.version, stray});
+        });
 }
 
 void lock_engine::carry_out(const lock_out::watch_own& a) {
@@ -169,9 +176,14 @@ void lock_engine::carry_out(const lock_out::touch_own& a) {
 
 // Guaranteed: a connection problem does not leave the node behind.
 void lock_engine::carry_out(const lock_out::remove_node& a) {
-    client_.async_remove(a.path, {.guaranteed = true}, boost::asio::bind_executor(net_, [logger = client_.logger(), p = a.path](error_code ec) {
-                             if (ec && ec != errc::no_node) logger->warn("removing lock node {}: {}", p, ec.message());
-                         }));
+    request r;
+    r.kind = op_kind::remove;
+    r.path = a.path;
+    r.guaranteed = true;
+    r.no_node_is_an_answer = true;  // gone already: done
+    submit(detail::connection_of(client_), std::move(r), [logger = client_.logger(), p = a.path](const error_code& ec, response&&) {
+        if (ec && ec != errc::no_node) logger->warn("removing lock node {}: {}", p, ec.message());
+    });
 }
 
 // Nothing to send: the connection layer looks for the node of every protected create that gave up
@@ -186,6 +198,7 @@ void lock_engine::carry_out(const lock_out::delete_own& a) {
     r.kind = op_kind::remove;
     r.path = a.path;
     r.fail_fast = true;
+    r.no_node_is_an_answer = true;  // gone already (with an old session, or deleted by hand): released
     submit(detail::connection_of(client_), std::move(r), [self = shared_from_this(), t = a.ticket, p = a.path](const error_code& ec, response&&) {
         if (ec && ec != errc::no_node) {
             if (is_retryable(ec))

@@ -322,7 +322,8 @@ void connection::finish(const op_ptr& op, const boost::system::error_code& ec, r
     op->done = nullptr;
     if (options_.observer)
         post_to_observer(options_, callback_executor(),
-                         operation_event{op->req.kind, op->req.path, clock::now() - op->started, ec, op->retries});
+                         operation_event{op->req.kind, op->req.path, clock::now() - op->started, ec, op->retries,
+                                         op->req.no_node_is_an_answer && ec == errc::no_node});
     done(ec, std::move(r));
 }
 

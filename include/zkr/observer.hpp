@@ -32,6 +32,10 @@ struct operation_event {
     boost::system::error_code result;
     /// How many times it was sent again after a retryable failure (retry_policy).
     int retries = 0;
+    /// The result is an answer its caller expected, not a failure: a recipe's read or delete of a
+    /// node that had already gone (no_node), a normal step of every contended lock. Metrics that
+    /// alert on failures should count these apart (prometheus_example counts them as "ok").
+    bool expected = false;
     /// When the outcome was known (wall clock: for logs and traces beside other processes').
     std::chrono::system_clock::time_point at = std::chrono::system_clock::now();
 };

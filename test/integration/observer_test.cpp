@@ -366,3 +366,32 @@ TEST_CASE("observer: a revocable hold asked to let go is heard as revocation_req
     CHECK(m.state() == zkr::hold_state::held);
     m.unlock();
 }
+
+// Issue 43 item 9: a recipe's expected no_node (a node that had already gone) was counted as a
+// failed operation, so an alert on failures fired on normal traffic. Here: a waiter whose session
+// expires removes its old node on the new session, which the expiry had already deleted.
+TEST_CASE("observer: a recipe's expected no_node is marked expected, and no other no_node comes from the recipe") {
+    auto& zk = zkr::test::shared_server();
+    const auto ears = std::make_shared<recording_observer>();
+    auto c = observed_client(zk.connect_string(), ears);
+    auto other = zkr::test::connect(zk.connect_string());
+    const auto path = zkr::test::recipe_path("observer-expected");
+    zkr::interprocess_mutex holder(*other, path), waiter(*c, path);
+    holder.lock();
+    auto waiting = std::async(std::launch::async, [&] {
+        waiter.lock();
+        waiter.unlock();
+    });
+    REQUIRE(zkr::test::eventually([&] { return zkr::test::nodes_under(*other, path) == 2; }, 10s));
+    zkr::test::expire_session(zk.connect_string(), *c);
+    REQUIRE(zkr::test::eventually([&] { return zkr::test::nodes_under(*other, path) == 2; }, 20s));  // queued again
+    holder.unlock();
+    waiting.get();
+    REQUIRE(zkr::test::eventually([&] {
+        for (const auto& o : ears->operations())
+            if (o.result == zkr::errc::no_node && o.expected) return true;
+        return false;
+    }, 10s));
+    for (const auto& o : ears->operations())
+        if (o.result == zkr::errc::no_node && o.path.rfind(path, 0) == 0) CHECK(o.expected);
+}

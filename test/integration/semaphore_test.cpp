@@ -209,7 +209,7 @@ TEST_CASE("semaphore: a release wakes only the first waiter, never a herd") {
     CHECK(zkr::test::eventually([&] { return nodes_under(*h1, path) == 0; }, 5s));
 }
 
-TEST_CASE("semaphore of one lease: leases closed inside their completion handlers drain a queue, one request per handoff") {
+TEST_CASE("semaphore of one lease: leases closed inside their completion handlers drain a queue, a delete and a listing per handoff") {
     auto& zk = zkr::test::shared_server();
     const auto path = sem_path("one-lease-drain");
     constexpr int sessions = 4, waiters = 20;
@@ -244,13 +244,15 @@ TEST_CASE("semaphore of one lease: leases closed inside their completion handler
     REQUIRE(drained.get_future().wait_for(20s) == std::future_status::ready);
     CHECK(granted == waiters);
     CHECK(failed == 0);
-    // One transaction per release (data change + delete) and nothing else: each waiter learns
-    // from its predecessor's data change that it holds. No waiter lists the queue.
-    CHECK(sent() - before == waiters + 1u);
+    // One delete per release, and at most one listing per waiter: a waiter whose view still lists
+    // nodes ahead of its predecessor lists once when it goes (issue 43: a data change can no
+    // longer tell it that the predecessor held). No herd: nobody lists more than once.
+    CHECK(sent() - before <= 2u * waiters);
+    CHECK(sent() - before >= waiters + 1u);
     CHECK(zkr::test::eventually([&] { return nodes_under(*clients[0], path) == 0; }, 5s));
 }
 
-TEST_CASE("semaphore of one lease: someone else writes to a held lease node: the lease is lost, the waiter behind holds") {
+TEST_CASE("semaphore of one lease: someone else writes to a held lease node: the lease stands, the waiter behind waits") {
     auto& zk = zkr::test::shared_server();
     const auto path = sem_path("one-lease-tamper");
     auto a = connect(zk.connect_string()), b = connect(zk.connect_string());
@@ -260,18 +262,12 @@ TEST_CASE("semaphore of one lease: someone else writes to a held lease node: the
     REQUIRE(zkr::test::eventually([&] { return holder.participant_nodes().size() == 2; }));
     std::this_thread::sleep_for(300ms);  // past the own-node watch delay
     b->set_data(held.node_path(), "tampered");
-    CHECK(zkr::test::eventually([&] { return held.state() == hold_state::lost; }));
+    CHECK(next.wait_for(700ms) == std::future_status::timeout);  // a write is no release
+    CHECK(held.state() == hold_state::held);
+    held.close();
     REQUIRE(next.wait_for(10s) == std::future_status::ready);
     auto second = next.get();
     CHECK(second.is_valid());
-    // The tampered node is gone (removed by its holder), so the two never hold at once.
-    CHECK(holder.participant_nodes() == std::vector<std::string>{second.node_path()});
-    try {
-        held.close();
-        FAIL("close() of a lost lease must report the loss");
-    } catch (const zkr::error& e) {
-        CHECK(e.code() == zkr::errc::lock_lost);
-    }
     second.close();
     CHECK(zkr::test::eventually([&] { return nodes_under(*a, path) == 0; }, 5s));
 }

@@ -40,6 +40,9 @@ struct request {
     /// drops with the request in flight, fail at once with connection_loss. For a release, which
     /// must not block its caller during an outage (the hold retries on reconnection itself).
     bool fail_fast = false;
+    /// no_node is an answer the caller expects, not a failure (a recipe reading or deleting a node
+    /// that may have gone): the observer hears it as operation_event::expected.
+    bool no_node_is_an_answer = false;
 };
 
 struct response {
