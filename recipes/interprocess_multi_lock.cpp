@@ -197,17 +197,21 @@ std::stop_token interprocess_multi_lock::stop_token() const {
     return t ? t->stop.get_token() : detail::stopped_token();
 }
 
-std::vector<std::int64_t> interprocess_multi_lock::fencing_tokens() const {
+std::shared_ptr<interprocess_multi_lock::term> interprocess_multi_lock::current_or_throw() const {
     auto t = current();
     if (!t) detail::throw_if(make_error_code(errc::lock_not_held), members_.front()->path(), "this thread holds no multi-lock");
+    return t;
+}
+
+std::vector<std::int64_t> interprocess_multi_lock::fencing_tokens() const {
+    const auto t = current_or_throw();
     std::vector<std::int64_t> tokens;
     for (const auto& [core, h] : t->members) tokens.push_back(h->fencing_token());
     return tokens;
 }
 
 std::vector<std::string> interprocess_multi_lock::node_paths() const {
-    auto t = current();
-    if (!t) detail::throw_if(make_error_code(errc::lock_not_held), members_.front()->path(), "this thread holds no multi-lock");
+    const auto t = current_or_throw();
     std::vector<std::string> nodes;
     for (const auto& [core, h] : t->members) nodes.push_back(h->node_path());
     return nodes;

@@ -134,6 +134,8 @@ private:
     void order_members();
     bool acquire_for(std::optional<std::chrono::milliseconds> timeout);
     std::shared_ptr<term> current() const;
+    /// current(), or lock_not_held when the calling thread holds nothing.
+    std::shared_ptr<term> current_or_throw() const;
     std::shared_ptr<term> take_for_release(boost::system::error_code& ec);
 
     std::vector<std::unique_ptr<interprocess_mutex>> owned_;
