@@ -50,6 +50,10 @@ struct cli_run {
     }
     std::string stdout_text() const { return read(out); }
     std::string stderr_text() const { return read(err); }
+    /// Whether the command's output shows `text` within a few seconds.
+    bool says(const std::string& text) const {
+        return zkr::test::eventually([&] { return stdout_text().find(text) != std::string::npos; }, 10s);
+    }
     ~cli_run() {
         std::remove(out.c_str());
         std::remove(err.c_str());
@@ -172,14 +176,13 @@ TEST_CASE("zkr lock: a command that traps SIGTERM decides its own exit, a waitin
     const auto path = cli_path("trap");
     auto c = connect(zk.connect_string());
     cli_run holder({"lock", "--connect", zk.connect_string(), path, "--", "sh", "-c",
-                    "trap 'echo got-term; exit 0' TERM; sleep 20 & wait"});
-    REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 1; }));
+                    "trap 'echo got-term; exit 0' TERM; echo ready; sleep 20 & wait"});
+    REQUIRE(holder.says("ready"));  // it holds, and the trap is set
     cli_run waiter({"lock", "--connect", zk.connect_string(), path, "--", "true"});
     REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, path) == 2; }));
     waiter.process.kill(SIGINT);
     CHECK(waiter.wait() == 128 + SIGINT);
     CHECK(zkr::test::eventually([&] { return nodes_under(*c, path) == 1; }, 5s));  // its node went
-    std::this_thread::sleep_for(200ms);  // the trap is set
     holder.process.kill(SIGTERM);
     CHECK(holder.wait() == 0);
     CHECK_THAT(holder.stdout_text(), zkr::test::contains("got-term"));
@@ -190,8 +193,10 @@ TEST_CASE("zkr lock: when the lock is lost the command is stopped (SIGTERM, then
     const auto path = cli_path("lost");
     auto admin = connect(zk.connect_string());
     SECTION("a command that stops on SIGTERM") {
-        cli_run r({"lock", "--connect", zk.connect_string(), path, "--", "sleep", "20"});
-        REQUIRE(zkr::test::eventually([&] { return nodes_under(*admin, path) == 1; }));
+        cli_run r({"lock", "--connect", zk.connect_string(), path, "--", "sh", "-c", "echo ready; exec sleep 20"});
+        // Its command runs, so it holds. (Its node alone is not enough: deleted before its listing,
+        // the node is a waiter's, and zkr queues again, rightly, and holds with a new one.)
+        REQUIRE(r.says("ready"));
         const auto start = clk::now();
         admin->remove(zkr::join_path(path, admin->get_children(path).children.at(0)));
         CHECK(r.wait() == 4);
@@ -200,9 +205,8 @@ TEST_CASE("zkr lock: when the lock is lost the command is stopped (SIGTERM, then
     }
     SECTION("a command that ignores SIGTERM, with --lost-exit-code") {
         cli_run r({"lock", "--grace", "1", "--lost-exit-code", "99", "--connect", zk.connect_string(), path, "--", "sh", "-c",
-                   "trap '' TERM; while :; do sleep 0.1; done"});
-        REQUIRE(zkr::test::eventually([&] { return nodes_under(*admin, path) == 1; }));
-        std::this_thread::sleep_for(200ms);  // the trap is set
+                   "trap '' TERM; echo ready; while :; do sleep 0.1; done"});
+        REQUIRE(r.says("ready"));  // it holds, and the trap is set
         const auto start = clk::now();
         admin->remove(zkr::join_path(path, admin->get_children(path).children.at(0)));
         CHECK(r.wait() == 99);
