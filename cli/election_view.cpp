@@ -1,6 +1,6 @@
 #include "election_view.hpp"
 
-#include "../recipes/lock_rule.hpp"  // the leader by the recipes' own queue
+#include "../recipes/queue_kinds.hpp"  // the leader by the recipes' own queue
 
 #include <zkr/error.hpp>
 #include <zkr/path.hpp>
@@ -23,8 +23,10 @@ election_seen look_at_election(election_reads& reads, const std::string& path) {
         }
         // Made since the listing: list it, for a watch on its children.
     }
-    auto queue = zkr::queue_of(children, {zkr::latch_lock_name}).sorted;
-    if (queue.empty()) queue = zkr::queue_of(children, {zkr::mutex_lock_name}).sorted;
+    // The first kind that elects (a leader latch's, a leader selector's) with nodes here.
+    std::vector<std::string> queue;
+    for (const auto& kind : zkr::queue_kinds())
+        if (kind.elects && (queue = zkr::queue_of_kind(kind, children)).size() > 0) break;
     election_seen seen;
     seen.participants = queue.size();
     for (const auto& name : queue) {

@@ -3,7 +3,7 @@
 
 #include <zkr/revocation.hpp>
 
-#include "../recipes/lock_rule.hpp"  // zkr status names holders with the recipes' own rules
+#include "../recipes/lock_rule.hpp"  // zkr status names holders with the recipes' own kinds and rules
 #include "../recipes/read_write_rule.hpp"
 
 #include <zkr/path.hpp>
@@ -31,8 +31,6 @@ std::string age(std::int64_t ms) {
     return buf;
 }
 
-enum class queue_kind { mutex, semaphore, read_write, latch };
-
 // What `zkr status` found, before it is printed as text or as JSON.
 struct node_report {
     std::string name, data;
@@ -46,32 +44,24 @@ struct node_report {
 struct queue_report {
     std::string kind;  // "lock", "semaphore", "read-write lock", "leader latch"
     std::optional<std::int64_t> max_leases;
-    bool latch = false;
+    bool leads = false;  // its holder leads an election (a latch's)
     std::size_t holding = 0, waiting = 0;
     std::vector<node_report> nodes;
 };
 
-// One kind's queue: who holds (the rule the recipes use, from the names alone), then who waits.
-queue_report report_queue(zkr::client& client, const std::string& path, const std::vector<std::string>& nodes, queue_kind which) {
+// One kind's queue: who holds (the kind's own rule, from the names alone), then who waits.
+queue_report report_queue(zkr::client& client, const std::string& path, const std::vector<std::string>& nodes, const zkr::queue_kind_info& kind) {
+    using zkr::queue_kind;
+    const auto which = kind.id;
     queue_report q;
-    std::size_t holders = zkr::lowest_n_rule(1).holders(nodes);
-    q.kind = "lock";
-    if (which == queue_kind::read_write) {
-        holders = zkr::read_write_rule(zkr::read_write_rule::side::read).holders(nodes);
-        q.kind = "read-write lock";
-    } else if (which == queue_kind::latch) {
-        q.kind = "leader latch";
-        q.latch = true;
-    } else if (which == queue_kind::semaphore) {
-        q.kind = "semaphore";
-        const auto tag = zkr::parse_lease_node(nodes[0]).value_or(zkr::lease_node_info{}).max_tag;
-        if (const auto max = zkr::max_of_tag(tag); max && *max > 0) {
-            holders = zkr::lease_rule([max = *max] { return max; }, tag).holders(nodes);
-            q.max_leases = *max;
-        } else {
-            holders = nodes.size();  // the maximum lives in a shared count we cannot name: list all as holding or waiting
-        }
-    }
+    // A mutex's queue is shown as a "lock": the fair lock and the leader selector share its nodes.
+    q.kind = which == queue_kind::mutex ? "lock" : std::string(kind.name);
+    q.leads = which == queue_kind::latch;
+    const auto rule = kind.observer(nodes);
+    // Without a rule the maximum lives in a shared count we cannot name: list all as holding or waiting.
+    const std::size_t holders = rule ? rule->holders(nodes) : nodes.size();
+    if (which == queue_kind::semaphore && rule)
+        q.max_leases = zkr::max_of_tag(zkr::parse_lease_node(nodes[0]).value_or(zkr::lease_node_info{}).max_tag);
     q.holding = std::min(holders, nodes.size());
     q.waiting = nodes.size() - q.holding;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -89,7 +79,7 @@ queue_report report_queue(zkr::client& client, const std::string& path, const st
 }
 
 // What a holder of this queue is called: a latch's leads.
-const char* holder_role(const queue_report& q) { return q.latch ? "leading" : "holding"; }
+const char* holder_role(const queue_report& q) { return q.leads ? "leading" : "holding"; }
 
 void print_text(const std::string& path, const queue_report& q) {
     std::string kind = q.kind;
@@ -142,21 +132,19 @@ struct status_command final : command {
         boost::system::error_code ec;
         const auto children = client->get_children(path, ec).children;
         if (ec && ec != zkr::errc::no_node) throw exit_error(exit_zookeeper, "listing " + path + ": " + ec.message());
-        // A lock's nodes end in "lock-<seq>", a semaphore's in "lease-<seq>", a read-write lock's in
-        // "__READ__<seq>" or "__WRIT__<seq>". Two kinds on one path would not exclude each other (zkr
-        // refuses to acquire there): show each, and say so.
-        const std::pair<queue_kind, std::vector<std::string>> kinds[] = {
-            {queue_kind::mutex, zkr::queue_of(children, {zkr::mutex_lock_name}).sorted},
-            {queue_kind::semaphore, zkr::queue_of(children, {zkr::semaphore_lock_name}).sorted},
-            {queue_kind::read_write, zkr::read_write_rule(zkr::read_write_rule::side::read).queue(children).sorted},
-            {queue_kind::latch, zkr::queue_of(children, {zkr::latch_lock_name}).sorted}};
+        // Each kind's queue (the kinds' table names their nodes). Two kinds on one path would not
+        // exclude each other (zkr refuses to acquire there): show each, and say so.
         std::vector<queue_report> queues;
         std::size_t participants = 0;
-        for (const auto& [which, nodes] : kinds)
-            if (!nodes.empty()) {
-                participants += nodes.size();
-                queues.push_back(report_queue(*client, path, nodes, which));
-            }
+        std::string kind_names;
+        for (const auto& kind : zkr::queue_kinds()) {
+            if (kind.node_names.empty()) continue;  // (a folder of another layout: counted among the other nodes)
+            kind_names += (kind_names.empty() ? "" : ", ") + std::string(kind.name);
+            const auto nodes = zkr::queue_of_kind(kind, children);
+            if (nodes.empty()) continue;
+            participants += nodes.size();
+            queues.push_back(report_queue(*client, path, nodes, kind));
+        }
         const auto other_nodes = children.size() - participants;
         if (as_json) {
             say(json(path, queues, other_nodes));
@@ -173,7 +161,7 @@ struct status_command final : command {
             return 0;
         }
         if (queues.size() > 1)
-            std::cout << path << ": nodes of " << queues.size() << " kinds of lock (mutex, semaphore, read-write lock, leader latch): they do "
+            std::cout << path << ": nodes of " << queues.size() << " kinds of lock (" << kind_names << "): they do "
                                  "not exclude each other, so each may hold at once (zkr refuses new acquires here)\n";
         for (const auto& q : queues) print_text(path, q);
         return 0;

@@ -21,7 +21,7 @@ interprocess_mutex::interprocess_mutex(client& c, std::string path, std::functio
 interprocess_mutex::interprocess_mutex(client& c, std::string path, mutex_options options)
     : core_(std::make_unique<detail::lock_core>(
           c, std::move(path),
-          std::make_shared<lowest_n_rule>(1, mutex_lock_name,
+          std::make_shared<lowest_n_rule>(1, queue_kind::mutex,
                                           options.kazoo_lock_nodes ? lowest_n_rule::foreign::kazoo : lowest_n_rule::foreign::none))) {}
 
 interprocess_mutex::interprocess_mutex(client& c, std::string path, std::shared_ptr<const lock_rule> rule, acquire_plan plan)

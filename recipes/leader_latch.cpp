@@ -22,7 +22,7 @@ using boost::system::error_code;
 
 struct leader_latch::impl : std::enable_shared_from_this<impl> {
     impl(client& c, std::string path, std::string participant, options o)
-        : core(c, std::move(path), std::make_shared<lowest_n_rule>(1, latch_lock_name)),
+        : core(c, std::move(path), std::make_shared<lowest_n_rule>(1, queue_kind::latch)),
           id(participant.empty() ? detail::default_node_data() : std::move(participant)),
           opts(o),
           callbacks(detail::callback_executor(detail::connection_of(c))) {}

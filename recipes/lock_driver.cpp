@@ -190,13 +190,13 @@ std::string lock_driver::kind_mismatch_message(std::string_view what) const {
         error_code ec;
         const auto r = client_.get_children(path_, ec);
         if (const auto node = ec ? std::nullopt : rule_->queue(r.children).other_kind) {
-            if (*node == curator_leases_folder)
+            const auto* kind = kind_of_node(*node);  // (other_kind is always one of the kinds)
+            if (kind && kind->id == queue_kind::curator_semaphore)
                 return m + "node " + join_path(path_, *node) +
                        " holds the leases of a semaphore in Curator's layout, which do not count against this lock; use one "
                        "kind and layout per path (semaphore_options::layout = semaphore_layout::curator in every zkr process "
                        "that shares a semaphore with Curator)";
-            const auto kind = lock_kind_of(*node).value_or("lock");
-            m += "node " + join_path(path_, *node) + " is a " + std::string(kind) + (kind == "semaphore" ? "'s lease, " : "'s lock node, ");
+            if (kind) m += "node " + join_path(path_, *node) + " is a " + std::string(kind->name) + "'s " + std::string(kind->node_role) + ", ";
         }
     } catch (const std::exception&) {
         // The node's name is a courtesy; the error stands without it.

@@ -15,7 +15,7 @@ constexpr std::size_t sequence_digits = 10;
 }  // namespace
 
 lock_queue lowest_n_rule::queue(const std::vector<std::string>& children) const {
-    return queue_of(children, {name_}, also_ == foreign::kazoo ? kazoo_lock_name : std::string_view());
+    return queue_of(children, kind_->node_names, also_ == foreign::kazoo ? kazoo_lock_name : std::string_view());
 }
 
 namespace {
@@ -161,31 +161,7 @@ lock_decision curator_lease_rule::do_decide(const std::vector<std::string>& sort
 
 std::size_t curator_lease_rule::holders(const std::vector<std::string>& sorted) const { return std::min(max(), sorted.size()); }
 
-std::optional<std::uint32_t> lock_sequence(std::string_view name, std::string_view lock_name) {
-    constexpr std::size_t digits = 10;
-    if (name.size() < digits + lock_name.size()) return std::nullopt;
-    const std::string_view seq = name.substr(name.size() - digits);
-    if (name.substr(name.size() - digits - lock_name.size(), lock_name.size()) != lock_name) return std::nullopt;
-    std::uint64_t value = 0;
-    for (const char c : seq) {
-        if (c < '0' || c > '9') return std::nullopt;
-        value = value * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-    // ZooKeeper's counter is a signed 32-bit int printed with %010d; past 2^31 it wraps negative.
-    if (value > 0xffffffffULL) return std::nullopt;
-    return static_cast<std::uint32_t>(value);
-}
-
-std::optional<std::string_view> lock_kind_of(std::string_view name) {
-    static constexpr std::pair<std::string_view, std::string_view> kinds[] = {
-        {mutex_lock_name, "mutex"}, {semaphore_lock_name, "semaphore"}, {latch_lock_name, "leader latch"},
-        {read_lock_name, "read-write lock"}, {write_lock_name, "read-write lock"}};
-    for (const auto& [lock_name, kind] : kinds)
-        if (lock_sequence(name, lock_name)) return kind;
-    return std::nullopt;
-}
-
-lock_queue queue_of(const std::vector<std::string>& children, std::initializer_list<std::string_view> names,
+lock_queue queue_of(const std::vector<std::string>& children, std::span<const std::string_view> names,
                     std::string_view unprotected) {
     lock_queue q;
     std::vector<std::tuple<std::uint32_t, std::size_t, std::string>> keyed;  // sequence, name's rank, node
@@ -193,9 +169,8 @@ lock_queue queue_of(const std::vector<std::string>& children, std::initializer_l
     // Every participant is created protected ("_c_<uuid>-", as Curator's are too). A sequential
     // node without that prefix was dropped in by something else; counted, it would hold forever.
     for (const auto& c : children) {
-        // A semaphore in Curator's layout keeps its leases in this folder: its holders would not
-        // count against ours, nor ours against theirs.
-        if (c == curator_leases_folder && !q.other_kind) q.other_kind = c;
+        // Another kind may be marked by a folder (a semaphore in Curator's layout keeps its leases in one).
+        if (!q.other_kind && kind_of_folder(c)) q.other_kind = c;
         if (c.rfind("_c_", 0) != 0) {
             // Kazoo's Lock names its nodes without the prefix: they take part only when asked for.
             if (const auto seq = unprotected.empty() ? std::nullopt : lock_sequence(c, unprotected))  // sim-one-way: kazoo-nodes
@@ -209,7 +184,7 @@ lock_queue queue_of(const std::vector<std::string>& children, std::initializer_l
             ++rank;
         }
         if (seq) keyed.emplace_back(*seq, rank, c);
-        else if (!q.other_kind && lock_kind_of(c)) q.other_kind = c;
+        else if (!q.other_kind && kind_of_node(c)) q.other_kind = c;
     }
     std::sort(keyed.begin(), keyed.end());
     q.sorted.reserve(keyed.size());

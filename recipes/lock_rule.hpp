@@ -3,33 +3,21 @@
 // without touching the driver.
 #pragma once
 
+#include "queue_kinds.hpp"
+
 #include <boost/system/error_code.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <span>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace zkr {
-
-/// The node names of Curator's lock protocols, which zkr shares for interop: InterProcessMutex's
-/// "lock-" (zkr's mutex and fair lock), InterProcessSemaphoreV2's "lease-".
-inline constexpr std::string_view mutex_lock_name = "lock-";
-inline constexpr std::string_view semaphore_lock_name = "lease-";
-/// The folder of a semaphore in Curator's layout that holds its leases (path/leases): a lock of
-/// another kind on `path` refuses it as a node of another kind.
-inline constexpr std::string_view curator_leases_folder = "leases";
-/// Kazoo's Lock: "<uuid hex>__lock__<seq>", without Curator's protect prefix.
-inline constexpr std::string_view kazoo_lock_name = "__lock__";
-/// LeaderLatch's: the lowest node leads.
-inline constexpr std::string_view latch_lock_name = "latch-";
-/// InterProcessReadWriteLock's names: both kinds of node form one queue, ordered by sequence.
-inline constexpr std::string_view read_lock_name = "__READ__";
-inline constexpr std::string_view write_lock_name = "__WRIT__";
 
 struct lock_decision {
     bool holds = false;
@@ -117,30 +105,29 @@ private:
 
 /// The children that are protected lock nodes ("_c_<uuid>-...<name><seq>") of one of `names`,
 /// sorted by sequence, and at one sequence in the order of `names` (foreign nodes, a plain
-/// "lock-0000000001" too, are ignored), and the first protected node of another known kind
-/// (lock_kind_of).
+/// "lock-0000000001" too, are ignored), and the first node of another kind (kind_of_node).
 /// unprotected: a name whose nodes take part without the protect prefix too (kazoo_lock_name);
 /// empty: none.
-lock_queue queue_of(const std::vector<std::string>& children, std::initializer_list<std::string_view> names,
+lock_queue queue_of(const std::vector<std::string>& children, std::span<const std::string_view> names,
                     std::string_view unprotected = {});
-/// The kind of lock whose protocol names a node like this one ("mutex" for "..lock-<seq>",
-/// "semaphore" for "..lease-<seq>", "read-write lock" for Curator's "..__READ__<seq>" and
-/// "..__WRIT__<seq>"); nullopt for anything else.
-std::optional<std::string_view> lock_kind_of(std::string_view node_name);
+inline lock_queue queue_of(const std::vector<std::string>& children, std::initializer_list<std::string_view> names,
+                           std::string_view unprotected = {}) {
+    return queue_of(children, std::span<const std::string_view>(names.begin(), names.size()), unprotected);
+}
 
 /// The n lowest nodes hold. The first waiter watches the holders (any one's release may be its
 /// turn); every later waiter watches only the waiter just ahead of it, so a release wakes one
 /// waiter, never a herd. For n = 1 this is the classic lock: each waiter watches its predecessor.
 /// Its nodes are the mutex's ("lock-", as Curator's InterProcessMutex), or a leader latch's
-/// ("latch-", as Curator's LeaderLatch: the one holder leads).
+/// ("latch-", as Curator's LeaderLatch: the one holder leads): a kind of one node name.
 class lowest_n_rule final : public lock_rule {
 public:
     /// Which foreign nodes take part: none, or Kazoo's Lock nodes too (kazoo_lock_name).
     enum class foreign { none, kazoo };
-    explicit lowest_n_rule(std::size_t n, std::string_view name = mutex_lock_name, foreign also = foreign::none)
-        : n_(n), name_(name), also_(also) {}
-    std::string_view kind() const override { return name_ == latch_lock_name ? "leader latch" : "mutex"; }
-    std::string node_name() const override { return std::string(name_); }
+    explicit lowest_n_rule(std::size_t n, queue_kind kind = queue_kind::mutex, foreign also = foreign::none)
+        : n_(n), kind_(&kind_info(kind)), also_(also) {}
+    std::string_view kind() const override { return kind_->name; }
+    std::string node_name() const override { return std::string(kind_->node_names.front()); }
     lock_queue queue(const std::vector<std::string>& children) const override;
     std::size_t leases() const noexcept { return n_; }
     /// With one holder nobody waits for a grant: every waiter waits for the node ahead to go. (So
@@ -151,7 +138,7 @@ public:
 private:
     lock_decision do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const override;
     std::size_t n_;
-    std::string_view name_;
+    const queue_kind_info* kind_;
     foreign also_;
 };
 
@@ -224,10 +211,6 @@ private:
     std::size_t max() const;
     std::function<std::int64_t()> max_;
 };
-
-/// The sequence number of a lock node: the 10 digits that end its name, if the name contains
-/// lock_name right before them ("_c_<uuid>-lock-0000000042" with lock_name "lock-").
-std::optional<std::uint32_t> lock_sequence(std::string_view node_name, std::string_view lock_name);
 
 namespace detail {
 

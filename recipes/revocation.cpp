@@ -3,7 +3,7 @@
 #include "revocation.hpp"
 
 #include "lock_driver.hpp"
-#include "read_write_rule.hpp"
+#include "queue_kinds.hpp"
 
 #include <zkr/client.hpp>
 #include <zkr/path.hpp>
@@ -122,18 +122,20 @@ std::vector<std::string> revoke(client& c, const std::string& lock_path) {
     const auto children = c.get_children(lock_path, ec).children;
     if (ec == errc::no_node) refuse(errc::lock_not_held, lock_path, "nothing holds it (no such node)");
     detail::throw_if(ec, lock_path, "listing the lock " + printable_path(lock_path));
-    // The holders, named by the recipes' own rules.
-    const read_write_rule reader(read_write_rule::side::read);
+    // The holders of the first revocable kind found, counted by the kind's own rule.
     std::vector<std::string> holders;
-    if (const auto locks = queue_of(children, {mutex_lock_name}).sorted; !locks.empty()) {
-        holders.push_back(locks.front());
-    } else if (const auto rw = reader.queue(children).sorted; !rw.empty()) {
-        const auto n = reader.holders(rw);
-        holders.assign(rw.begin(), rw.begin() + static_cast<std::ptrdiff_t>(n));
-    } else {
+    for (const auto& kind : queue_kinds()) {
+        if (!kind.revocable) continue;
+        const auto queue = queue_of_kind(kind, children);
+        if (queue.empty()) continue;
+        const auto n = kind.observer(queue)->holders(queue);
+        holders.assign(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(n));
+        break;
+    }
+    if (holders.empty()) {
         for (const auto& child : children)
-            if (const auto kind = lock_kind_of(child))
-                refuse(errc::invalid_argument, lock_path, "it is a " + std::string(*kind) + ": only mutexes and read-write locks are revocable");
+            if (const auto* kind = kind_of_node(child); kind && !kind->revocable)
+                refuse(errc::invalid_argument, lock_path, "it is a " + std::string(kind->name) + ": only mutexes and read-write locks are revocable");
         refuse(errc::lock_not_held, lock_path, "nothing holds it");
     }
     std::vector<std::string> asked;

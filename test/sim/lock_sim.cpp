@@ -190,7 +190,7 @@ public:
             rule_ = std::make_shared<lowest_n_rule>(1);
             if (s.kind == recipe::multi_lock) paths_ = multi_lock_paths;
         } else if (s.kind == recipe::latch) {
-            rule_ = std::make_shared<lowest_n_rule>(1, latch_lock_name);
+            rule_ = std::make_shared<lowest_n_rule>(1, queue_kind::latch);
         } else if (s.kind == recipe::revocable_mutex) {
             // The same rule as the mutex's: revocable holders and plain waiters mix on one path, and
             // the operator's writes to holders' nodes stand for revocation requests.

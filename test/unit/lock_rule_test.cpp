@@ -167,9 +167,9 @@ TEST_CASE("a rule's queue names the first node of another kind: a lease among lo
     // Curator's read-write lock nodes are a third kind: neither a mutex nor a semaphore takes part with them.
     CHECK(mutex.queue({"_c_d-__WRIT__0000000005"}).other_kind == "_c_d-__WRIT__0000000005");
     CHECK(semaphore.queue({"_c_d-__READ__0000000005"}).other_kind == "_c_d-__READ__0000000005");
-    CHECK(zkr::lock_kind_of("_c_d-__READ__0000000005") == "read-write lock");
-    CHECK(zkr::lock_kind_of("_c_d-m1-w1-lease-0000000005") == "semaphore");
-    CHECK_FALSE(zkr::lock_kind_of("_c_d-config-0000000005"));
+    CHECK(zkr::kind_of_node("_c_d-__READ__0000000005")->name == "read-write lock");
+    CHECK(zkr::kind_of_node("_c_d-m1-w1-lease-0000000005")->name == "semaphore");
+    CHECK_FALSE(zkr::kind_of_node("_c_d-config-0000000005"));
     // Two names in one queue, ordered by sequence alone (Curator's fixForSorting).
     const auto rw = zkr::queue_of({"_c_b-__WRIT__0000000002", "_c_a-__READ__0000000003", "_c_z-__READ__0000000001"},
                                   {zkr::read_lock_name, zkr::write_lock_name});
@@ -220,6 +220,40 @@ TEST_CASE("curator_lease_rule: a lease holds with fewer than max nodes ahead, a 
     CHECK(rule.queue({"_c_a-lock-0000000001"}).other_kind == "_c_a-lock-0000000001");
 }
 
+TEST_CASE("the kinds' table: each kind found by its node names, its rule counting holders, a latch a kind of its own") {
+    using zkr::queue_kind;
+    // Every kind has its row, and only one row claims a node.
+    for (const auto id : {queue_kind::mutex, queue_kind::semaphore, queue_kind::read_write, queue_kind::latch, queue_kind::curator_semaphore})
+        CHECK(zkr::kind_info(id).id == id);
+    CHECK(zkr::queue_kinds().size() == 5);
+    CHECK(zkr::kind_of_node("_c_a-lock-0000000001")->id == queue_kind::mutex);
+    CHECK(zkr::kind_of_node("_c_a-__WRIT__0000000001")->id == queue_kind::read_write);
+    CHECK(zkr::kind_of_node("_c_a-latch-0000000001")->id == queue_kind::latch);
+    CHECK(zkr::kind_of_node("leases")->id == queue_kind::curator_semaphore);
+    CHECK_FALSE(zkr::kind_of_node("locks"));
+    CHECK_FALSE(zkr::kind_of_node("_c_a-lock-000000001"));  // nine digits: no sequence
+    // A leader latch is a kind of its own (not a name compared in the rule): it refuses a mutex's nodes.
+    const zkr::lowest_n_rule latch(1, queue_kind::latch);
+    CHECK(latch.kind() == "leader latch");
+    CHECK(latch.node_name() == "latch-");
+    CHECK(latch.queue({"_c_a-lock-0000000001"}).other_kind == "_c_a-lock-0000000001");
+    CHECK(zkr::lowest_n_rule(1).kind() == "mutex");
+    // The rows' observers count holders from names alone, as `zkr status` and `zkr revoke` do.
+    const names rw = {"_c_a-__READ__0000000001", "_c_b-__READ__0000000002", "_c_c-__WRIT__0000000003", "_c_d-__READ__0000000004"};
+    const auto& rw_kind = zkr::kind_info(queue_kind::read_write);
+    CHECK(zkr::queue_of_kind(rw_kind, {rw[3], rw[2], "other", rw[1], rw[0]}) == rw);
+    CHECK(rw_kind.observer(rw)->holders(rw) == 2);
+    CHECK(rw_kind.revocable);
+    const names leases = {"_c_a-m2-w1-lease-0000000001", "_c_b-m2-w1-lease-0000000002", "_c_c-m2-w1-lease-0000000003"};
+    CHECK(zkr::kind_info(queue_kind::semaphore).observer(leases)->holders(leases) == 2);
+    // A shared count's maximum is not in the names: no rule can count the holders.
+    CHECK_FALSE(zkr::kind_info(queue_kind::semaphore).observer({"_c_a-" + zkr::shared_count_max_tag("/c") + "-w1-lease-0000000001"}));
+    CHECK_FALSE(zkr::kind_info(queue_kind::semaphore).revocable);
+    CHECK(zkr::kind_info(queue_kind::latch).elects);
+    CHECK(zkr::kind_info(queue_kind::mutex).elects);  // (a leader selector's nodes)
+    CHECK(zkr::queue_of_kind(zkr::kind_info(queue_kind::curator_semaphore), {"leases"}).empty());
+}
+
 TEST_CASE("a Curator-layout semaphore's lease folder on a lock path is a node of another kind, for every rule") {
     const std::vector<std::string> children = {"_c_a-m2-w1-lease-0000000001", "locks", "leases"};
     const zkr::lease_rule semaphore([] { return 2; }, zkr::fixed_max_tag(2));
@@ -231,7 +265,7 @@ TEST_CASE("a Curator-layout semaphore's lease folder on a lock path is a node of
 TEST_CASE("a mutex rule that takes Kazoo's Lock nodes: they sort with zkr's by sequence, other foreign nodes stay out") {
     const std::vector<std::string> children = {"_c_a-lock-0000000003", "0f1e2d3c4b5a69788796a5b4c3d2e1f0__lock__0000000001",
                                                "abc__lock__0000000002", "abc__rlock__0000000004", "lock-0000000005", "other"};
-    const zkr::lowest_n_rule kazoo(1, zkr::mutex_lock_name, zkr::lowest_n_rule::foreign::kazoo);
+    const zkr::lowest_n_rule kazoo(1, zkr::queue_kind::mutex, zkr::lowest_n_rule::foreign::kazoo);
     CHECK(kazoo.queue(children).sorted ==
           names{"0f1e2d3c4b5a69788796a5b4c3d2e1f0__lock__0000000001", "abc__lock__0000000002", "_c_a-lock-0000000003"});
     CHECK_FALSE(kazoo.queue(children).other_kind);
