@@ -3,7 +3,7 @@
 #include <zkr/leader_latch.hpp>
 
 #include "../src/listener_registry.hpp"
-#include "lock_core.hpp"
+#include "election.hpp"
 
 #include <zkr/client.hpp>
 #include <zkr/path.hpp>
@@ -20,23 +20,16 @@ namespace zkr {
 
 using boost::system::error_code;
 
-struct leader_latch::impl : std::enable_shared_from_this<impl> {
+// An election whose terms are told to listeners and awaited.
+struct leader_latch::impl : detail::election, std::enable_shared_from_this<impl> {
     impl(client& c, std::string path, std::string participant, options o)
-        : core(c, std::move(path), std::make_shared<lowest_n_rule>(1, queue_kind::latch)),
-          id(participant.empty() ? detail::default_node_data() : std::move(participant)),
+        : election(c, std::move(path), queue_kind::latch, std::move(participant), "leader_latch"),
           opts(o),
           callbacks(detail::callback_executor(detail::connection_of(c))) {}
 
-    enum class phase { idle, started, closed };
-
-    detail::lock_core core;
-    const std::string id;
     const options opts;
     const boost::asio::any_io_executor callbacks;
-    mutable std::mutex m;
     std::condition_variable changed_cv;
-    phase now = phase::idle;
-    std::shared_ptr<detail::hold> term;  // the current term's hold
     error_code ended_by;                 // what ended the election (a closed client, another kind of lock)
     detail::listener_registry<std::function<void(bool)>> listeners;
     // The async waits for leadership (async_await_leadership), each with its timer's id.
@@ -46,10 +39,6 @@ struct leader_latch::impl : std::enable_shared_from_this<impl> {
     };
     std::vector<awaiter> awaiters;  // under m
     std::uint64_t last_awaiter = 0;
-
-    [[noreturn]] void misuse(const char* what) const {
-        throw zkr::error(make_error_code(errc::invalid_argument), core.path(), std::string("leader_latch: ") + what);
-    }
 
     bool ends_term(hold_state s) const {
         return s == hold_state::lost || s == hold_state::released || s == hold_state::releasing ||
@@ -80,24 +69,14 @@ struct leader_latch::impl : std::enable_shared_from_this<impl> {
         for (auto& a : done) a.done(v->first, v->second);
     }
 
-    std::shared_ptr<detail::hold> current_term() const {
-        std::lock_guard lock(m);
-        return term;
-    }
-
     // Queues an untimed acquire (called under m, so that close() cancels it). Its outcome comes to
     // joined() on the callback thread.
     void join() { core.join_in_background(id, weak_from_this(), &impl::joined); }
 
     void joined(const error_code& ec, std::shared_ptr<detail::hold> h) {
         std::unique_lock lock(m);
-        if (now != phase::started) {
-            lock.unlock();
-            if (h) core.release_quietly(h);  // closed meanwhile
-            return;
-        }
+        if (!wanted(lock, ec, h)) return;
         if (ec) {
-            if (ec == errc::cancelled) return;  // close() is on its way
             ended_by = ec;
             lock.unlock();
             core.driver().get_client().logger()->error("leader_latch {}: the election ended: {}", printable_path(core.path()), ec.message());
@@ -158,12 +137,7 @@ leader_latch::leader_latch(client& c, std::string path, std::string id, options 
 
 leader_latch::~leader_latch() {
     try {
-        bool started = false;
-        {
-            std::lock_guard lock(impl_->m);
-            started = impl_->now == impl::phase::started;
-        }
-        if (started) close();
+        if (impl_->started()) close();
     } catch (const std::exception& e) {
         impl_->core.driver().get_client().logger()->warn("leader_latch {}: close on destruction: {}", printable_path(impl_->core.path()),
                                                           e.what());
@@ -173,9 +147,7 @@ leader_latch::~leader_latch() {
 
 void leader_latch::start() {
     std::lock_guard lock(impl_->m);
-    if (impl_->now == impl::phase::started) impl_->misuse("start() called twice");
-    if (impl_->now == impl::phase::closed) impl_->misuse("start() after close(): a closed latch cannot start again");
-    impl_->now = impl::phase::started;
+    impl_->begin_start();
     impl_->join();
 }
 
@@ -183,11 +155,8 @@ void leader_latch::close() {
     std::shared_ptr<detail::hold> h;
     {
         std::lock_guard lock(impl_->m);
-        if (impl_->now == impl::phase::idle) impl_->misuse("close() of a latch that was never started");
-        if (impl_->now == impl::phase::closed) impl_->misuse("close() called twice");
-        impl_->now = impl::phase::closed;
+        impl_->begin_close();
         h = std::move(impl_->term);
-        impl_->core.driver().cancel();  // a queued acquire leaves (its node removed)
     }
     impl_->changed_cv.notify_all();
     impl_->settle();
@@ -263,21 +232,14 @@ bool leader_latch::await_leadership(std::chrono::milliseconds timeout) {
     }
 }
 
-std::int64_t leader_latch::fencing_token() const {
-    std::lock_guard lock(impl_->m);
-    if (!impl_->term) throw zkr::error(make_error_code(errc::lock_not_held), impl_->core.path(), "leader_latch: this participant does not lead");
-    return impl_->term->fencing_token();
-}
+std::int64_t leader_latch::fencing_token() const { return impl_->fencing_token(); }
 
 std::stop_token leader_latch::stop_token() const {
     std::lock_guard lock(impl_->m);
     return impl_->term ? impl_->term->stop_token() : detail::stopped_token();
 }
 
-hold_state leader_latch::state() const {
-    std::lock_guard lock(impl_->m);
-    return impl_->term ? impl_->term->caller_state() : hold_state::released;
-}
+hold_state leader_latch::state() const { return impl_->state(); }
 
 std::vector<multi_result> leader_latch::guarded_multi(std::vector<multi_op> ops) {
     return impl_->core.guarded_multi(impl_->current_term(), std::move(ops));
@@ -297,8 +259,8 @@ state_subscription leader_latch::add_listener(std::function<void(bool)> listener
 
 const std::string& leader_latch::id() const noexcept { return impl_->id; }
 
-std::vector<std::string> leader_latch::participants() const { return impl_->core.participant_data(); }
+std::vector<std::string> leader_latch::participants() const { return impl_->participants(); }
 
-std::string leader_latch::leader() const { return impl_->core.leader_data(); }
+std::string leader_latch::leader() const { return impl_->leader(); }
 
 }  // namespace zkr

@@ -3,7 +3,7 @@
 // term (the node deleted, then queued again with options::requeue).
 #include <zkr/leader_selector.hpp>
 
-#include "lock_core.hpp"
+#include "election.hpp"
 
 #include <zkr/client.hpp>
 #include <zkr/path.hpp>
@@ -18,35 +18,25 @@ namespace zkr {
 
 using boost::system::error_code;
 
-struct leader_selector::impl : std::enable_shared_from_this<impl> {
+// An election whose terms run take_leadership on a thread of their own. Its nodes are a mutex's
+// (Curator's LeaderSelector). A write to the leader's node (a revocation request, an operator's)
+// never starts a second term behind it: no rule takes a data change for a release.
+struct leader_selector::impl : detail::election, std::enable_shared_from_this<impl> {
     impl(client& c, std::string path, std::function<void(std::stop_token)> fn, std::string participant, options o)
-        // A write to the leader's node (a revocation request, an operator's) never starts a second
-        // term behind it: no rule takes a data change for a release.
-        : core(c, std::move(path), std::make_shared<lowest_n_rule>(1)),
+        : election(c, std::move(path), queue_kind::mutex, std::move(participant), "leader_selector"),
           take_leadership(std::move(fn)),
-          id(participant.empty() ? detail::default_node_data() : std::move(participant)),
           opts(o) {
         if (!take_leadership) misuse("take_leadership is empty");
     }
 
-    enum class phase { idle, started, closed };
-
-    detail::lock_core core;
     const std::function<void(std::stop_token)> take_leadership;
-    const std::string id;
     const options opts;
-    mutable std::mutex m;
-    phase now = phase::idle;
     bool queued = false;                 // an acquire is in flight
-    std::shared_ptr<detail::hold> term;  // the running term's hold
-    std::stop_source term_stop;          // the running term's token
+    std::stop_source term_stop;          // the running term's token (term: its hold)
     std::thread runner;                  // runs take_leadership (the last term's, once it returned)
     int failures_in_a_row = 0;           // terms whose take_leadership threw, since one returned
     const boost::asio::any_io_executor callbacks = detail::callback_executor(detail::connection_of(core.driver().get_client()));
 
-    [[noreturn]] void misuse(const char* what) const {
-        throw zkr::error(make_error_code(errc::invalid_argument), core.path(), std::string("leader_selector: ") + what);
-    }
     auto logger() const { return core.driver().get_client().logger(); }
 
     // Under m.
@@ -58,13 +48,8 @@ struct leader_selector::impl : std::enable_shared_from_this<impl> {
     void joined(const error_code& ec, std::shared_ptr<detail::hold> h) {
         std::unique_lock lock(m);
         queued = false;
-        if (now != phase::started) {
-            lock.unlock();
-            if (h) core.release_quietly(h);  // closed meanwhile
-            return;
-        }
+        if (!wanted(lock, ec, h)) return;
         if (ec) {
-            if (ec == errc::cancelled) return;
             const auto why = core.driver().acquire_failure(ec, "leadership");
             logger()->error("leader_selector {}: left the election: {}", printable_path(core.path()), why);
             lock.unlock();
@@ -175,12 +160,7 @@ leader_selector::leader_selector(client& c, std::string path, std::function<void
 leader_selector::~leader_selector() {
     std::thread runner;
     try {
-        bool started = false;
-        {
-            std::lock_guard lock(impl_->m);
-            started = impl_->now == impl::phase::started;
-        }
-        if (started) close();
+        if (impl_->started()) close();
     } catch (const std::exception& e) {
         impl_->logger()->warn("leader_selector {}: close on destruction: {}", printable_path(impl_->core.path()), e.what());
     }
@@ -198,9 +178,7 @@ leader_selector::~leader_selector() {
 
 void leader_selector::start() {
     std::lock_guard lock(impl_->m);
-    if (impl_->now == impl::phase::started) impl_->misuse("start() called twice");
-    if (impl_->now == impl::phase::closed) impl_->misuse("start() after close(): a closed selector cannot start again");
-    impl_->now = impl::phase::started;
+    impl_->begin_start();
     impl_->join();
 }
 
@@ -213,10 +191,7 @@ void leader_selector::requeue() {
 
 void leader_selector::close() {
     std::lock_guard lock(impl_->m);
-    if (impl_->now == impl::phase::idle) impl_->misuse("close() of a selector that was never started");
-    if (impl_->now == impl::phase::closed) impl_->misuse("close() called twice");
-    impl_->now = impl::phase::closed;
-    impl_->core.driver().cancel();  // a queued acquire leaves (its node removed)
+    impl_->begin_close();
     impl_->term_stop.request_stop();
 }
 
@@ -230,21 +205,14 @@ bool leader_selector::has_leadership() const {
     return impl_->term && !impl_->term_stop.stop_requested() && impl_->term->caller_state() == hold_state::held;
 }
 
-std::int64_t leader_selector::fencing_token() const {
-    std::lock_guard lock(impl_->m);
-    if (!impl_->term) throw zkr::error(make_error_code(errc::lock_not_held), impl_->core.path(), "leader_selector: this participant does not lead");
-    return impl_->term->fencing_token();
-}
+std::int64_t leader_selector::fencing_token() const { return impl_->fencing_token(); }
 
-hold_state leader_selector::state() const {
-    std::lock_guard lock(impl_->m);
-    return impl_->term ? impl_->term->caller_state() : hold_state::released;
-}
+hold_state leader_selector::state() const { return impl_->state(); }
 
 const std::string& leader_selector::id() const noexcept { return impl_->id; }
 
-std::vector<std::string> leader_selector::participants() const { return impl_->core.participant_data(); }
+std::vector<std::string> leader_selector::participants() const { return impl_->participants(); }
 
-std::string leader_selector::leader() const { return impl_->core.leader_data(); }
+std::string leader_selector::leader() const { return impl_->leader(); }
 
 }  // namespace zkr
