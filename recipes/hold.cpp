@@ -84,9 +84,43 @@ void hold::request_stop() {
     boost::asio::post(callback_executor(detail::connection_of(client_)), [self = shared_from_this()] { self->stop_.request_stop(); });
 }
 
-void hold::ask_to_let_go() noexcept {
-    stop_wanted_.store(true);
-    stop_.request_stop();
+void hold::revocation_requested() {
+    boost::asio::post(callback_executor(detail::connection_of(client_)), [self = shared_from_this()] {
+        self->stop_wanted_.store(true);
+        self->stop_.request_stop();
+        {
+            std::lock_guard lock(self->revocation_mutex_);
+            self->revocation_asked_ = true;
+        }
+        self->tell_revocation();
+    });
+}
+
+void hold::on_revocation(std::function<void()> fn) {
+    bool asked = false;
+    {
+        std::lock_guard lock(revocation_mutex_);
+        on_revocation_ = std::move(fn);
+        asked = revocation_asked_;
+    }
+    if (asked) boost::asio::post(callback_executor(detail::connection_of(client_)), [self = shared_from_this()] { self->tell_revocation(); });
+}
+
+// Once, when both the request and the listener are there.
+void hold::tell_revocation() {
+    if (ended(state())) return;  // released (or lost) meanwhile: nobody to ask
+    std::function<void()> fn;
+    {
+        std::lock_guard lock(revocation_mutex_);
+        if (!revocation_asked_ || !on_revocation_ || revocation_told_) return;
+        revocation_told_ = true;
+        fn = on_revocation_;
+    }
+    try {
+        fn();
+    } catch (const std::exception& e) {
+        client_.logger()->error("hold on {}: the revocation listener threw: {}", node_path_, e.what());
+    }
 }
 
 hold_state hold::caller_state() const noexcept {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -46,9 +47,10 @@ public:
     /// suspended) does not request it: the hold may come back.
     std::stop_token stop_token() const noexcept;
 
-    /// A revocation request reached this hold: its stop is requested now, on the calling thread
-    /// (the callback thread), though the hold stays held until its holder releases.
-    void ask_to_let_go() noexcept;
+    /// fn runs once, on the client's callback thread, when a revocation request reaches this hold
+    /// (at once, posted, when one reached it before). The hold's stop is requested just before.
+    /// A revocable recipe sets it on every hold it is granted.
+    void on_revocation(std::function<void()> fn);
 
     /// fn runs on the callback thread after each state change. listening, if given, is asked on the
     /// network thread first: while it says no, nothing is posted (a recipe attaches its listener
@@ -70,6 +72,11 @@ private:
     // Network thread only: the engine publishes the machine's decision.
     void set_state(hold_state s, lost_cause cause = lost_cause::none);
     void request_stop();
+    // Network thread: the machine read a revocation request on our node (once per hold). On the
+    // callback thread, the stop is requested, though the hold stays held until its holder releases,
+    // and the revocation listener runs.
+    void revocation_requested();
+    void tell_revocation();  // callback thread
 
     zkr::client& client_;
     std::string node_path_;
@@ -90,6 +97,10 @@ private:
         std::function<bool()> listening;
     };
     listener_registry<listener> listeners_;
+    std::mutex revocation_mutex_;
+    std::function<void()> on_revocation_;  // under revocation_mutex_, with the two below
+    bool revocation_asked_ = false;
+    bool revocation_told_ = false;
 };
 
 /// Tells the client's observer that a term of leadership on `election_path` began (gained) or

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "hold_access.hpp"
-#include "revocation.hpp"
 
 #include "../src/listener_registry.hpp"
 
@@ -127,13 +126,16 @@ state_subscription lock_core::add_hold_listener(std::function<void(hold_state)> 
     });
 }
 
-void lock_core::make_revocable(std::function<void()> on_revoke) { listeners_->on_revoke = std::move(on_revoke); }
+void lock_core::make_revocable(std::function<void()> on_revoke) {
+    listeners_->on_revoke = std::move(on_revoke);
+    driver_->make_revocable();
+}
 
 void lock_core::attach_listeners(const std::shared_ptr<hold>& h) const { listener_attacher()(h); }
 
 std::function<void(const std::shared_ptr<hold>&)> lock_core::listener_attacher() const {
-    return [weak = std::weak_ptr<listeners>(listeners_), data = node_data(), kind = driver_->rule().kind()](const std::shared_ptr<hold>& h) {
-        if (auto l = weak.lock(); l && l->on_revoke) watch_revocation(h, l->on_revoke, data, kind);
+    return [weak = std::weak_ptr<listeners>(listeners_)](const std::shared_ptr<hold>& h) {
+        if (auto l = weak.lock(); l && l->on_revoke) h->on_revocation(l->on_revoke);
         h->add_listener(
             [weak](hold_state s) {
                 if (auto l = weak.lock()) l->call(s);

@@ -68,8 +68,9 @@ public:
                                        std::function<void(const std::string&)> on_queued = {});
     /// As above, for a request the recipe filled in (its data: node_data() when empty).
     std::shared_ptr<hold> acquire_hold(acquire_request req);
-    /// Every hold granted from now on watches for revocation (recipes/revocation.hpp): on_revoke
-    /// runs once per hold asked to let go. For a rule whose release is the delete alone.
+    /// Every hold granted from now on reads its node's data for a revocation request (its one
+    /// own-node watch, recipes/lock_machine.hpp): on_revoke runs once per hold asked to let go, on
+    /// the callback thread. For a rule whose release is the delete alone.
     void make_revocable(std::function<void()> on_revoke);
     void attach_listeners(const std::shared_ptr<hold>& h) const;
     /// attach_listeners as a function that does not refer to this object (for completions that

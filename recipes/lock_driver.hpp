@@ -8,6 +8,7 @@
 #include <zkr/detail/request.hpp>
 #include <zkr/detail/unique_function.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -85,6 +86,10 @@ public:
     zkr::client& get_client() noexcept { return client_; }
     const std::string& path() const noexcept { return path_; }
     const lock_rule& rule() const noexcept { return *rule_; }
+    /// Its holds from now on read their node's data for a revocation request (before any acquire:
+    /// a recipe's constructor calls it).
+    void make_revocable() noexcept { revocable_ = true; }
+    bool revocable() const noexcept { return revocable_; }
 
 private:
     std::string kind_mismatch_message(std::string_view what) const;
@@ -96,6 +101,7 @@ private:
     zkr::client& client_;
     std::string path_;
     std::shared_ptr<const lock_rule> rule_;
+    std::atomic<bool> revocable_{false};
 };
 
 /// Releases h (when given) and tells nobody but the log: the release of a destructor or of

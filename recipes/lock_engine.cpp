@@ -2,6 +2,8 @@
 
 #include "../src/observe.hpp"
 
+#include <zkr/revocation.hpp>
+
 #include <zkr/path.hpp>
 
 #include <algorithm>
@@ -18,7 +20,7 @@ using boost::system::error_code;
 namespace {
 
 lock_machine::config machine_config(const lock_driver& d, const acquire_request& req) {
-    return {.rule = &d.rule(), .timeout = req.timeout, .context = {req.held_by_us}};
+    return {.rule = &d.rule(), .timeout = req.timeout, .context = {req.held_by_us}, .revocable = d.revocable()};
 }
 
 // Our node's path before the protect prefix: "<lock path>/<name>", with the sequence when it is given.
@@ -141,7 +143,22 @@ void lock_engine::carry_out(const lock_out::watch_node& a) {
         });
 }
 
+// A revocable hold reads its data (getData), which tells of a revocation request as well as of a
+// deletion: one watch on the node, not two.
 void lock_engine::carry_out(const lock_out::watch_own& a) {
+    if (a.read_data) {
+        request req;
+        req.kind = op_kind::get_data;
+        req.path = a.path;
+        req.no_node_is_an_answer = true;  // deleted: the hold is lost
+        req.watch = [self = shared_from_this(), t = a.ticket](watch_event e) { self->feed(lock_in::own_changed{t, e.type}); };
+        submit(detail::connection_of(client_), std::move(req), [self = shared_from_this(), t = a.ticket](const error_code& ec, response&& r) {
+            if (ec && ec != errc::no_node) return self->feed(lock_in::own_read{t, ec});
+            if (ec) return self->feed(lock_in::own_read{t, {}, std::nullopt});
+            self->feed(lock_in::own_read{t, {}, r.stat.ephemeral_owner, r.stat.version, r.data == revocation_signal});
+        });
+        return;
+    }
     client_.async_exists(
         a.path,
         boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](watch_event e) {
@@ -169,9 +186,20 @@ void lock_engine::carry_out(const lock_out::own_watch_later& a) {
 }
 
 void lock_engine::carry_out(const lock_out::touch_own& a) {
-    client_.async_set_data(a.path, data_, -1, boost::asio::bind_executor(net_, [logger = client_.logger(), p = a.path](error_code ec, zkr::stat) {
-                               if (ec) logger->debug("signalling the grant of {}: {}", p, ec.message());
+    const char* why = a.version < 0 ? "signalling the grant of" : "writing its data back after the revocation request:";
+    client_.async_set_data(a.path, data_, a.version,
+                           boost::asio::bind_executor(net_, [logger = client_.logger(), p = a.path, why](error_code ec, zkr::stat) {
+                               // (bad_version: written again since the request was read; that write stays)
+                               if (ec && ec != errc::bad_version) logger->debug("{} {}: {}", why, p, ec.message());
                            }));
+}
+
+// The hold requests its stop and runs the recipe's revocation listener (hold::revocation_requested);
+// the observer hears it first.
+void lock_engine::carry_out(const lock_out::revocation_requested&) {
+    client_.logger()->info("hold on {} (token {}): asked to let go (revocation)", node_path_, token_);
+    observe(hold_event_kind::revocation_requested);
+    if (auto h = hold_.lock()) h->revocation_requested();
 }
 
 // Guaranteed: a connection problem does not leave the node behind.

@@ -55,6 +55,7 @@ private:
     void carry_out(const lock_out::waiting& a);
     void carry_out(const lock_out::granted& a);
     void carry_out(const lock_out::not_granted& a);
+    void carry_out(const lock_out::revocation_requested& a);
     void carry_out(const lock_out::hold_changed& a);
     void carry_out(const lock_out::release_done& a);
     void complete(const boost::system::error_code& ec, std::shared_ptr<hold> h);

@@ -74,13 +74,15 @@ struct node_changed {
     lock_ticket ticket = 0;
     watch_event_type type = watch_event_type::not_watching;
 };
-/// The exists (with a watch) on our own node answered; owner is empty when it does not exist.
-/// version: its data version (how many times it was written).
+/// The exists (or getData, lock_out::watch_own::read_data) with a watch on our own node answered;
+/// owner is empty when it does not exist. version: its data version (how many times it was written).
 struct own_read {
     lock_ticket ticket = 0;
     boost::system::error_code ec;
     std::optional<std::int64_t> owner;
     std::int32_t version = 0;
+    /// Read with its data, which is Curator's revocation request (revocation_signal).
+    bool revocation_requested = false;
 };
 /// The watch on our own node fired.
 struct own_changed {
@@ -143,15 +145,21 @@ struct watch_node {
 struct watch_own {
     lock_ticket ticket = 0;
     std::string path;
+    /// getData instead: a revocable hold reads its node's data for a revocation request (the
+    /// same one watch tells it of a deletion too).
+    bool read_data = false;
 };
 /// Answer with lock_in::own_watch_due after `delay`.
 struct own_watch_later {
     lock_ticket ticket = 0;
     std::chrono::milliseconds delay{0};
 };
-/// setData on our node: tells the waiter behind us that we hold. Nothing to answer.
+/// setData of our own data on our node. Nothing to answer. version -1: tells the waiter behind us
+/// that we hold. A version: writes our data back over a revocation request read at that version
+/// (a later write by anyone stays), so that the node names its holder again.
 struct touch_own {
     std::string path;
+    std::int32_t version = -1;
 };
 /// A guaranteed delete (retried until done, across reconnections). Nothing to answer.
 struct remove_node {
@@ -188,6 +196,9 @@ struct granted {
 struct not_granted {
     boost::system::error_code ec;
 };
+/// A revocation request was read on our node while it holds (once per hold): the recipe's
+/// revocation listener runs and the hold's stop is requested. The hold stays held until released.
+struct revocation_requested {};
 /// The hold's state changed.
 struct hold_changed {
     hold_state state = hold_state::held;
@@ -204,7 +215,8 @@ struct release_done {
 using lock_action = std::variant<lock_out::deadline_after, lock_out::create, lock_out::list, lock_out::watch_node, lock_out::watch_own,
                                  lock_out::own_watch_later, lock_out::touch_own, lock_out::remove_node,
                                  lock_out::remove_created, lock_out::delete_own, lock_out::queued, lock_out::waiting, lock_out::granted,
-                                 lock_out::not_granted, lock_out::hold_changed, lock_out::release_done>;
+                                 lock_out::not_granted, lock_out::revocation_requested, lock_out::hold_changed,
+                                 lock_out::release_done>;
 using lock_actions = std::vector<lock_action>;
 
 /// Where the machine's protocol makes a choice that safety rests on. The shipped machine uses
@@ -233,6 +245,9 @@ public:
         std::optional<std::chrono::milliseconds> timeout;
         /// The nodes on this path that the acquiring owner holds already (lock_rule::decide).
         decision_context context;
+        /// A revocable hold: its own-node watch reads the node's data, from the grant on, and a
+        /// revocation request there is news (lock_out::revocation_requested).
+        bool revocable = false;
         bool try_only() const noexcept { return timeout && timeout->count() <= 0; }
     };
 
@@ -330,6 +345,7 @@ private:
         hold_state state = hold_state::held;
         std::int64_t session = 0;  // the session it was granted on
         std::optional<std::uint64_t> caller;  // the release's caller, until it hears the outcome
+        bool asked_to_let_go = false;  // a revocation request was read (and told) already
     };
     struct done {};
 
@@ -594,7 +610,10 @@ private:
         phase_ = std::move(held);
         const auto& h = *holding();
         if (touch) emit(lock_out::touch_own{h.node.path});
-        if (!own_watch_pending()) own_watch_later();
+        // A revocable hold reads its node at once: a request may have come before the grant was
+        // heard (a revoker lists the holders from the server's queue).
+        if (cfg_.revocable) watch_own();
+        else if (!own_watch_pending()) own_watch_later();
         emit(lock_out::granted{h.node.path, h.node.token, h.session});
         // Granted without a connection, or on a read-only one (the quorum may have ended our
         // session meanwhile): doubtful until re-validated on a read-write connection.
@@ -641,18 +660,20 @@ private:
 
     // After a reconnection the same request re-validates a hold: the node must still exist and
     // belong to our session.
+    // A revocable hold's read takes the data too: one watch for both news.
     void watch_own() {
         book_.drop_all(purpose::own);  // a newer watch supersedes it (the same node's event fires both)
-        emit(lock_out::watch_own{ask({purpose::own}), node()->path});
+        emit(lock_out::watch_own{ask({purpose::own}), node()->path, cfg_.revocable && holding() != nullptr});
     }
 
     // What we learn about our node, from a read or from its watch, is classified once: a waiter
     // and a holder then read the same news the same way. A write by someone else is no news: no
-    // waiter takes it for our release. (Revocation adds its request here.)
+    // waiter takes it for our release. A revocation request is news to a revocable holder only.
     enum class own_news {
-        intact,     // there, and ours
-        gone,       // deleted, or no longer our session's
-        unwatched,  // the watch ended with the session
+        intact,           // there, and ours
+        gone,             // deleted, or no longer our session's
+        unwatched,        // the watch ended with the session
+        revocation_asked, // there, ours, and its data asks a revocable holder to let go
     };
 
     // The session our node must belong to: the hold's, or (waiting) the one that made it.
@@ -663,6 +684,7 @@ private:
 
     own_news news_of(const lock_in::own_read& e) const {
         if (!e.owner || !Rules::owns(*e.owner, expected_owner())) return own_news::gone;
+        if (e.revocation_requested && cfg_.revocable && holding()) return own_news::revocation_asked;
         return own_news::intact;
     }
 
@@ -677,7 +699,7 @@ private:
         // A live own-node ticket means we have our node (a restart or an end drops the ticket):
         // only a guard, so that a slip of the tickets can never dereference a node we lack.
         const auto* n = node(); if (!n) return;  // sim-one-way: ticket-guard
-        on_own_news(news_of(e), /*fired=*/false);
+        on_own_news(news_of(e), /*fired=*/false, e.version);
     }
 
     void on(const lock_in::own_changed& e, const request&) {
@@ -688,13 +710,13 @@ private:
 
     // What each phase does with the news. fired: the watch fired, and must be set again to hear
     // more; otherwise a read answered, with the watch set (after a reconnection it re-validates a
-    // doubtful hold).
-    void on_own_news(own_news news, bool fired) {
+    // doubtful hold). version: the read's data version.
+    void on_own_news(own_news news, bool fired, std::int32_t version = 0) {
         if (acquiring()) {
             switch (news) {
                 case own_news::gone: return vanished();
                 case own_news::unwatched: return;  // the session went: the restart comes with it
-                case own_news::intact: break;
+                case own_news::intact: case own_news::revocation_asked: break;  // (one line: a waiter is never asked)
             }
             if (fired) watch_own();
             return;
@@ -705,11 +727,22 @@ private:
         switch (news) {
             case own_news::gone: case own_news::unwatched:  // (one line: one path)
                 return set_hold(hold_state::lost, news == own_news::gone ? lost_cause::node_deleted : lost_cause::session_ended);
+            case own_news::revocation_asked: asked_to_let_go(*h, version); break;
             case own_news::intact: break;
         }
         if (fired) return watch_own();
         if (h->state == hold_state::doubtful && connected_ && !read_only_ && session_ == h->session)
             set_hold(hold_state::held);
+    }
+
+    // Once per hold: the recipe hears the request, and our data goes back over it (at the version
+    // read), so that the node names its holder again. Our own write fires our watch: a read of
+    // our data follows, which is no news.
+    void asked_to_let_go(holding_phase& h, std::int32_t version) {
+        if (h.asked_to_let_go) return;
+        h.asked_to_let_go = true;
+        emit(lock_out::revocation_requested{});
+        emit(lock_out::touch_own{h.node.path, version});
     }
 
     // Whether a waiter behind us may have listed us as a waiter. Not when we hold on a listing that

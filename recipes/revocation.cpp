@@ -1,7 +1,5 @@
-// Revocation: the revoker writes Curator's signal to the holders' nodes (revoke), a revocable hold
-// reads it with a data watch on its own node (watch_revocation).
-#include "revocation.hpp"
-
+// Revocation's revoker side: Curator's signal written to the holders' nodes. A revocable hold reads
+// it through its own-node watch (the lock machine's revocation_asked news, recipes/lock_machine.hpp).
 #include "lock_driver.hpp"
 #include "queue_kinds.hpp"
 
@@ -9,95 +7,9 @@
 #include <zkr/path.hpp>
 #include <zkr/revocation.hpp>
 
-#include "../src/observe.hpp"
-
-#include <spdlog/spdlog.h>
-
-#include <atomic>
-
 namespace zkr {
 
 using boost::system::error_code;
-
-namespace detail {
-namespace {
-
-struct revocation_watch : std::enable_shared_from_this<revocation_watch> {
-    revocation_watch(zkr::client& c, std::weak_ptr<hold> h, std::string node_path, std::function<void()> fn, std::string data,
-                     std::string_view kind)
-        : client(c), hold_(std::move(h)), node(std::move(node_path)), on_revoke(std::move(fn)), own_data(std::move(data)), recipe(kind) {}
-
-    zkr::client& client;
-    std::weak_ptr<hold> hold_;
-    const std::string node;
-    const std::function<void()> on_revoke;
-    const std::string own_data;  // what the request overwrote
-    const std::string_view recipe;  // the rule's kind (a literal)
-    std::atomic<bool> told{false};
-
-    // The hold still counts: there is someone to tell.
-    std::shared_ptr<hold> live_hold() const {
-        auto h = hold_.lock();
-        if (!h) return nullptr;
-        const auto s = h->state();
-        return s == hold_state::held || s == hold_state::doubtful ? h : nullptr;
-    }
-
-    // Reads the node's data and sets the watch; both answers come on the callback thread.
-    void arm() {
-        if (told || !live_hold()) return;
-        client.async_get_data(
-            node,
-            [self = shared_from_this()](const watch_event& e) {
-                if (e.type == watch_event_type::node_data_changed) self->arm();  // (deleted, or the session went: the hold ended)
-            },
-            [self = shared_from_this()](const error_code& ec, data_result d) {
-                if (ec || d.data != revocation_signal) return;
-                self->tell();
-                self->restore(d.stat.version);
-            });
-    }
-
-    // Writes our data back over the request (at the version read: a later write stays), so that
-    // the node names its holder again (`zkr status`). Best effort: the hold may end meanwhile.
-    void restore(std::int32_t version) {
-        if (!live_hold()) return;
-        client.async_set_data(node, own_data, version, [self = shared_from_this()](const error_code& ec, const zkr::stat&) {
-            if (ec && ec != errc::no_node && ec != errc::bad_version)
-                self->client.logger()->debug("hold on {}: writing its data back after the revocation request: {}", self->node, ec.message());
-        });
-    }
-
-    void tell() {
-        auto h = live_hold();
-        if (!h || told.exchange(true)) return;
-        client.logger()->info("hold on {} (token {}): asked to let go (revocation)", node, h->fencing_token());
-        if (const auto& o = client.options(); o.observer) {
-            hold_event e;
-            e.kind = hold_event_kind::revocation_requested;
-            e.lock_path = std::string(parent_path(node));
-            e.node_path = node;
-            e.fencing_token = h->fencing_token();
-            e.recipe = recipe;
-            post_to_observer(o, callback_executor(connection_of(client)), std::move(e));
-        }
-        h->ask_to_let_go();
-        try {
-            on_revoke();
-        } catch (const std::exception& e) {
-            client.logger()->error("hold on {}: the revocation listener threw: {}", node, e.what());
-        }
-    }
-};
-
-}  // namespace
-
-void watch_revocation(const std::shared_ptr<hold>& h, std::function<void()> on_revoke, std::string node_data, std::string_view recipe) {
-    auto w = std::make_shared<revocation_watch>(h->get_client(), h, h->node_path(), std::move(on_revoke), std::move(node_data), recipe);
-    w->arm();
-}
-
-}  // namespace detail
 
 namespace {
 

@@ -94,8 +94,9 @@ public:
     /// Curator's Revoker), by writing the revocation signal to the holder's node. For each hold
     /// that is asked, once: its stop_token() is requested and on_revoke() runs, both on the
     /// client's callback thread. The hold stays held until the holder releases: a request, not a
-    /// loss. (Each hold reads its node once more when granted, to watch for the signal; so does a
-    /// lock_hold from async_acquire.)
+    /// loss. (Each hold reads its node's data when granted, with the watch that tells it of a
+    /// deletion too; so does a lock_hold from async_acquire. A plain hold sets that watch only
+    /// once it has lasted 100 ms.)
     ///
     /// Revocable and plain mutexes (zkr's, Curator's, `zkr lock`) mix on one path: no waiter takes
     /// a write to a node for a release, so the request never lets anyone in beside the holder.

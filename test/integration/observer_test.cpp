@@ -354,8 +354,20 @@ TEST_CASE("observer: a revocable hold asked to let go is heard as revocation_req
     const auto path = zkr::test::recipe_path("observer-revoke");
     zkr::interprocess_mutex m(*c, path, [] {});
     m.lock();
+    // One watch on the node (issue 44): the read of its data at the grant, and no exists beside
+    // it once the hold has lasted past the plain hold's delay.
+    std::this_thread::sleep_for(300ms);
+    const auto reads_of_node = [&](zkr::operation_kind kind) {
+        const auto ops = ears->operations();
+        return std::count_if(ops.begin(), ops.end(), [&](const zkr::operation_event& e) { return e.kind == kind && e.path == m.node_path(); });
+    };
+    CHECK(reads_of_node(zkr::operation_kind::get_data) == 1);
+    CHECK(reads_of_node(zkr::operation_kind::exists) == 0);
     zkr::revoke(*c, path);
     REQUIRE(zkr::test::eventually([&] { return index_of(ears->lines(), "hold revocation_requested") >= 0; }, 10s));
+    // Its own data written back over the request: the node names its holder again.
+    CHECK(zkr::test::eventually([&] { return c->get_data(m.node_path()).data != zkr::revocation_signal; }, 5s));
+    CHECK(reads_of_node(zkr::operation_kind::exists) == 0);
     const auto holds = ears->holds();
     const auto it = std::find_if(holds.begin(), holds.end(), [](const zkr::hold_event& e) { return e.kind == zkr::hold_event_kind::revocation_requested; });
     REQUIRE(it != holds.end());

@@ -5,6 +5,7 @@
 #include "sim_zookeeper.hpp"
 
 #include <zkr/path.hpp>
+#include <zkr/revocation.hpp>
 
 #include <deque>
 #include <map>
@@ -82,6 +83,7 @@ error_code ec_of(rc code) {
         case rc::node_exists: return make_error_code(errc::node_exists);
         case rc::not_empty: return make_error_code(errc::not_empty);
         case rc::session_expired: return make_error_code(errc::session_expired);
+        case rc::bad_version: return make_error_code(errc::bad_version);
     }
     return make_error_code(errc::system_error);
 }
@@ -102,6 +104,8 @@ struct request {
     std::optional<node> found_node;  // check's reply: that node, if it is still there
     bool plain = false;    // create: a plain ephemeral node (a downgrade's read node), not sequential
     std::int64_t owner = 0;  // get_data's reply: the node's ephemeral owner
+    bool with_data = false;  // exists: getData instead (a revocable hold's own-node read)
+    std::int32_t version = -1;  // set_data: the version it must find (-1: any)
 };
 
 // Something for a machine, in the order the client sees it.
@@ -150,7 +154,7 @@ struct client {
 };
 
 struct timer {
-    enum kind { deadline, own_watch_due, hold_end, next_attempt, expire_session, cancel, open_session } what;
+    enum kind { deadline, own_watch_due, hold_end, next_attempt, expire_session, cancel, open_session, revoke } what;
     int client = 0;
     std::uint64_t machine = 0;
     lock_ticket ticket = 0;
@@ -172,6 +176,8 @@ struct live_machine {
     // new child of the lock's path).
     std::set<std::string> nodes;
     int creates_in_flight = 0;
+    // revocable_mutex: a revocable acquire, whose hold lasts until a revocation request reaches it.
+    bool revocable = false;
 };
 
 // One acquire of a multi-lock: its members are taken one at a time in `order`, each acquire with
@@ -302,6 +308,7 @@ private:
                 break;
             case timer::next_attempt: start_attempt(c); break;
             case timer::open_session: open_session(c); break;
+            case timer::revoke: revoke(c, t.machine); break;
             case timer::cancel:
                 if (live_.count(t.machine)) {
                     note("c" + std::to_string(c.id) + " cancels m" + std::to_string(t.machine));
@@ -448,8 +455,13 @@ private:
             const auto path = targets[pick(targets.size())];
             tally("operator writes a node");
             note("operator writes " + path);
-            if (const node* n = zk_.find(path)) written_.insert(n->czxid);
-            zk_.set_data(path, "operator");
+            // (revocable_mutex: half of them a revocation request, which a plain node ignores)
+            const bool request = s_.kind == recipe::revocable_mutex && pick(2) == 0;
+            if (const node* n = zk_.find(path)) {
+                written_.insert(n->czxid);
+                if (request) revocation_written_.insert(n->czxid);
+            }
+            zk_.set_data(path, request ? revocation_signal : "operator");
         } else {
             const auto path = queue_path + "/" + (*nodes)[pick(nodes->size())];
             tally("operator deletes a node");
@@ -739,15 +751,16 @@ private:
                 break;
             }
             case request::exists: {
+                // (with_data: getData, whose watch is set only on a node that exists)
                 const auto id = ++next_watch_;
-                const node* n = zk_.read(r.path, c.session, id, true);
-                watches_[id] = {c.id, c.session, r.machine, r.ticket, true};
+                const node* n = zk_.read(r.path, c.session, id, !r.with_data);
+                if (n || !r.with_data) watches_[id] = {c.id, c.session, r.machine, r.ticket, true};
                 if (tampered(r.machine)) informative_reads_.insert({r.machine, r.ticket});  // read after the change
                 reply(c, r, lock_in::own_read{r.ticket, {}, n ? std::optional<std::int64_t>(n->owner) : std::nullopt,
-                                              n ? n->version : 0});
+                                              n ? n->version : 0, r.with_data && n && n->data == revocation_signal});
                 break;
             }
-            case request::set_data: zk_.set_data(r.path, ""); reply(c, r, std::nullopt); break;
+            case request::set_data: zk_.set_data(r.path, "", r.version); reply(c, r, std::nullopt); break;
             case request::remove: zk_.remove(r.path); reply(c, r, std::nullopt); break;
             case request::remove_protected:
                 if (const auto found = zk_.find_protected(r.path, r.prefix)) zk_.remove(found->path);
@@ -907,7 +920,10 @@ private:
         // A fixed semaphore's acquires ask for 1 to max leases at once, as acquire_many does.
         const int weight = s_.kind == recipe::semaphore && !odd ? 1 + static_cast<int>(pick(static_cast<std::size_t>(s_.max_holders))) : 1;
         const auto name = weight > 1 ? lease_node_name(fixed_tag_, static_cast<std::uint32_t>(weight)) : rule->node_name();
-        live_[id] = {c.id, machines_({rule, timeout}), name, rule, weight};
+        // revocable_mutex: half the acquires revocable (a plain holder ignores a request).
+        const bool revocable = s_.kind == recipe::revocable_mutex && pick(2) == 0;
+        live_[id] = {c.id, machines_({rule, timeout, {}, revocable}), name, rule, weight};
+        live_[id].revocable = revocable;
         if (try_only) ended_by_[id].insert("try");
         c.running[id] = false;
         ++c.attempts_started;
@@ -1079,7 +1095,9 @@ private:
         send(c, {request::get_data, id, a.ticket, live_.at(id).path + "/" + a.name});
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::watch_own& a) {
-        send(c, {request::exists, id, a.ticket, a.path});
+        request r{request::exists, id, a.ticket, a.path};
+        r.with_data = a.read_data;
+        send(c, std::move(r));
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::deadline_after& a) {
         at(static_cast<std::size_t>(a.delay.count()), {timer::deadline, c.id, id});
@@ -1088,7 +1106,9 @@ private:
         at(static_cast<std::size_t>(a.delay.count()), {timer::own_watch_due, c.id, id, a.ticket});
     }
     void carry_out(client& c, std::uint64_t, const lock_out::touch_own& a) {
-        send(c, {request::set_data, 0, 0, a.path});
+        request r{request::set_data, 0, 0, a.path};
+        r.version = a.version;
+        send(c, std::move(r));
     }
     void carry_out(client& c, std::uint64_t, const lock_out::remove_node& a) {
         send(c, {request::remove, 0, 0, a.path});
@@ -1133,9 +1153,38 @@ private:
             violate(std::to_string(valid_holders()) + " holders after a grant under a shared count of " + std::to_string(shared_max_));
         if (const auto group = live_.at(id).group) return member_granted(c, group);
         if (c.running.count(id)) c.running[id] = true;
-        at(pick(150), {timer::hold_end, c.id, id});
+        // A revocable hold lets go only when asked: if a request never reached it, its worker would
+        // never finish (the quiescence check).
+        if (live_.at(id).revocable) at(pick(100), {timer::revoke, c.id, id});
+        else at(pick(150), {timer::hold_end, c.id, id});
         downgrade_done(c, id);
     }
+    // A revocable hold is asked to let go: only when a request was written to its node (by the
+    // revoker or an operator), once, and its worker then releases.
+    void carry_out(client& c, std::uint64_t id, const lock_out::revocation_requested&) {
+        const auto& lm = live_.at(id);
+        note("c" + std::to_string(c.id) + " m" + std::to_string(id) + " asked to let go");
+        if (!lm.revocable) return violate("m" + std::to_string(id) + ", not revocable, was told of a revocation request");
+        if (!revocation_told_.insert(id).second) return violate("m" + std::to_string(id) + " was told of a revocation request twice");
+        if (!revocation_written_.count(lm.m->token()))
+            return violate("m" + std::to_string(id) + " was told of a revocation request that nobody wrote to its node " + lm.m->node_path());
+        if (holds(c, id)) at(pick(20), {timer::hold_end, c.id, id});
+    }
+
+    // The revoker (zkr::revoke) writes the request to a holder's node while it is there, and
+    // again now and then until the hold is asked (an operator's write may overwrite it first).
+    void revoke(client& c, std::uint64_t id) {
+        if (!holds(c, id) || revocation_told_.count(id)) return;
+        const auto& m = *live_.at(id).m;
+        if (const node* n = zk_.find(m.node_path()); n && n->owner == m.hold_session()) {
+            note("revoker writes the request to " + m.node_path());
+            revocation_written_.insert(n->czxid);
+            zk_.set_data(m.node_path(), revocation_signal);
+            route_fired();
+        }
+        at(50 + pick(200), {timer::revoke, c.id, id});
+    }
+
     void carry_out(client& c, std::uint64_t id, const lock_out::not_granted& a) {
         if (!outcomes_.insert(id).second) violate("m" + std::to_string(id) + " heard a second outcome (not granted)");
         // The right outcome: "not acquired in time" only after a deadline or for a try, "cancelled"
@@ -1367,6 +1416,8 @@ private:
     std::set<std::string> orphans_;  // downgrades' read nodes made after their writer had gone
     std::set<std::int64_t> tampered_;  // the czxids of lock nodes an operator deleted or wrote
     std::set<std::pair<std::uint64_t, std::int64_t>> told_;  // machines told of such a change to their node
+    std::set<std::int64_t> revocation_written_;  // the czxids of lock nodes a revocation request was written to
+    std::set<std::uint64_t> revocation_told_;    // revocable machines told of a request
     // Own-node reads the server answered after the change, and own-node watch events it fired.
     std::set<std::pair<std::uint64_t, lock_ticket>> informative_reads_, informative_events_;
     std::set<std::uint64_t> outcomes_;

@@ -36,7 +36,7 @@ template <typename Rules>
 machine_factory machines_with() {
     struct adapter final : machine {
         explicit adapter(detail::lock_machine::config c)
-            : m(typename detail::basic_lock_machine<Rules>::config{c.rule, c.timeout, c.context}) {}
+            : m(typename detail::basic_lock_machine<Rules>::config{c.rule, c.timeout, c.context, c.revocable}) {}
         detail::lock_actions resume(const detail::lock_event& e) override { return m.resume(e); }
         detail::lock_phase phase() const override { return m.phase(); }
         std::optional<hold_state> state() const override { return m.state(); }
@@ -62,7 +62,10 @@ machine_factory shipped_machines();
 /// the delete alone: Curator's LeaderLatch waits for NodeDeleted). revocable_mutex: the rule of a
 /// revocable mutex and of the leader selector (one holder, released by the delete alone, so that
 /// an operator's write to a holder's node, as a revocation request, is neither a release to the
-/// waiter behind nor a loss to the holder: the checker keeps counting such a holder).
+/// waiter behind nor a loss to the holder: the checker keeps counting such a holder). Half its
+/// acquires are revocable machines, whose holds last until a revoker's request reaches them (the
+/// revoker writes it again now and then while they hold): a request never told leaves the worker
+/// holding for ever, a request told that nobody wrote to the node, or told twice, is a violation.
 /// multi_lock: interprocess_multi_lock over mutexes on three paths; each acquire lists two or
 /// three of them in its own order and takes them one at a time in the order the recipe takes them
 /// (recipes/multi_lock_order.hpp), with one deadline for all, releasing what it took on failure.

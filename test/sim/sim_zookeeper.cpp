@@ -100,9 +100,10 @@ const node* zookeeper::read(const std::string& path, std::int64_t session, std::
     return n;
 }
 
-rc zookeeper::set_data(const std::string& path, const std::string& data) {
+rc zookeeper::set_data(const std::string& path, const std::string& data, std::int32_t version) {
     const auto it = nodes_.find(path);
     if (it == nodes_.end()) return rc::no_node;
+    if (version >= 0 && it->second.version != version) return rc::bad_version;
     it->second.data = data;
     ++it->second.version;
     ++zxid_;

@@ -39,7 +39,7 @@ struct multi_step {
 };
 
 /// ZooKeeper's return codes, as the C client names them.
-enum class rc { ok, no_node, node_exists, not_empty, session_expired };
+enum class rc { ok, no_node, node_exists, not_empty, session_expired, bad_version };
 
 class zookeeper {
 public:
@@ -67,7 +67,8 @@ public:
     std::optional<std::vector<std::string>> watch_children(const std::string& path, std::int64_t session, std::uint64_t watch_id);
     /// getData or exists; with a watch_id, the watch is set (exists sets it on a missing node too).
     const node* read(const std::string& path, std::int64_t session, std::uint64_t watch_id, bool exists_watch);
-    rc set_data(const std::string& path, const std::string& data);
+    /// version -1: whatever the node's version; else bad_version unless it is that one.
+    rc set_data(const std::string& path, const std::string& data, std::int32_t version = -1);
     rc remove(const std::string& path);
     /// All or nothing.
     rc multi(const std::vector<multi_step>& steps);

@@ -290,6 +290,55 @@ TEST_CASE("lock machine: a holder or a waiter whose node someone else wrote hold
     CHECK(r.m.phase() == lock_phase::waiting);
 }
 
+TEST_CASE("lock machine: a revocable hold reads its node's data at its grant with its one watch, and a request is told once and written over") {
+    zkr::test::queued_machine q(one, node(1), nodes({1}), 1001, session, {}, /*revocable=*/true);
+    REQUIRE(find_action<lock_out::granted>(q.last));
+    // One watch, set at once and reading the data: no delayed exists beside it.
+    CHECK(count_actions<lock_out::watch_own>(q.last) == 1);
+    CHECK_FALSE(find_action<lock_out::own_watch_later>(q.last));
+    const auto* w = find_action<lock_out::watch_own>(q.last);
+    REQUIRE(w);
+    CHECK(w->read_data);
+    // The request, written before the grant was heard: told, and our data written back at the version read.
+    const auto first = w->ticket;
+    auto a = q.m.resume(lock_in::own_read{first, {}, session, 3, /*revocation_requested=*/true});
+    CHECK(count_actions<lock_out::revocation_requested>(a) == 1);
+    const auto* back = find_action<lock_out::touch_own>(a);
+    REQUIRE(back);
+    CHECK(back->version == 3);
+    CHECK(q.m.state() == hold_state::held);  // a request, not a loss
+    // Our own write fires the watch; read again, a second request (or the same one) is not told again.
+    a = q.m.resume(lock_in::own_changed{first, watch_event_type::node_data_changed});
+    REQUIRE(find_action<lock_out::watch_own>(a));
+    CHECK(find_action<lock_out::watch_own>(a)->read_data);
+    const auto again = find_action<lock_out::watch_own>(a)->ticket;
+    a = q.m.resume(lock_in::own_read{again, {}, session, 5, true});
+    CHECK_FALSE(find_action<lock_out::revocation_requested>(a));
+    CHECK_FALSE(find_action<lock_out::touch_own>(a));
+    // The same watch tells of a deletion: lost.
+    a = q.m.resume(lock_in::own_changed{again, watch_event_type::node_deleted});
+    CHECK(q.m.state() == hold_state::lost);
+
+    // A plain hold ignores the request (its read is an exists: the machine never learns the data).
+    queued p(1, {1});
+    a = p.m.resume(lock_in::own_watch_due{find_action<lock_out::own_watch_later>(p.last)->ticket});
+    REQUIRE(find_action<lock_out::watch_own>(a));
+    CHECK_FALSE(find_action<lock_out::watch_own>(a)->read_data);
+    const auto plain = find_action<lock_out::watch_own>(a)->ticket;
+    a = p.m.resume(lock_in::own_read{plain, {}, session, 1, true});
+    CHECK_FALSE(find_action<lock_out::revocation_requested>(a));
+
+    // A revocable waiter is never asked: a request to a waiter's node is no news until it holds.
+    zkr::test::queued_machine r(one, node(3), nodes({1, 3}), 1003, session, {}, true);
+    a = r.m.resume(lock_in::own_watch_due{find_action<lock_out::own_watch_later>(r.last)->ticket});
+    REQUIRE(find_action<lock_out::watch_own>(a));
+    CHECK_FALSE(find_action<lock_out::watch_own>(a)->read_data);
+    const auto waiter_own = find_action<lock_out::watch_own>(a)->ticket;
+    a = r.m.resume(lock_in::own_read{waiter_own, {}, session, 1, true});
+    CHECK_FALSE(find_action<lock_out::revocation_requested>(a));
+    CHECK(r.m.phase() == lock_phase::waiting);
+}
+
 TEST_CASE("lock machine: a waiter whose queue and parent were deleted queues again instead of listing for ever") {
     queued q(3, {1, 2, 3});
     const auto* w = find_action<lock_out::watch_node>(q.last);

@@ -43,8 +43,8 @@ struct queued_machine {
     lock_actions last;
 
     queued_machine(const lock_rule& rule, const std::string& ours, const std::vector<std::string>& queue,
-                   std::int64_t token, std::int64_t session, zkr::decision_context context = {})
-        : m({&rule, std::nullopt, std::move(context)}) {
+                   std::int64_t token, std::int64_t session, zkr::decision_context context = {}, bool revocable = false)
+        : m({&rule, std::nullopt, std::move(context), revocable}) {
         const auto a = m.resume(lock_in::start{true, session});
         const auto* create = find_action<lock_out::create>(a);
         const auto* list = find_action<lock_out::list>(a);
