@@ -101,38 +101,49 @@ void interprocess_semaphore_v2::check_qty(std::int32_t qty) const {
                          "qty " + std::to_string(qty) + " is more than the semaphore's max_leases " + std::to_string(max));
 }
 
-detail::acquire_start interprocess_semaphore_v2::prepare_acquire(std::int32_t qty,
-                                                                 std::optional<std::chrono::milliseconds> timeout) const {
-    check_qty(qty);
-    auto start = detail::prepare_acquire(*core_, timeout);
-    if (gate_) start.gate = gate_->shared_driver();  // Curator's layout: the rule names the node
-    else start.node_name = lease_node_name(limit_->tag, static_cast<std::uint32_t>(qty));
-    return start;
-}
+namespace {
 
-void interprocess_semaphore_v2::start_acquire(detail::acquire_start start, std::int32_t qty,
-                                              detail::unique_function<void(const error_code&, std::vector<lease>)> done) {
+using leases_done = detail::unique_function<void(const error_code&, std::vector<lease>)>;  // (the class's own, private there)
+
+// Curator's layout: the inner mutex (gate) first, then one node, and so one lease, per hold.
+void start_gated(detail::acquire_start start, std::shared_ptr<detail::lock_driver> gate, std::int32_t qty,
+                 leases_done done) {
     auto driver = start.driver;
     std::string data = start.data;
-    if (start.gate) {
-        // Curator's layout: one node, and so one lease, per hold.
-        auto timeout = start.timeout;
-        auto attach = std::move(start.attach);
-        return detail::acquire_gated(std::move(start.gate), driver, qty, timeout, data, std::move(attach),
-                                     [driver, data, done = std::move(done)](const error_code& ec,
-                                                                           std::vector<std::shared_ptr<detail::hold>> holds) mutable {
-                                         std::vector<lease> leases;
-                                         for (auto& h : holds)
-                                             leases.push_back(std::move(detail::hold_access::make_leases(driver, std::move(h), 1, data).front()));
-                                         done(ec, std::move(leases));
-                                     });
-    }
+    detail::acquire_gated(std::move(gate), driver, qty, start.timeout, data, std::move(start.attach),
+                          [driver, data, done = std::move(done)](const error_code& ec, std::vector<std::shared_ptr<detail::hold>> holds) mutable {
+                              std::vector<lease> leases;
+                              for (auto& h : holds)
+                                  leases.push_back(std::move(detail::hold_access::make_leases(driver, std::move(h), 1, data).front()));
+                              done(ec, std::move(leases));
+                          });
+}
+
+// zkr's layout: one node weighing qty leases (its name says so).
+void start_weighted(detail::acquire_start start, std::int32_t qty, leases_done done) {
+    auto driver = start.driver;
+    std::string data = start.data;
     detail::lock_core::start_acquire(std::move(start), [driver, qty, data = std::move(data), done = std::move(done)](
                                                            const error_code& ec, std::shared_ptr<detail::hold> hold) mutable {
         std::vector<lease> leases;
         if (hold) leases = detail::hold_access::make_leases(driver, std::move(hold), qty, std::move(data));
         done(ec, std::move(leases));
     });
+}
+
+}  // namespace
+
+interprocess_semaphore_v2::acquire_launch interprocess_semaphore_v2::prepare_acquire(std::int32_t qty,
+                                                                                     std::optional<std::chrono::milliseconds> timeout) const {
+    check_qty(qty);
+    auto start = detail::prepare_acquire(*core_, timeout);
+    auto callbacks = start.callbacks;
+    if (gate_)  // (the rule names the node)
+        return {callbacks, [start = std::move(start), gate = gate_->shared_driver(), qty](leases_done done) mutable {
+                    start_gated(std::move(start), std::move(gate), qty, std::move(done));
+                }};
+    start.node_name = lease_node_name(limit_->tag, static_cast<std::uint32_t>(qty));
+    return {callbacks, [start = std::move(start), qty](leases_done done) mutable { start_weighted(std::move(start), qty, std::move(done)); }};
 }
 
 error_code interprocess_semaphore_v2::explain(const error_code& ec, std::string& message) const {
@@ -179,8 +190,7 @@ std::optional<std::vector<lease>> interprocess_semaphore_v2::acquire_gated_sync(
                                                                                 std::optional<std::chrono::milliseconds> timeout) {
     using outcome = std::pair<error_code, std::vector<lease>>;
     auto result = std::make_shared<detail::sync_result<outcome>>();
-    start_acquire(prepare_acquire(qty, timeout), qty,
-                  [result](const error_code& ec, std::vector<lease> leases) { result->set({ec, std::move(leases)}); });
+    prepare_acquire(qty, timeout).start([result](const error_code& ec, std::vector<lease> leases) { result->set({ec, std::move(leases)}); });
     auto [ec, leases] = result->get(std::chrono::microseconds(0));  // a wait behind the inner mutex or holders: no spin
     if (ec) detail::throw_if(ec, path_, core_->driver().acquire_failure(ec, qty == 1 ? "a lease" : "leases"));
     if (leases.empty()) return std::nullopt;

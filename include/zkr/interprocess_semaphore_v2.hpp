@@ -124,11 +124,16 @@ public:
 private:
     template <typename Token>
     auto async_initiate_acquire(std::int32_t qty, std::optional<std::chrono::milliseconds> timeout, Token&& token);
-    /// What an async acquire of qty leases needs (checks qty first: throws at once).
-    detail::acquire_start prepare_acquire(std::int32_t qty, std::optional<std::chrono::milliseconds> timeout) const;
-    /// done gets (error_code, leases) on the network thread, or inside this call (it must post).
-    static void start_acquire(detail::acquire_start start, std::int32_t qty,
-                              detail::unique_function<void(const boost::system::error_code&, std::vector<lease>)> done);
+    using leases_done = detail::unique_function<void(const boost::system::error_code&, std::vector<lease>)>;
+    /// An async acquire of qty leases, taken at the call: where its handler runs by default (the
+    /// client's callback thread), and its start, which refers to nothing of this object. start's
+    /// done gets (error_code, leases) on the network thread, or inside the call (it must post).
+    struct acquire_launch {
+        boost::asio::any_io_executor callbacks;
+        detail::unique_function<void(leases_done)> start;
+    };
+    /// Checks qty first: throws at once.
+    acquire_launch prepare_acquire(std::int32_t qty, std::optional<std::chrono::milliseconds> timeout) const;
 
     struct limit;
     interprocess_semaphore_v2(client& c, std::string path, std::shared_ptr<limit> l, semaphore_options options);
@@ -155,10 +160,10 @@ auto interprocess_semaphore_v2::async_initiate_acquire(std::int32_t qty, std::op
                                                        Token&& token) {
     // The completion holds no pointer to this object: it may be destroyed before it runs.
     return boost::asio::async_initiate<Token, void(boost::system::error_code, std::vector<lease>)>(
-        [qty, start = prepare_acquire(qty, timeout)](auto handler) mutable {
+        [launch = prepare_acquire(qty, timeout)](auto handler) mutable {
             // Posted: a closed or unstarted client answers inside this call.
-            auto complete = detail::completion_on<true>(std::move(handler), start.callbacks);
-            start_acquire(std::move(start), qty, std::move(complete));
+            auto complete = detail::completion_on<true>(std::move(handler), launch.callbacks);
+            launch.start(std::move(complete));
         },
         token);
 }

@@ -30,9 +30,6 @@ struct acquire_start {
     std::optional<std::chrono::milliseconds> timeout;
     /// Where handlers without an associated executor run: the client's callback thread.
     boost::asio::any_io_executor callbacks;
-    /// A lock held while the nodes are made and until they hold (a semaphore in Curator's layout:
-    /// its inner mutex); null: none.
-    std::shared_ptr<lock_driver> gate;
 };
 
 acquire_start prepare_acquire(const lock_core& core, std::optional<std::chrono::milliseconds> timeout);
