@@ -1,0 +1,111 @@
+// The engine of any machine that speaks zk_ops: feeds it one event at a time on the network
+// thread, carries out its ops on the connection (send_op) and its timers, and hands every other
+// action (the machine's own outcomes) to the recipe. The machine decides; the engine translates.
+#pragma once
+
+#include "zk_ops.hpp"
+#include "zk_port.hpp"
+
+#include <zkr/client.hpp>
+#include <zkr/detail/request.hpp>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <utility>
+
+namespace zkr::detail {
+
+/// Machine: `std::vector<Machine::action> resume(const Machine::input&)`, where input holds every
+/// zk::event alternative (and the machine's own inputs) and action holds zk::op (and the
+/// machine's own outcomes). Everything of the machine runs on the network thread.
+template <typename Machine>
+class zk_engine : public std::enable_shared_from_this<zk_engine<Machine>> {
+public:
+    using input = typename Machine::input;
+    using action = typename Machine::action;
+    /// Runs on the network thread for each action that is not a zk::op.
+    using outcome_handler = std::function<void(const action&)>;
+
+    zk_engine(zkr::client& c, Machine m, outcome_handler on_outcome)
+        : client_(c), machine_(std::move(m)), on_outcome_(std::move(on_outcome)) {}
+
+    /// Subscribes to connection changes and feeds `first` (on the network thread).
+    void start(input first) {
+        auto self = this->shared_from_this();
+        std::weak_ptr<zk_engine> weak = self;
+        observer_ = add_state_observer(connection_of(client_), [weak](connection_state s) {
+            if (auto e = weak.lock()) e->feed(zk::connection_changed{s, e->client_.session_id()});
+        });
+        post(std::move(first));
+    }
+    /// Feeds e on the network thread (from any thread).
+    void post(input e) {
+        boost::asio::dispatch(network_executor(connection_of(client_)), [self = this->shared_from_this(), e = std::move(e)]() mutable {
+            self->feed(std::move(e));
+        });
+    }
+    /// No event reaches the machine from now on; its timers stop. (Any thread.)
+    void stop() {
+        if (const auto id = std::exchange(observer_, 0)) remove_state_observer(connection_of(client_), id);
+        boost::asio::post(network_executor(connection_of(client_)), [self = this->shared_from_this()] {
+            self->stopped_ = true;
+            for (auto& [id, t] : self->timers_) t->cancel();
+            self->timers_.clear();
+        });
+    }
+    /// The machine, for reads on the network thread.
+    const Machine& machine() const noexcept { return machine_; }
+
+private:
+    // One event at a time: events that come while actions are carried out wait their turn.
+    void feed(input e) {
+        if (stopped_) return;
+        inbox_.push_back(std::move(e));
+        if (feeding_) return;
+        feeding_ = true;
+        while (!inbox_.empty() && !stopped_) {
+            const auto next = std::move(inbox_.front());
+            inbox_.pop_front();
+            for (const auto& a : machine_.resume(next)) carry_out(a);
+        }
+        inbox_.clear();
+        feeding_ = false;
+    }
+
+    void carry_out(const action& a) {
+        const auto* op = std::get_if<zk::op>(&a);
+        if (!op) return on_outcome_(a);
+        if (const auto* t = std::get_if<zk::after>(op)) return start_timer(*t);
+        std::weak_ptr<zk_engine> weak = this->shared_from_this();
+        send_op(client_, *op, [weak](zk::event e) {
+            if (auto self = weak.lock()) std::visit([&](auto& ev) { self->feed(std::move(ev)); }, e);
+        });
+    }
+
+    void start_timer(const zk::after& t) {
+        auto timer = std::make_shared<boost::asio::steady_timer>(network_executor(connection_of(client_)), t.delay);
+        timers_[t.id] = timer;
+        timer->async_wait([weak = std::weak_ptr<zk_engine>(this->shared_from_this()), id = t.id](const boost::system::error_code& ec) {
+            auto self = weak.lock();
+            if (!self || ec) return;
+            self->timers_.erase(id);
+            self->feed(zk::timer_due{id});
+        });
+    }
+
+    zkr::client& client_;
+    Machine machine_;
+    outcome_handler on_outcome_;
+    std::uint64_t observer_ = 0;
+    std::deque<input> inbox_;
+    bool feeding_ = false, stopped_ = false;
+    std::map<zk::ticket, std::shared_ptr<boost::asio::steady_timer>> timers_;
+};
+
+}  // namespace zkr::detail

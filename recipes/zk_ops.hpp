@@ -1,0 +1,102 @@
+// ZooKeeper's operations as values: what any recipe machine asks of the server, and what comes
+// back. A machine returns ops among its actions; an engine (recipes/zk_engine.hpp) carries them
+// out on the real connection, and the simulation on its in-memory server (test/sim/zk_world.hpp),
+// so the machine is the same in both. In the manner of Boost.MySQL's next_action: one small
+// vocabulary for every algorithm. (The lock machine keeps its own intents, lock_out, for now.)
+#pragma once
+
+#include <zkr/connection_state.hpp>
+#include <zkr/create_options.hpp>
+#include <zkr/stat.hpp>
+#include <zkr/watch_event.hpp>
+
+#include <boost/system/error_code.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace zkr::detail::zk {
+
+/// Names one request, watch or timer of a machine: its reply, its watch's event or its expiry
+/// comes back with the same ticket.
+using ticket = std::uint64_t;
+
+/// getData; with watch, its event comes as watch_fired (set only when the node exists).
+struct get_data {
+    ticket id = 0;
+    std::string path;
+    bool watch = false;
+};
+/// exists; with watch, its event comes as watch_fired (set on a missing node too: it fires on creation).
+struct exists {
+    ticket id = 0;
+    std::string path;
+    bool watch = false;
+};
+/// getChildren; with watch, its event comes as watch_fired.
+struct get_children {
+    ticket id = 0;
+    std::string path;
+    bool watch = false;
+};
+/// create; reply::path is the node made.
+struct create {
+    ticket id = 0;
+    std::string path;
+    std::string data;
+    create_mode mode = create_mode::persistent;
+    bool parents = false;  ///< missing parents made as containers
+};
+/// setData; version -1: whatever the node's version.
+struct set_data {
+    ticket id = 0;
+    std::string path;
+    std::string data;
+    std::int32_t version = -1;
+};
+/// delete; version -1: whatever the node's version.
+struct remove {
+    ticket id = 0;
+    std::string path;
+    std::int32_t version = -1;
+};
+/// A timer: timer_due after delay.
+struct after {
+    ticket id = 0;
+    std::chrono::milliseconds delay{0};
+};
+
+using op = std::variant<get_data, exists, get_children, create, set_data, remove, after>;
+
+/// The reply to the op of `id`. stat: the node's, when the op read or wrote one (an exists of a
+/// missing node: none, and no error).
+struct reply {
+    ticket id = 0;
+    boost::system::error_code ec;
+    std::optional<zkr::stat> stat;
+    std::string data;
+    std::vector<std::string> children;
+    std::string path;
+};
+/// The watch set by the op of `id` fired (not_watching: it ended with the session or the client).
+struct watch_fired {
+    ticket id = 0;
+    watch_event_type type = watch_event_type::not_watching;
+};
+/// The timer of `id` ran out.
+struct timer_due {
+    ticket id = 0;
+};
+/// The connection changed; session: the one in use now (0 when there is none).
+struct connection_changed {
+    connection_state state = connection_state::latent;
+    std::int64_t session = 0;
+};
+
+using event = std::variant<reply, watch_fired, timer_due, connection_changed>;
+
+}  // namespace zkr::detail::zk

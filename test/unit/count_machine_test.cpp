@@ -1,0 +1,107 @@
+// The shared count's machine (recipes/count_machine.hpp), event by event, without a server.
+#include "../../recipes/count_machine.hpp"
+
+#include <zkr/error.hpp>
+
+#include "zkr_catch.hpp"
+
+namespace {
+
+using namespace zkr::detail;
+
+// The first action of type T: an op (zk::get_data, ...) or an outcome (count_out::...).
+template <typename T>
+const T* find(const std::vector<count_machine::action>& actions) {
+    for (const auto& a : actions) {
+        if constexpr (std::is_constructible_v<zk::op, T>) {
+            if (const auto* op = std::get_if<zk::op>(&a))
+                if (const auto* t = std::get_if<T>(op)) return t;
+        } else if (const auto* t = std::get_if<T>(&a)) {
+            return t;
+        }
+    }
+    return nullptr;
+}
+
+zk::reply data_reply(zk::ticket id, std::string data, std::int32_t version, std::int64_t czxid = 100) {
+    zk::reply r;
+    r.id = id;
+    r.data = std::move(data);
+    zkr::stat st;
+    st.version = version;
+    st.czxid = czxid;
+    r.stat = st;
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("count machine: reads with a watch, says each value once changed, and reads again on a change") {
+    count_machine m("/c");
+    auto a = m.resume(count_in::start{});
+    const auto* read = find<zk::get_data>(a);
+    REQUIRE(read);
+    CHECK(read->watch);
+    CHECK(read->path == "/c");
+    const auto first = read->id;
+    a = m.resume(data_reply(first, "4", 0));
+    REQUIRE(find<count_out::value_read>(a));
+    CHECK(find<count_out::value_read>(a)->value == 4);
+    CHECK(find<count_out::value_read>(a)->changed);
+    a = m.resume(zk::watch_fired{first, zkr::watch_event_type::node_data_changed});
+    REQUIRE(find<zk::get_data>(a));
+    const auto second = find<zk::get_data>(a)->id;
+    a = m.resume(data_reply(second, "4", 1));  // written with the same value
+    REQUIRE(find<count_out::value_read>(a));
+    CHECK_FALSE(find<count_out::value_read>(a)->changed);
+    CHECK(m.version() == 1);
+}
+
+TEST_CASE("count machine: a late reply or an old watch never puts an older value back") {
+    count_machine m("/c");
+    auto a = m.resume(count_in::start{});
+    const auto first = find<zk::get_data>(a)->id;
+    // A reconnection reads again before the first reply comes: the first read is stale.
+    a = m.resume(zk::connection_changed{zkr::connection_state::reconnected, 1});
+    const auto second = find<zk::get_data>(a)->id;
+    CHECK(m.resume(data_reply(first, "1", 1)).empty());
+    a = m.resume(data_reply(second, "2", 2));
+    CHECK(find<count_out::value_read>(a)->value == 2);
+    // The superseded read's watch fires too: no second read for it.
+    CHECK(m.resume(zk::watch_fired{first, zkr::watch_event_type::node_data_changed}).empty());
+    // An older version of the same node is never applied, even on the newest read.
+    a = m.resume(zk::watch_fired{second, zkr::watch_event_type::node_data_changed});
+    const auto third = find<zk::get_data>(a)->id;
+    CHECK_FALSE(find<count_out::value_read>(m.resume(data_reply(third, "1", 1))));
+    CHECK(m.value() == 2);
+}
+
+TEST_CASE("count machine: a deleted node keeps the last value, an exists watch waits for it, and it is read once made again") {
+    count_machine m("/c");
+    auto a = m.resume(count_in::start{});
+    const auto first = find<zk::get_data>(a)->id;
+    m.resume(data_reply(first, "7", 3));
+    a = m.resume(zk::watch_fired{first, zkr::watch_event_type::node_deleted});
+    const auto reread = find<zk::get_data>(a)->id;
+    zk::reply gone;
+    gone.id = reread;
+    gone.ec = make_error_code(zkr::errc::no_node);
+    a = m.resume(gone);
+    CHECK(find<count_out::gone>(a));
+    REQUIRE(find<zk::exists>(a));
+    CHECK(find<zk::exists>(a)->watch);
+    const auto wait = find<zk::exists>(a)->id;
+    CHECK(m.value() == 7);
+    a = m.resume(zk::watch_fired{wait, zkr::watch_event_type::node_created});
+    const auto again = find<zk::get_data>(a)->id;
+    // A new node (another czxid) may have a lower version: it is applied.
+    a = m.resume(data_reply(again, "1", 0, 200));
+    CHECK(find<count_out::value_read>(a)->value == 1);
+    // An unreadable value is said, and the last one stays.
+    a = m.resume(zk::watch_fired{again, zkr::watch_event_type::node_data_changed});
+    const auto bad = find<zk::get_data>(a)->id;
+    a = m.resume(data_reply(bad, "many", 1, 200));
+    REQUIRE(find<count_out::unreadable>(a));
+    CHECK(find<count_out::unreadable>(a)->data == "many");
+    CHECK(m.value() == 1);
+}
