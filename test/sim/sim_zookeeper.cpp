@@ -45,9 +45,13 @@ zookeeper::create_result zookeeper::create_ephemeral(std::int64_t session, const
     return create(session, parent, name, data, false);
 }
 
+zookeeper::create_result zookeeper::create_persistent(const std::string& parent, const std::string& name, const std::string& data) {
+    return create(0, parent, name, data, false, false);
+}
+
 zookeeper::create_result zookeeper::create(std::int64_t session, const std::string& parent, const std::string& name,
-                                           const std::string& data, bool sequential) {
-    if (!alive(session)) return {rc::session_expired};
+                                           const std::string& data, bool sequential, bool ephemeral) {
+    if (ephemeral && !alive(session)) return {rc::session_expired};
     // Missing parents, as containers (zkr's create_parents).
     std::vector<std::string> missing;
     for (auto p = parent; !nodes_.count(p); p = parent_of(p)) missing.push_back(p);
@@ -65,7 +69,7 @@ zookeeper::create_result zookeeper::create(std::int64_t session, const std::stri
     node n;
     n.data = data;
     n.czxid = ++zxid_;
-    n.owner = session;
+    n.owner = ephemeral ? session : 0;
     add_node(path, n);
     return {rc::ok, path, n};
 }

@@ -1,0 +1,315 @@
+#include "count_sim.hpp"
+
+#include "../../recipes/count_machine.hpp"
+#include "zk_client_sim.hpp"
+
+#include "../../src/parse_number.hpp"
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <random>
+#include <sstream>
+
+namespace zkr::sim::count {
+
+namespace {
+
+using detail::count_machine;
+namespace zk = detail::zk;
+namespace count_out = detail::count_out;
+
+const std::string count_path = "/counts/c";
+constexpr std::uint64_t worker = 0, view = 1;  // who an op or event is for
+
+struct pending {
+    std::uint64_t who = view;
+    zk::op op;
+};
+
+struct client {
+    int id = 0;
+    std::int64_t session = 0;
+    bool connected = true;
+    std::deque<pending> outbound;                                    // not applied yet (retried across drops)
+    std::deque<std::pair<std::uint64_t, count_machine::input>> inbound;  // replies and events, in order
+    std::deque<count_machine::input> stashed;                        // watch events while disconnected
+    count_machine m{count_path};
+    int done = 0;          // the worker's increments that took
+    bool cas_out = false;  // the worker's compare-and-set is in flight
+    zk::ticket next_ticket = 1u << 30;  // the worker's own tickets (apart from the machine's)
+    std::map<std::int64_t, std::int32_t> last_version;  // by czxid: the newest version applied
+};
+
+struct route {
+    int client = 0;
+    std::int64_t session = 0;
+    zk::ticket ticket = 0;
+};
+
+class world {
+public:
+    world(const schedule& s, bool traced) : s_(s), traced_(traced), rng_(s.seed ^ 0x5bd1e995u) {
+        zk_.create_persistent("/counts", "c", "0");
+        faults_left_ = s.faults;
+        for (int i = 0; i < s.clients; ++i) {
+            client c;
+            c.id = i;
+            c.session = zk_.open_session();
+            clients_.push_back(std::move(c));
+        }
+        for (auto& c : clients_) feed(c, detail::count_in::start{});
+    }
+
+    outcome run() {
+        while (out_.ok) {
+            if (++out_.steps > 200000) {
+                violate("no quiescence after 200000 steps");
+                break;
+            }
+            if (!step()) break;
+        }
+        if (out_.ok) check_quiescent();
+        return std::move(out_);
+    }
+
+private:
+    bool step() {
+        // The faults are over: every connection comes back, and a deleted node is made again.
+        if (faults_left_ == 0) heal();
+        std::vector<std::pair<int, int>> choices;  // (what, client): 0 apply, 1 deliver, 2 worker
+        for (auto& c : clients_) {
+            if (c.connected && !c.outbound.empty()) choices.push_back({0, c.id});
+            if (!c.inbound.empty()) choices.push_back({1, c.id});
+            if (c.connected && !c.cas_out && c.done < s_.increments && c.m.value()) choices.push_back({2, c.id});
+        }
+        if (faults_left_ > 0 && (choices.empty() || pick(100) < 6)) return fault(), true;
+        if (choices.empty()) return false;  // (healed above: quiescence)
+        const auto [what, id] = choices[pick(choices.size())];
+        auto& c = clients_[static_cast<std::size_t>(id)];
+        if (what == 0) apply(c);
+        else if (what == 1) deliver(c);
+        else start_cas(c);
+        return true;
+    }
+
+    // The server applies the client's next request; its reply joins the client's inbound.
+    void apply(client& c) {
+        auto p = std::move(c.outbound.front());
+        c.outbound.pop_front();
+        const auto watch_id = ++next_watch_;
+        const auto ticket = std::visit([](const auto& o) { return o.id; }, p.op);
+        routes_[watch_id] = {c.id, c.session, ticket};
+        auto r = apply_op(zk_, c.session, p.op, watch_id);
+        note("c" + std::to_string(c.id) + " applied " + std::string(p.who == worker ? "cas" : "read") + " #" + std::to_string(ticket) +
+             (r.ec ? " " + r.ec.message() : ""));
+        c.inbound.push_back({p.who, std::move(r)});
+        route_fired();
+    }
+
+    // Fired watches go to their client if its session is still the one that set them.
+    void route_fired() {
+        for (const auto& f : zk_.take_fired()) {
+            const auto it = routes_.find(f.watch_id);
+            if (it == routes_.end()) continue;
+            auto& c = clients_[static_cast<std::size_t>(it->second.client)];
+            if (c.session != it->second.session) continue;
+            zk::watch_fired w{it->second.ticket, f.type};
+            if (c.connected) c.inbound.push_back({view, w});
+            else c.stashed.push_back(w);
+        }
+    }
+
+    void deliver(client& c) {
+        auto [who, e] = std::move(c.inbound.front());
+        c.inbound.pop_front();
+        if (who == worker) return cas_answered(c, std::get<zk::reply>(e));
+        feed(c, e);
+    }
+
+    void feed(client& c, const count_machine::input& e) {
+        for (const auto& a : c.m.resume(e)) {
+            if (const auto* op = std::get_if<zk::op>(&a)) {
+                c.outbound.push_back({view, *op});
+            } else if (const auto* r = std::get_if<count_out::value_read>(&a)) {
+                ++out_.reads;
+                // A late reply never puts an older version of the same node back.
+                if (const auto it = c.last_version.find(r->czxid); it != c.last_version.end() && r->version < it->second)
+                    violate("c" + std::to_string(c.id) + " applied version " + std::to_string(r->version) + " after " + std::to_string(it->second));
+                auto& last = c.last_version[r->czxid];
+                last = std::max(last, r->version);
+                // The view agrees with the machine's own reads.
+                if (c.m.value() != r->value || c.m.version() != r->version) violate("c" + std::to_string(c.id) + " says a value it does not keep");
+            }
+        }
+    }
+
+    // The worker: compare-and-set from what the view shows, as try_set_count.
+    void start_cas(client& c) {
+        const auto value = *c.m.value();
+        c.cas_out = true;
+        c.outbound.push_back({worker, zk::set_data{++c.next_ticket, count_path, std::to_string(value + 1), c.m.version()}});
+    }
+
+    void cas_answered(client& c, const zk::reply& r) {
+        c.cas_out = false;
+        if (!r.ec) {
+            ++c.done;
+            ++out_.successes;
+        } else {
+            ++out_.conflicts;  // bad_version (the view catches up), no_node, connection_loss: try again
+        }
+    }
+
+    // ---- faults ----------------------------------------------------------------------------
+    void fault() {
+        --faults_left_;
+        ++out_.faults;
+        auto& c = clients_[pick(clients_.size())];
+        switch (pick(5)) {
+            case 0:  // the connection drops: each request not yet applied is retried later, or fails now
+                if (!c.connected) return reconnect(c);
+                note("c" + std::to_string(c.id) + " disconnected");
+                c.connected = false;
+                for (auto it = c.outbound.begin(); it != c.outbound.end();) {
+                    if (pick(2) == 0) {
+                        ++it;
+                        continue;
+                    }
+                    zk::reply failed;
+                    failed.id = std::visit([](const auto& o) { return o.id; }, it->op);
+                    failed.ec = make_error_code(errc::connection_loss);
+                    c.inbound.push_back({it->who, failed});
+                    it = c.outbound.erase(it);
+                }
+                c.inbound.push_back({view, zk::connection_changed{connection_state::suspended, c.session}});
+                return;
+            case 1: return c.connected ? void() : reconnect(c);
+            case 2: {  // the session expires: its watches go; requests are retried on the new session
+                note("c" + std::to_string(c.id) + " session expired");
+                zk_.expire(c.session);
+                c.session = zk_.open_session();
+                c.connected = true;
+                c.stashed.clear();
+                c.inbound.push_back({view, zk::connection_changed{connection_state::lost, 0}});
+                c.inbound.push_back({view, zk::connection_changed{connection_state::connected, c.session}});
+                return;
+            }
+            case 3: {  // an operator writes the same value again: a new version, no new value
+                if (const node* n = zk_.find(count_path)) {
+                    note("operator rewrites the count");
+                    zk_.set_data(count_path, n->data);
+                    route_fired();
+                }
+                return;
+            }
+            default:  // an operator deletes the node, or makes it again with the value it had
+                if (!s_.deletions) return;
+                if (const node* n = zk_.find(count_path)) {
+                    note("operator deletes the count");
+                    deleted_value_ = n->data;
+                    zk_.remove(count_path);
+                } else {
+                    recreate();
+                }
+                route_fired();
+                return;
+        }
+    }
+
+    void recreate() {
+        if (zk_.find(count_path) || !deleted_value_) return;
+        note("operator makes the count again");
+        zk_.create_persistent("/counts", "c", *std::exchange(deleted_value_, std::nullopt));
+    }
+
+    void reconnect(client& c) {
+        note("c" + std::to_string(c.id) + " reconnected");
+        c.connected = true;
+        c.inbound.push_back({view, zk::connection_changed{connection_state::reconnected, c.session}});
+        for (auto& w : c.stashed) c.inbound.push_back({view, std::move(w)});
+        c.stashed.clear();
+    }
+
+    // Nothing to do and no faults left: every client connected and the node there; false once
+    // there is nothing left to heal (quiescence).
+    bool heal() {
+        bool healed = false;
+        for (auto& c : clients_)
+            if (!c.connected) {
+                reconnect(c);
+                healed = true;
+            }
+        if (deleted_value_) {
+            recreate();
+            route_fired();
+            healed = true;
+        }
+        return healed;
+    }
+
+    // ---- the checker at quiescence ------------------------------------------------------------
+    void check_quiescent() {
+        const node* n = zk_.find(count_path);
+        if (!n) return violate("the count's node is missing at quiescence");
+        for (const auto& c : clients_) {
+            if (c.done < s_.increments) return violate("c" + std::to_string(c.id) + "'s worker never finished");
+            if (c.m.value() != detail::parse_number<std::int32_t>(n->data) || c.m.version() != n->version)
+                return violate("c" + std::to_string(c.id) + " shows " + (c.m.value() ? std::to_string(*c.m.value()) : "nothing") + " at version " +
+                               std::to_string(c.m.version()) + ", the server " + n->data + " at version " + std::to_string(n->version));
+        }
+        // Every increment that took is in the value (a deleted and re-made node: see count_sim.hpp).
+        if (!s_.deletions && n->data != std::to_string(out_.successes))
+            violate("lost increments: the count reads " + n->data + " after " + std::to_string(out_.successes) + " that took");
+    }
+
+    void violate(std::string what) {
+        if (!out_.ok) return;
+        out_.ok = false;
+        out_.violation = std::move(what);
+        note("VIOLATION: " + out_.violation);
+    }
+
+    void note(std::string line) {
+        if (!traced_) return;
+        out_.trace.push_back("[" + std::to_string(out_.steps) + "] " + line);
+        if (out_.trace.size() > 300) out_.trace.erase(out_.trace.begin());
+    }
+
+    std::size_t pick(std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng_() % n); }
+
+    const schedule& s_;
+    bool traced_;
+    std::mt19937_64 rng_;
+    zookeeper zk_;
+    std::vector<client> clients_;
+    std::map<std::uint64_t, route> routes_;
+    std::uint64_t next_watch_ = 0;
+    int faults_left_ = 0;
+    std::optional<std::string> deleted_value_;
+    outcome out_;
+};
+
+}  // namespace
+
+schedule draw_schedule(std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    schedule s;
+    s.seed = seed;
+    s.clients = 1 + static_cast<int>(rng() % 4);
+    s.increments = 1 + static_cast<int>(rng() % 6);
+    s.faults = static_cast<int>(rng() % 12);
+    s.deletions = rng() % 4 == 0;
+    return s;
+}
+
+std::string describe(const schedule& s) {
+    std::ostringstream o;
+    o << "seed " << s.seed << ": " << s.clients << " clients, " << s.increments << " increments each, " << s.faults << " faults"
+      << (s.deletions ? ", deletions" : "");
+    return o.str();
+}
+
+outcome run(const schedule& s, bool traced) { return world(s, traced).run(); }
+
+}  // namespace zkr::sim::count

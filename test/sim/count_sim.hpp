@@ -1,0 +1,37 @@
+// Deterministic simulation of the shared count: K clients each run the real count_machine
+// (recipes/count_machine.hpp) through the simulated client of zk_ops (zk_client_sim.hpp), and a
+// worker per client increments the count by compare-and-set from the machine's value and version,
+// as shared_count::try_set_count does. Connections drop (requests retried, or failed before they
+// were applied), sessions expire, an operator rewrites the node (and in some schedules deletes and
+// makes it again). The checkers: compare-and-set never loses an increment (schedules without
+// deletions: a deleted and re-made node can come back to a version a stale view holds, the ABA
+// that a version cannot tell, docs/recipes.md); a view never applies an older version of the same
+// node; at quiescence every view shows the server's value and version.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zkr::sim::count {
+
+struct schedule {
+    std::uint64_t seed = 0;
+    int clients = 2;
+    int increments = 5;  ///< each client's worker
+    int faults = 0;
+    bool deletions = false;
+};
+
+struct outcome {
+    bool ok = true;
+    std::string violation;
+    std::vector<std::string> trace;  ///< when traced
+    long steps = 0, successes = 0, conflicts = 0, faults = 0, reads = 0;
+};
+
+schedule draw_schedule(std::uint64_t seed);
+std::string describe(const schedule& s);
+outcome run(const schedule& s, bool traced = false);
+
+}  // namespace zkr::sim::count
