@@ -75,8 +75,8 @@ struct leader_selector::impl : detail::election, std::enable_shared_from_this<im
         bool begin = false;
         {
             // A close() (or interrupt_leadership()) that came after the grant but before this
-            // thread got here: the call never starts, so take_leadership never begins after
-            // close() returned (the check is under m, which close() takes).
+            // thread got here: the call never starts (the check is under m, which close() takes).
+            // One that comes just after this check cannot stop the call, only its token.
             std::lock_guard lock(m);
             begin = now == phase::started && !token.stop_requested();
         }

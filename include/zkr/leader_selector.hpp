@@ -79,9 +79,10 @@ public:
     /// not started, closed, or already queued or leading.
     void requeue();
     /// Leaves the election: a waiting node is removed, a running term is asked to stop (its node is
-    /// deleted once take_leadership returns). Does not wait for it. No take_leadership begins
-    /// after close() returned: a term granted just before whose call had not begun is ended
-    /// without calling it. Throws invalid_argument when never started or already closed.
+    /// deleted once take_leadership returns). Does not wait for it. A term whose call had not
+    /// begun when close() ran is ended without calling take_leadership; a call that had begun,
+    /// however late its function's first line runs, finds its stop token requested from the
+    /// moment close() returns. Throws invalid_argument when never started or already closed.
     void close();
 
     /// Asks the running take_leadership to stop (its token); the selector stays in the election.
