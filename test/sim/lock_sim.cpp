@@ -3,6 +3,7 @@
 #include "../../recipes/multi_lock_order.hpp"
 #include "../../recipes/read_write_rule.hpp"
 #include "sim_zookeeper.hpp"
+#include "zk_client_sim.hpp"
 
 #include <zkr/path.hpp>
 #include <zkr/revocation.hpp>
@@ -75,18 +76,6 @@ std::string describe(const lock_event& e) {
 constexpr const char* lock_path = "/locks/x";
 // A multi-lock's member paths (the other recipes use the first alone).
 const std::vector<std::string> multi_lock_paths = {"/locks/x", "/locks/y", "/locks/z"};
-
-error_code ec_of(rc code) {
-    switch (code) {
-        case rc::ok: return {};
-        case rc::no_node: return make_error_code(errc::no_node);
-        case rc::node_exists: return make_error_code(errc::node_exists);
-        case rc::not_empty: return make_error_code(errc::not_empty);
-        case rc::session_expired: return make_error_code(errc::session_expired);
-        case rc::bad_version: return make_error_code(errc::bad_version);
-    }
-    return make_error_code(errc::system_error);
-}
 
 // One request as the client library sends (and resends) it.
 struct request {
@@ -734,12 +723,12 @@ private:
                 if (const auto it = live_.find(r.machine);
                     r.plain && res.code == rc::ok && it != live_.end() && !zk_.find(it->second.path + "/" + it->second.writer_node))
                     orphans_.insert(std::string(node_name(res.path)));
-                reply(c, r, lock_in::created{r.ticket, ec_of(res.code), res.path, res.stat.czxid, res.stat.owner});
+                reply(c, r, lock_in::created{r.ticket, error_of(res.code), res.path, res.stat.czxid, res.stat.owner});
                 break;
             }
             case request::list: {
                 auto kids = zk_.children(r.path);
-                reply(c, r, lock_in::listed{r.ticket, kids ? error_code{} : ec_of(rc::no_node), kids.value_or(std::vector<std::string>{})});
+                reply(c, r, lock_in::listed{r.ticket, kids ? error_code{} : error_of(rc::no_node), kids.value_or(std::vector<std::string>{})});
                 break;
             }
             case request::get_data: {
@@ -747,7 +736,7 @@ private:
                 const node* n = zk_.read(r.path, c.session, id, false);
                 if (n) watches_[id] = {c.id, c.session, r.machine, r.ticket, false};
                 r.owner = n ? n->owner : 0;
-                reply(c, r, lock_in::node_read{r.ticket, n ? error_code{} : ec_of(rc::no_node), n ? n->version : 0});
+                reply(c, r, lock_in::node_read{r.ticket, n ? error_code{} : error_of(rc::no_node), n ? n->version : 0});
                 break;
             }
             case request::exists: {
@@ -768,7 +757,7 @@ private:
                 break;
             case request::release: {
                 const auto code = zk_.remove(r.path);
-                reply(c, r, lock_in::deleted{r.ticket, ec_of(code)});
+                reply(c, r, lock_in::deleted{r.ticket, error_of(code)});
                 break;
             }
         }
