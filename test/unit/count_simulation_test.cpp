@@ -3,6 +3,7 @@
 //   ZKR_COUNT_SIM_SCHEDULES=<n>  how many (default: 50,000; 2,000 under the sanitizers)
 //   ZKR_COUNT_SIM_SEED=<n>       replay one schedule and print its trace
 #include "../sim/count_sim.hpp"
+#include "sim_env.hpp"
 
 #include "zkr_catch.hpp"
 
@@ -14,22 +15,18 @@
 
 namespace {
 
+// (Named apart from the lock simulation's: the two files may share a unity batch.)
 #ifdef ZKR_SANITIZED_BUILD
-constexpr long default_schedules = 2000;
+constexpr long default_count_schedules = 2000;
 #else
-constexpr long default_schedules = 50000;
+constexpr long default_count_schedules = 50000;
 #endif
-
-std::optional<long> env_number(const char* name) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return std::nullopt;
-    return std::stol(v);
-}
 
 }  // namespace
 
 TEST_CASE("count simulation: random schedules keep every guarantee") {
     namespace count = zkr::sim::count;
+    using zkr::test::env_number;
     if (const auto seed = env_number("ZKR_COUNT_SIM_SEED")) {
         const auto s = count::draw_schedule(static_cast<std::uint64_t>(*seed));
         const auto o = count::run(s, true);
@@ -39,7 +36,7 @@ TEST_CASE("count simulation: random schedules keep every guarantee") {
         CHECK(o.ok);
         return;
     }
-    const long n = env_number("ZKR_COUNT_SIM_SCHEDULES").value_or(default_schedules);
+    const long n = env_number("ZKR_COUNT_SIM_SCHEDULES").value_or(default_count_schedules);
     const auto start = std::chrono::steady_clock::now();
     long successes = 0, conflicts = 0, faults = 0, reads = 0;
     for (long i = 0; i < n; ++i) {

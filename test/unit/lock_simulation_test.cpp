@@ -1,6 +1,7 @@
 // The lock state machine run through many seeded schedules on the simulated ZooKeeper.
 //   ZKR_SIM_SEED=<n>       replay one schedule and print its trace
 //   ZKR_SIM_SCHEDULES=<n>  how many schedules the main test runs (a soak: set it high)
+#include "sim_env.hpp"
 #include "../sim/lock_sim.hpp"
 
 #include "zkr_catch.hpp"
@@ -23,10 +24,7 @@ constexpr long default_schedules = 5000;  // the sanitizers run the same code te
 constexpr long default_schedules = 100000;
 #endif
 
-std::optional<long> env_number(const char* name) {
-    if (const char* v = std::getenv(name); v && *v) return std::stol(v);
-    return std::nullopt;
-}
+using zkr::test::env_number;
 
 std::string describe(const schedule& s) {
     return "seed " + std::to_string(s.seed) + ": " + std::string(to_string(s.kind)) + ", " + std::to_string(s.clients) +
