@@ -31,9 +31,10 @@ class client;
  * session ended, the node deleted by someone else, the client closed), close(),
  * interrupt_leadership(), and with options::lose_on_doubt already when the hold turns doubtful
  * (connection suspended, or silent past the receive timeout). take_leadership must then return
- * promptly: until it does, this process still runs it, whatever the token says. fencing_token()
- * (the node's czxid, rising strictly from term to term) lets the resources it writes refuse a
- * stale leader.
+ * promptly: until it does, this process still runs it, whatever the token says. A term that
+ * ends before its thread gets to call take_leadership (lost, closed or interrupted in between)
+ * does not call it at all, and ends as after a return. fencing_token() (the node's czxid, rising
+ * strictly from term to term) lets the resources it writes refuse a stale leader.
  *
  * After take_leadership returns (or throws: logged and told to options::on_failure), the term
  * ends and the node is deleted; with options::requeue the participant queues again at the back

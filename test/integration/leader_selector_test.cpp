@@ -133,6 +133,10 @@ TEST_CASE("leader selector: the leader's session expires: its token stops, the n
     REQUIRE(zkr::test::eventually([&] { return first.has_leadership(); }, 10s));
     second.start();
     REQUIRE(zkr::test::eventually([&] { return first.participants().size() == 2; }));
+    // a's function must be running before its session ends: a term that ends before its thread
+    // gets going never calls take_leadership (CI's loaded machine once started that thread only
+    // after the expiry, and a_stopped never came).
+    REQUIRE(zkr::test::eventually([&] { return t.count() == 1; }, 10s));
     const auto epoch = first.fencing_token();
     zkr::test::expire_session(zk.connect_string(), *a);
     CHECK(zkr::test::eventually([&] { return a_stopped.load(); }, 20s));
