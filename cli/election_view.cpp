@@ -1,6 +1,6 @@
 #include "election_view.hpp"
 
-#include "../recipes/queue_kinds.hpp"  // the leader by the recipes' own queue
+#include "../recipes/queue/queue_kinds.hpp"  // the leader by the recipes' own queue
 
 #include <zkr/error.hpp>
 #include <zkr/path.hpp>

@@ -3,8 +3,8 @@
 
 #include <zkr/revocation.hpp>
 
-#include "../recipes/lock_rule.hpp"  // zkr status names holders with the recipes' own kinds and rules
-#include "../recipes/read_write_rule.hpp"
+#include "../recipes/queue/lock_rule.hpp"  // zkr status names holders with the recipes' own kinds and rules
+#include "../recipes/queue/read_write_rule.hpp"
 
 #include <zkr/path.hpp>
 

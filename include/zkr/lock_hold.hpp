@@ -95,7 +95,7 @@ public:
 
     /// @cond INTERNAL
 protected:
-    struct group;  // what the handles of one acquire share (recipes/hold_access.hpp)
+    struct group;  // what the handles of one acquire share (recipes/queue/hold_access.hpp)
     friend struct detail::hold_access;
     explicit lock_hold(std::shared_ptr<group> g) noexcept : group_(std::move(g)) {}
     const group& checked() const;

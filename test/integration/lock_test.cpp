@@ -3,7 +3,7 @@
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "recipe_checks.hpp"
 
-#include "../../recipes/lock_machine.hpp"  // own_watch_delay: the machine's policy
+#include "../../recipes/queue/lock_machine.hpp"  // own_watch_delay: the machine's policy
 
 #include <zkr/fair_lock.hpp>
 #include <zkr/interprocess_mutex.hpp>

@@ -4,7 +4,7 @@
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "recipe_checks.hpp"
 
-#include "../../recipes/lock_driver.hpp"  // a step's cancellation, below
+#include "../../recipes/queue/lock_driver.hpp"  // a step's cancellation, below
 
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>

@@ -1,6 +1,6 @@
 #include "count_sim.hpp"
 
-#include "../../recipes/count_machine.hpp"
+#include "../../recipes/shared/count_machine.hpp"
 #include "zk_client_sim.hpp"
 
 #include "../../src/parse_number.hpp"

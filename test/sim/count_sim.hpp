@@ -1,5 +1,5 @@
 // Deterministic simulation of the shared count: K clients each run the real count_machine
-// (recipes/count_machine.hpp) through the simulated client of zk_ops (zk_client_sim.hpp), and a
+// (recipes/shared/count_machine.hpp) through the simulated client of zk_ops (zk_client_sim.hpp), and a
 // worker per client increments the count by compare-and-set from the machine's value and version,
 // as shared_count::try_set_count does. Connections drop (requests retried, or failed before they
 // were applied), sessions expire, an operator rewrites the node (and in some schedules deletes and

@@ -1,7 +1,7 @@
 #include "lock_sim.hpp"
 
-#include "../../recipes/multi_lock_order.hpp"
-#include "../../recipes/read_write_rule.hpp"
+#include "../../recipes/locks/multi_lock_order.hpp"
+#include "../../recipes/queue/read_write_rule.hpp"
 #include "sim_zookeeper.hpp"
 #include "zk_client_sim.hpp"
 

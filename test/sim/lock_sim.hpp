@@ -1,10 +1,10 @@
 // Deterministic simulation of the lock recipes: K clients run the real lock state machine
-// (recipes/lock_machine.hpp) against the in-memory ZooKeeper, with connection loss, session
+// (recipes/queue/lock_machine.hpp) against the in-memory ZooKeeper, with connection loss, session
 // expiry, abandoned sessions and server restarts injected, all chosen by one seed on a simulated
 // clock. A checker looks at every step.
 #pragma once
 
-#include "../../recipes/lock_machine.hpp"
+#include "../../recipes/queue/lock_machine.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -56,7 +56,7 @@ machine_factory shipped_machines();
 
 /// shared_semaphore: a semaphore whose maximum is a shared count that the world changes while
 /// holders hold, sending reevaluate to every live machine as the driver does. read_write: the
-/// read-write lock's two rules (recipes/read_write_rule.hpp) on one queue, each acquire a reader or
+/// read-write lock's two rules (recipes/queue/read_write_rule.hpp) on one queue, each acquire a reader or
 /// a writer; a writer at the end of its hold now and then downgrades (takes the read lock, then
 /// releases the write lock). latch: a leader latch's rule (one holder, "latch-" nodes, released by
 /// the delete alone: Curator's LeaderLatch waits for NodeDeleted). revocable_mutex: the rule of a
@@ -68,7 +68,7 @@ machine_factory shipped_machines();
 /// holding for ever, a request told that nobody wrote to the node, or told twice, is a violation.
 /// multi_lock: interprocess_multi_lock over mutexes on three paths; each acquire lists two or
 /// three of them in its own order and takes them one at a time in the order the recipe takes them
-/// (recipes/multi_lock_order.hpp), with one deadline for all, releasing what it took on failure.
+/// (recipes/locks/multi_lock_order.hpp), with one deadline for all, releasing what it took on failure.
 /// curator_semaphore: the lease rule of a semaphore in Curator's layout (one node per lease, a node
 /// holds with fewer than max ahead), with no inner mutex at all: the safety of the positional rule
 /// must not rest on it (a session lost while waiting queues the lease again without it).

@@ -1,11 +1,11 @@
-// The simulated client's side of recipes/zk_ops.hpp: applies one zk::op to the in-memory server
+// The simulated client's side of recipes/core/zk_ops.hpp: applies one zk::op to the in-memory server
 // as the real connection would send it, and answers with the reply a machine gets. Watches are
 // registered under an id the caller routes back (fired_watch::watch_id). Any machine that speaks
 // zk_ops runs in a simulated world through this one function, as it runs on the real connection
-// through recipes/zk_port.cpp.
+// through recipes/core/zk_port.cpp.
 #pragma once
 
-#include "../../recipes/zk_ops.hpp"
+#include "../../recipes/core/zk_ops.hpp"
 #include "sim_zookeeper.hpp"
 
 #include <zkr/error.hpp>

@@ -1,5 +1,5 @@
-// The shared count's machine (recipes/count_machine.hpp), event by event, without a server.
-#include "../../recipes/count_machine.hpp"
+// The shared count's machine (recipes/shared/count_machine.hpp), event by event, without a server.
+#include "../../recipes/shared/count_machine.hpp"
 
 #include <zkr/error.hpp>
 

@@ -1,6 +1,6 @@
 // The lock machine driven by script: expected actions event by event, and every I/O step failed
 // in turn (test/unit/machine_script.hpp).
-#include "../../recipes/read_write_rule.hpp"
+#include "../../recipes/queue/read_write_rule.hpp"
 #include "machine_script.hpp"
 
 using namespace zkr;

@@ -1,4 +1,4 @@
-#include "../../recipes/lock_rule.hpp"
+#include "../../recipes/queue/lock_rule.hpp"
 
 #include <zkr/error.hpp>
 

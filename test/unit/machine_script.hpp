@@ -6,8 +6,8 @@
 //   acquire, one for the release, no node of ours left, and nothing the machine still waits for.
 #pragma once
 
-#include "../../recipes/lock_machine.hpp"
-#include "../../recipes/read_write_rule.hpp"
+#include "../../recipes/queue/lock_machine.hpp"
+#include "../../recipes/queue/read_write_rule.hpp"
 
 #include "zkr_catch.hpp"
 

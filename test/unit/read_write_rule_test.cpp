@@ -1,5 +1,5 @@
-// The read-write lock's rule (recipes/read_write_rule.hpp): one queue of readers and writers.
-#include "../../recipes/read_write_rule.hpp"
+// The read-write lock's rule (recipes/queue/read_write_rule.hpp): one queue of readers and writers.
+#include "../../recipes/queue/read_write_rule.hpp"
 #include "machine_script.hpp"
 
 #include "zkr_catch.hpp"

@@ -1,5 +1,5 @@
 // What the recipes' public templates (async_acquire, async_release) call: non-template starts on
-// types that stay private to the recipes (recipes/lock_core.hpp). Users never name these.
+// types that stay private to the recipes (recipes/queue/lock_core.hpp). Users never name these.
 #pragma once
 
 #include <zkr/detail/asio.hpp>

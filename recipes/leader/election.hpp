@@ -4,7 +4,7 @@
 // term means to it (a latch's listeners, a selector's take_leadership thread).
 #pragma once
 
-#include "lock_core.hpp"
+#include "../queue/lock_core.hpp"
 
 #include <zkr/hold_state.hpp>
 

@@ -1,6 +1,6 @@
 #include "lock_engine.hpp"
 
-#include "../src/observe.hpp"
+#include "../../src/observe.hpp"
 
 #include <zkr/revocation.hpp>
 

@@ -4,7 +4,7 @@
 // driver a lock_rule, not by writing network code.
 #pragma once
 
-#include "client_nodes.hpp"
+#include "../core/client_nodes.hpp"
 #include "lock_machine.hpp"
 
 #include "lock_driver.hpp"

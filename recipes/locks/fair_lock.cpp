@@ -1,5 +1,5 @@
-#include "hold_access.hpp"
-#include "lock_core.hpp"
+#include "../queue/hold_access.hpp"
+#include "../queue/lock_core.hpp"
 
 #include <zkr/fair_lock.hpp>
 

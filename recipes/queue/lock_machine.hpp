@@ -12,7 +12,7 @@
 #include <zkr/path.hpp>
 #include <zkr/watch_event.hpp>
 
-#include "ticket_book.hpp"
+#include "../core/ticket_book.hpp"
 
 #include <boost/system/error_code.hpp>
 

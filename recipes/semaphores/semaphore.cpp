@@ -1,8 +1,8 @@
 #include "curator_semaphore.hpp"
-#include "hold_access.hpp"
-#include "lock_core.hpp"
+#include "../queue/hold_access.hpp"
+#include "../queue/lock_core.hpp"
 
-#include "../src/sync_result.hpp"
+#include "../../src/sync_result.hpp"
 
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>

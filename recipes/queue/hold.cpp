@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "../src/observe.hpp"
+#include "../../src/observe.hpp"
 
 #include <spdlog/spdlog.h>
 

@@ -2,8 +2,8 @@
 // plan that knows the other side's holds (the downgrade, the refused upgrade).
 #include <zkr/interprocess_read_write_lock.hpp>
 
-#include "lock_core.hpp"
-#include "read_write_rule.hpp"
+#include "../queue/lock_core.hpp"
+#include "../queue/read_write_rule.hpp"
 
 #include <zkr/path.hpp>
 

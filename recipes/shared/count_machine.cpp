@@ -2,7 +2,7 @@
 
 #include <zkr/error.hpp>
 
-#include "../src/parse_number.hpp"  // the client layer's one parse
+#include "../../src/parse_number.hpp"  // the client layer's one parse
 
 namespace zkr::detail {
 

@@ -1,7 +1,7 @@
 // One hold as its recipe sees it (private to the recipes: users see lock_hold and hold_view).
 #pragma once
 
-#include "../src/listener_registry.hpp"
+#include "../../src/listener_registry.hpp"
 
 #include <zkr/client.hpp>
 #include <zkr/hold_state.hpp>

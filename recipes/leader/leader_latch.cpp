@@ -2,7 +2,7 @@
 // each grant is a term, each loss (or, with lose_on_doubt, doubt) ends it and queues again.
 #include <zkr/leader_latch.hpp>
 
-#include "../src/listener_registry.hpp"
+#include "../../src/listener_registry.hpp"
 #include "election.hpp"
 
 #include <zkr/client.hpp>

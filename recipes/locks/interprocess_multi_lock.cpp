@@ -2,9 +2,9 @@
 // rules out a deadlock between overlapping sets), released together.
 #include <zkr/interprocess_multi_lock.hpp>
 
-#include "lock_core.hpp"
+#include "../queue/lock_core.hpp"
 #include "multi_lock_order.hpp"
-#include "step_deadline.hpp"
+#include "../core/step_deadline.hpp"
 
 #include <zkr/fair_lock.hpp>
 #include <zkr/interprocess_mutex.hpp>

@@ -5,7 +5,7 @@
 // the same node.
 #pragma once
 
-#include "zk_ops.hpp"
+#include "../core/zk_ops.hpp"
 
 #include <cstdint>
 #include <optional>

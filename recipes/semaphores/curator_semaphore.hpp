@@ -5,7 +5,7 @@
 // driver: the mutex is zkr's mutex, the leases a rule (curator_lease_rule, lock_rule.hpp).
 #pragma once
 
-#include "lock_driver.hpp"
+#include "../queue/lock_driver.hpp"
 
 #include <chrono>
 #include <cstdint>

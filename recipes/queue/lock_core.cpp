@@ -4,7 +4,7 @@
 
 #include "hold_access.hpp"
 
-#include "../src/listener_registry.hpp"
+#include "../../src/listener_registry.hpp"
 
 #include <zkr/detail/lock_ops.hpp>
 

@@ -3,7 +3,7 @@
 
 #include "lock_engine.hpp"
 
-#include "../src/sync_result.hpp"
+#include "../../src/sync_result.hpp"
 #include <zkr/path.hpp>
 
 #include <boost/asio/dispatch.hpp>

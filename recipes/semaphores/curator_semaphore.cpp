@@ -1,6 +1,6 @@
 #include "curator_semaphore.hpp"
 
-#include "step_deadline.hpp"
+#include "../core/step_deadline.hpp"
 
 #include <utility>
 

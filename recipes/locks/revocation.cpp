@@ -1,7 +1,7 @@
 // Revocation's revoker side: Curator's signal written to the holders' nodes. A revocable hold reads
 // it through its own-node watch (the lock machine's revocation_asked news, recipes/lock_machine.hpp).
-#include "lock_driver.hpp"
-#include "queue_kinds.hpp"
+#include "../queue/lock_driver.hpp"
+#include "../queue/queue_kinds.hpp"
 
 #include <zkr/client.hpp>
 #include <zkr/path.hpp>

@@ -4,9 +4,9 @@
 #include <zkr/shared_count.hpp>
 
 #include "count_machine.hpp"
-#include "zk_engine.hpp"
+#include "../core/zk_engine.hpp"
 
-#include "../src/listener_registry.hpp"
+#include "../../src/listener_registry.hpp"
 
 #include <zkr/path.hpp>
 
