@@ -1,6 +1,6 @@
 // ZooKeeper's operations as values: what any recipe machine asks of the server, and what comes
-// back. A machine returns ops among its actions; an engine (recipes/zk_engine.hpp) carries them
-// out on the real connection, and the simulation on its in-memory server (test/sim/zk_world.hpp),
+// back. A machine returns ops among its actions; an engine (recipes/core/zk_engine.hpp) carries them
+// out on the real connection, and the simulation on its in-memory server (test/sim/zk_client_sim.hpp),
 // so the machine is the same in both. In the manner of Boost.MySQL's next_action: one small
 // vocabulary for every algorithm. (The lock machine keeps its own intents, lock_out, for now.)
 #pragma once

@@ -1,4 +1,4 @@
-// Carries out one zk::op on the real connection (recipes/zk_ops.hpp): what every zk_engine uses.
+// Carries out one zk::op on the real connection (recipes/core/zk_ops.hpp): what every zk_engine uses.
 #pragma once
 
 #include "zk_ops.hpp"

@@ -1,6 +1,7 @@
 #include "lock_engine.hpp"
 
 #include "../../src/observe.hpp"
+#include "../core/zk_port.hpp"
 
 #include <zkr/revocation.hpp>
 
@@ -143,31 +144,17 @@ void lock_engine::carry_out(const lock_out::watch_node& a) {
         });
 }
 
-// A revocable hold reads its data (getData), which tells of a revocation request as well as of a
-// deletion: one watch on the node, not two.
+// The own node's read is one of the core's ops: an exists, or a getData when the data matters (a
+// revocable hold: Curator's revocation request is the node's data). Either way one watch.
 void lock_engine::carry_out(const lock_out::watch_own& a) {
-    if (a.read_data) {
-        request req;
-        req.kind = op_kind::get_data;
-        req.path = a.path;
-        req.no_node_is_an_answer = true;  // deleted: the hold is lost
-        req.watch = [self = shared_from_this(), t = a.ticket](watch_event e) { self->feed(lock_in::own_changed{t, e.type}); };
-        submit(detail::connection_of(client_), std::move(req), [self = shared_from_this(), t = a.ticket](const error_code& ec, response&& r) {
-            if (ec && ec != errc::no_node) return self->feed(lock_in::own_read{t, ec});
-            if (ec) return self->feed(lock_in::own_read{t, {}, std::nullopt});
-            self->feed(lock_in::own_read{t, {}, r.stat.ephemeral_owner, r.stat.version, r.data == revocation_signal});
-        });
-        return;
-    }
-    client_.async_exists(
-        a.path,
-        boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](watch_event e) {
-            self->feed(lock_in::own_changed{t, e.type});
-        }),
-        boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](error_code ec, std::optional<zkr::stat> st) {
-            self->feed(lock_in::own_read{t, ec, st ? std::optional<std::int64_t>(st->ephemeral_owner) : std::nullopt,
-                                         st ? st->version : 0});
-        }));
+    const zk::op read = a.read_data ? zk::op{zk::get_data{a.ticket, a.path, true}} : zk::op{zk::exists{a.ticket, a.path, true}};
+    send_op(client_, read, [self = shared_from_this(), read_data = a.read_data](zk::event e) {
+        if (const auto* fired = std::get_if<zk::watch_fired>(&e)) return self->feed(lock_in::own_changed{fired->id, fired->type});
+        const auto& r = std::get<zk::reply>(e);
+        if (r.ec && r.ec != errc::no_node) return self->feed(lock_in::own_read{r.id, r.ec});
+        if (!r.stat) return self->feed(lock_in::own_read{r.id, {}, std::nullopt});  // deleted: the hold is lost
+        self->feed(lock_in::own_read{r.id, {}, r.stat->ephemeral_owner, r.stat->version, read_data && r.data == revocation_signal});
+    });
 }
 
 void lock_engine::carry_out(const lock_out::deadline_after& a) {
