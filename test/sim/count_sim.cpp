@@ -49,7 +49,9 @@ struct route {
 
 class world {
 public:
-    world(const schedule& s, bool traced) : s_(s), traced_(traced), rng_(s.seed ^ 0x5bd1e995u) {
+    world(const schedule& s, bool traced) : s_(s), rng_(s.seed ^ 0x5bd1e995u) {
+        out_.traced = traced;
+        out_.kept_steps = 300;
         zk_.create_persistent("/counts", "c", "0");
         faults_left_ = s.faults;
         for (int i = 0; i < s.clients; ++i) {
@@ -64,7 +66,7 @@ public:
     outcome run() {
         while (out_.ok) {
             if (++out_.steps > 200000) {
-                violate("no quiescence after 200000 steps");
+                out_.violate("no quiescence after 200000 steps");
                 break;
             }
             if (!step()) break;
@@ -101,7 +103,7 @@ private:
         const auto ticket = std::visit([](const auto& o) { return o.id; }, p.op);
         routes_[watch_id] = {c.id, c.session, ticket};
         auto r = apply_op(zk_, c.session, p.op, watch_id);
-        note("c" + std::to_string(c.id) + " applied " + std::string(p.who == worker ? "cas" : "read") + " #" + std::to_string(ticket) +
+        out_.note("c" + std::to_string(c.id) + " applied " + std::string(p.who == worker ? "cas" : "read") + " #" + std::to_string(ticket) +
              (r.ec ? " " + r.ec.message() : ""));
         c.inbound.push_back({p.who, std::move(r)});
         route_fired();
@@ -135,11 +137,11 @@ private:
                 ++out_.reads;
                 // A late reply never puts an older version of the same node back.
                 if (const auto it = c.last_version.find(r->czxid); it != c.last_version.end() && r->version < it->second)
-                    violate("c" + std::to_string(c.id) + " applied version " + std::to_string(r->version) + " after " + std::to_string(it->second));
+                    out_.violate("c" + std::to_string(c.id) + " applied version " + std::to_string(r->version) + " after " + std::to_string(it->second));
                 auto& last = c.last_version[r->czxid];
                 last = std::max(last, r->version);
                 // The view agrees with the machine's own reads.
-                if (c.m.value() != r->value || c.m.version() != r->version) violate("c" + std::to_string(c.id) + " says a value it does not keep");
+                if (c.m.value() != r->value || c.m.version() != r->version) out_.violate("c" + std::to_string(c.id) + " says a value it does not keep");
             }
         }
     }
@@ -169,7 +171,7 @@ private:
         switch (pick(5)) {
             case 0:  // the connection drops: each request not yet applied is retried later, or fails now
                 if (!c.connected) return reconnect(c);
-                note("c" + std::to_string(c.id) + " disconnected");
+                out_.note("c" + std::to_string(c.id) + " disconnected");
                 c.connected = false;
                 for (auto it = c.outbound.begin(); it != c.outbound.end();) {
                     if (pick(2) == 0) {
@@ -186,7 +188,7 @@ private:
                 return;
             case 1: return c.connected ? void() : reconnect(c);
             case 2: {  // the session expires: its watches go; requests are retried on the new session
-                note("c" + std::to_string(c.id) + " session expired");
+                out_.note("c" + std::to_string(c.id) + " session expired");
                 zk_.expire(c.session);
                 c.session = zk_.open_session();
                 c.connected = true;
@@ -197,7 +199,7 @@ private:
             }
             case 3: {  // an operator writes the same value again: a new version, no new value
                 if (const node* n = zk_.find(count_path)) {
-                    note("operator rewrites the count");
+                    out_.note("operator rewrites the count");
                     zk_.set_data(count_path, n->data);
                     route_fired();
                 }
@@ -206,7 +208,7 @@ private:
             default:  // an operator deletes the node, or makes it again with the value it had
                 if (!s_.deletions) return;
                 if (const node* n = zk_.find(count_path)) {
-                    note("operator deletes the count");
+                    out_.note("operator deletes the count");
                     deleted_value_ = n->data;
                     zk_.remove(count_path);
                 } else {
@@ -219,12 +221,12 @@ private:
 
     void recreate() {
         if (zk_.find(count_path) || !deleted_value_) return;
-        note("operator makes the count again");
+        out_.note("operator makes the count again");
         zk_.create_persistent("/counts", "c", *std::exchange(deleted_value_, std::nullopt));
     }
 
     void reconnect(client& c) {
-        note("c" + std::to_string(c.id) + " reconnected");
+        out_.note("c" + std::to_string(c.id) + " reconnected");
         c.connected = true;
         c.inbound.push_back({view, zk::connection_changed{connection_state::reconnected, c.session}});
         for (auto& w : c.stashed) c.inbound.push_back({view, std::move(w)});
@@ -251,35 +253,23 @@ private:
     // ---- the checker at quiescence ------------------------------------------------------------
     void check_quiescent() {
         const node* n = zk_.find(count_path);
-        if (!n) return violate("the count's node is missing at quiescence");
+        if (!n) return out_.violate("the count's node is missing at quiescence");
         for (const auto& c : clients_) {
-            if (c.done < s_.increments) return violate("c" + std::to_string(c.id) + "'s worker never finished");
+            if (c.done < s_.increments) return out_.violate("c" + std::to_string(c.id) + "'s worker never finished");
             if (c.m.value() != detail::parse_number<std::int32_t>(n->data) || c.m.version() != n->version)
-                return violate("c" + std::to_string(c.id) + " shows " + (c.m.value() ? std::to_string(*c.m.value()) : "nothing") + " at version " +
+                return out_.violate("c" + std::to_string(c.id) + " shows " + (c.m.value() ? std::to_string(*c.m.value()) : "nothing") + " at version " +
                                std::to_string(c.m.version()) + ", the server " + n->data + " at version " + std::to_string(n->version));
         }
         // Every increment that took is in the value (a deleted and re-made node: see count_sim.hpp).
         if (!s_.deletions && n->data != std::to_string(out_.successes))
-            violate("lost increments: the count reads " + n->data + " after " + std::to_string(out_.successes) + " that took");
+            out_.violate("lost increments: the count reads " + n->data + " after " + std::to_string(out_.successes) + " that took");
     }
 
-    void violate(std::string what) {
-        if (!out_.ok) return;
-        out_.ok = false;
-        out_.violation = std::move(what);
-        note("VIOLATION: " + out_.violation);
-    }
 
-    void note(std::string line) {
-        if (!traced_) return;
-        out_.trace.push_back("[" + std::to_string(out_.steps) + "] " + line);
-        if (out_.trace.size() > 300) out_.trace.erase(out_.trace.begin());
-    }
 
     std::size_t pick(std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng_() % n); }
 
     const schedule& s_;
-    bool traced_;
     std::mt19937_64 rng_;
     zookeeper zk_;
     std::vector<client> clients_;

@@ -9,6 +9,8 @@
 // node; at quiescence every view shows the server's value and version.
 #pragma once
 
+#include "verdict.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,11 +25,8 @@ struct schedule {
     bool deletions = false;
 };
 
-struct outcome {
-    bool ok = true;
-    std::string violation;
-    std::vector<std::string> trace;  ///< when traced
-    long steps = 0, successes = 0, conflicts = 0, faults = 0, reads = 0;
+struct outcome : verdict {
+    long successes = 0, conflicts = 0, faults = 0, reads = 0;
 };
 
 schedule draw_schedule(std::uint64_t seed);

@@ -13,7 +13,6 @@
 #include <optional>
 #include <random>
 #include <set>
-#include <sstream>
 
 namespace zkr::sim {
 
@@ -180,7 +179,8 @@ struct multi_acquire {
 class world {
 public:
     world(const schedule& s, const machine_factory& machines, bool traced)
-        : s_(s), machines_(machines), traced_(traced), rng_(s.seed ^ 0x9e3779b97f4a7c15ULL) {
+        : s_(s), machines_(machines), rng_(s.seed ^ 0x9e3779b97f4a7c15ULL) {
+        out_.traced = traced;
         if (s.kind == recipe::mutex || s.kind == recipe::multi_lock) {
             rule_ = std::make_shared<lowest_n_rule>(1);
             if (s.kind == recipe::multi_lock) paths_ = multi_lock_paths;
@@ -231,7 +231,7 @@ public:
         constexpr long step_limit = 200000;
         while (out_.ok) {
             if (++out_.steps > step_limit) {
-                violate("no quiescence after " + std::to_string(step_limit) + " steps");
+                out_.violate("no quiescence after " + std::to_string(step_limit) + " steps");
                 break;
             }
             if (!step()) break;
@@ -291,7 +291,7 @@ private:
                         start_downgrade(c, t.machine);
                         break;
                     }
-                    note("c" + std::to_string(c.id) + " releases");
+                    out_.note("c" + std::to_string(c.id) + " releases", now_);
                     feed(c, t.machine, release());
                 }
                 break;
@@ -300,14 +300,14 @@ private:
             case timer::revoke: revoke(c, t.machine); break;
             case timer::cancel:
                 if (live_.count(t.machine)) {
-                    note("c" + std::to_string(c.id) + " cancels m" + std::to_string(t.machine));
+                    out_.note("c" + std::to_string(c.id) + " cancels m" + std::to_string(t.machine), now_);
                     ended_by_[t.machine].insert("cancel");
                     feed(c, t.machine, lock_in::cancel{});
                     must_have_ended(t.machine, "its cancel");
                 }
                 break;
             case timer::expire_session:
-                note("server expires abandoned session " + std::to_string(t.session));
+                out_.note("server expires abandoned session " + std::to_string(t.session), now_);
                 zk_.expire(t.session);
                 route_fired();
                 break;
@@ -327,12 +327,12 @@ private:
             operator_acts();
         } else if (kind == 0) {
             tally("server restart");
-            note("server restart: every connection drops");
+            out_.note("server restart: every connection drops", now_);
             for (auto& c : clients_)
                 if (c.connected) disconnect(c);
         } else if (kind == 1) {
             tally("containers reaped");
-            note("containers reaped");
+            out_.note("containers reaped", now_);
             zk_.reap_containers();
         } else {
             auto& c = clients_[pick(clients_.size())];
@@ -355,7 +355,7 @@ private:
                 disconnect(c);
             } else if (seen && kind < 4) {
                 tally("session expired by the server");
-                note("server expires session of c" + std::to_string(c.id));
+                out_.note("server expires session of c" + std::to_string(c.id), now_);
                 zk_.expire(c.session);
                 route_fired();
             } else if (seen && kind == 6 && !c.read_only && pick(2) == 0) {
@@ -365,7 +365,7 @@ private:
                 // The client gives the session up (its suspend timer ran out) while the server
                 // still keeps it: the old session's nodes live on until it expires.
                 tally("session given up by its client");
-                note("c" + std::to_string(c.id) + " abandons session " + std::to_string(c.session));
+                out_.note("c" + std::to_string(c.id) + " abandons session " + std::to_string(c.session), now_);
                 at(pick(1500), {timer::expire_session, c.id, 0, 0, c.session});
                 new_session(c);
             } else if (!c.read_only) {
@@ -406,7 +406,7 @@ private:
                 // they must refuse: too short, or a sequence with a letter in it.
                 const char* odd[] = {"_c_x", "_c_operator-lock-00000000x1", "_c_operator-lease-00000000x1", "_c_operator-__READ__00000000x1"};
                 const auto made = zk_.create_ephemeral(operator_session_, queue_path, odd[pick(4)], "");
-                note("a foreign node appears: " + made.path);
+                out_.note("a foreign node appears: " + made.path, now_);
                 return route_fired();
             }
             const char* name = names[which];
@@ -417,7 +417,7 @@ private:
                 other_kind_present_ = true;
             }
             const auto made = zk_.create_sequential(operator_session_, queue_path, name ? name : other_kind.c_str(), "");
-            note("a foreign node appears: " + made.path);
+            out_.note("a foreign node appears: " + made.path, now_);
         } else if (what == 2) {
             tally("operator deletes the queue and its parent");
             delete_queue(queue_path, *nodes);
@@ -443,7 +443,7 @@ private:
             if (targets.empty()) return;
             const auto path = targets[pick(targets.size())];
             tally("operator writes a node");
-            note("operator writes " + path);
+            out_.note("operator writes " + path, now_);
             // (revocable_mutex: half of them a revocation request, which a plain node ignores)
             const bool request = s_.kind == recipe::revocable_mutex && pick(2) == 0;
             if (const node* n = zk_.find(path)) {
@@ -454,7 +454,7 @@ private:
         } else {
             const auto path = queue_path + "/" + (*nodes)[pick(nodes->size())];
             tally("operator deletes a node");
-            note("operator deletes " + path);
+            out_.note("operator deletes " + path, now_);
             tamper(path);
             zk_.remove(path);
         }
@@ -462,7 +462,7 @@ private:
     }
 
     void delete_queue(const std::string& queue_path, const std::vector<std::string>& nodes) {
-        note("operator deletes the queue and its parent");
+        out_.note("operator deletes the queue and its parent", now_);
         for (const auto& n : nodes) tamper(queue_path + "/" + n);
         for (const auto& n : nodes) zk_.remove(queue_path + "/" + n);
         zk_.remove(queue_path);
@@ -495,7 +495,7 @@ private:
         const int next = 1 + static_cast<int>(pick(3));
         tally("shared count changed");
         shared_max_ = next;
-        note("shared count set to " + std::to_string(shared_max_));
+        out_.note("shared count set to " + std::to_string(shared_max_), now_);
         for (auto& c : clients_) tell_machines(c, lock_in::reevaluate{});
     }
 
@@ -503,7 +503,7 @@ private:
     void close_client(client& c) {
         if (c.closed) return;
         tally("client closed");
-        note("c" + std::to_string(c.id) + " closes");
+        out_.note("c" + std::to_string(c.id) + " closes", now_);
         // As the connection does: its observers (every machine) hear `closed` first, at once.
         std::vector<std::uint64_t> ids;
         for (const auto& [id, lm] : live_)
@@ -535,7 +535,7 @@ private:
     // The server ends a session while its connection lives (a client paused past its session:
     // end_expired_session in the connection layer): "lost" with no "suspended" before it.
     void end_session_live(client& c) {
-        note("server ends the live session of c" + std::to_string(c.id));
+        out_.note("server ends the live session of c" + std::to_string(c.id), now_);
         zk_.expire(c.session);
         route_fired();
         std::deque<request> lost;
@@ -563,7 +563,7 @@ private:
     }
 
     void heal() {
-        note("faults stop: every client reconnects");
+        out_.note("faults stop: every client reconnects", now_);
         for (auto& c : clients_) {
             if (c.read_only) leave_read_only(c);
             else if (!c.connected) reconnect(c);
@@ -571,7 +571,7 @@ private:
     }
 
     void disconnect(client& c) {
-        note("c" + std::to_string(c.id) + " disconnected");
+        out_.note("c" + std::to_string(c.id) + " disconnected", now_);
         c.dropped_at_zxid = zk_.last_zxid();
         // The server may have applied some of what was sent; their replies are lost.
         for (auto n = pick(c.outbound.size() + 1); n > 0; --n) apply(c);
@@ -603,7 +603,7 @@ private:
     // writes (not_read_only). It keeps the session (the majority may expire it meanwhile: it does
     // not hear from the client), and the majority's watch events wait for a server of the quorum.
     void connect_read_only(client& c) {
-        note("c" + std::to_string(c.id) + " connected to a read-only server");
+        out_.note("c" + std::to_string(c.id) + " connected to a read-only server", now_);
         c.connected = true;
         c.read_only = true;
         // The server was cut off from the quorum now, or by the partition that dropped this
@@ -618,7 +618,7 @@ private:
     // (replies not yet read are lost, their requests sent again), then it reconnects (its session
     // may be gone).
     void leave_read_only(client& c) {
-        note("c" + std::to_string(c.id) + " leaves the read-only server");
+        out_.note("c" + std::to_string(c.id) + " leaves the read-only server", now_);
         disconnect(c);
         reconnect(c);
     }
@@ -626,10 +626,10 @@ private:
     void reconnect(client& c) {
         if (c.closed || c.opening) return;
         if (!zk_.alive(c.session)) {
-            note("c" + std::to_string(c.id) + " learns its session expired");
+            out_.note("c" + std::to_string(c.id) + " learns its session expired", now_);
             return new_session(c);
         }
-        note("c" + std::to_string(c.id) + " reconnected");
+        out_.note("c" + std::to_string(c.id) + " reconnected", now_);
         c.connected = true;
         tell_machines(c, lock_in::connection{connection_state::reconnected, c.session});
         for (auto& in : c.stashed) c.replies.push_back(std::move(in));
@@ -659,7 +659,7 @@ private:
         c.opening = false;
         c.session = zk_.open_session();
         c.connected = true;
-        note("c" + std::to_string(c.id) + " has new session " + std::to_string(c.session));
+        out_.note("c" + std::to_string(c.id) + " has new session " + std::to_string(c.session), now_);
         tell_machines(c, lock_in::connection{connection_state::reconnected, c.session});
         // session_expired: nothing of ours to recover, and a create goes on under a new prefix
         // (the old session's node, if any, keeps the old one until that session expires).
@@ -690,8 +690,8 @@ private:
         request r = std::move(c.outbound.front());
         c.outbound.pop_front();
         static constexpr const char* kinds[] = {"create", "list", "get_data", "exists", "set_data", "remove", "release", "remove_protected"};
-        if (traced_) note("server applies c" + std::to_string(c.id) + " m" + std::to_string(r.machine) + " " + kinds[r.what] +
-                          " #" + std::to_string(r.ticket) + " " + r.path + (r.step == request::lookup ? " (recovery: lookup)" : r.step == request::check ? " (recovery: check)" : ""));
+        if (out_.traced) out_.note("server applies c" + std::to_string(c.id) + " m" + std::to_string(r.machine) + " " + kinds[r.what] +
+                          " #" + std::to_string(r.ticket) + " " + r.path + (r.step == request::lookup ? " (recovery: lookup)" : r.step == request::check ? " (recovery: check)" : ""), now_);
         const bool reads = r.what == request::list || r.what == request::get_data || r.what == request::exists ||
                            (r.what == request::create && r.step != request::fresh);
         if (c.read_only && !reads) {
@@ -785,7 +785,7 @@ private:
             return send(c, std::move(r));
         }
         if (r.step == request::check && r.found_node && r.found_node->owner == c.session) {
-            if (traced_) note("c" + std::to_string(c.id) + " m" + std::to_string(r.machine) + " recovers its node " + r.found);
+            if (out_.traced) out_.note("c" + std::to_string(c.id) + " m" + std::to_string(r.machine) + " recovers its node " + r.found, now_);
             return feed(c, r.machine, lock_in::created{r.ticket, {}, r.found, r.found_node->czxid, r.found_node->owner});
         }
         if (r.step == request::check && r.found_node) r.prefix = renew_prefix(c, r);
@@ -850,7 +850,7 @@ private:
             c.replies.pop_front();
         }
         if (d.machine) {
-            if (traced_) note("c" + std::to_string(c.id) + " m" + std::to_string(d.machine) + " <- " + describe(d.event));
+            if (out_.traced) out_.note("c" + std::to_string(c.id) + " m" + std::to_string(d.machine) + " <- " + describe(d.event), now_);
             // Told of a change to its own node: a read the server answered after it, or the
             // watch event it fired.
             bool tells = false;
@@ -887,9 +887,9 @@ private:
                            (is_connected(ev->state) && ev->session != m.hold_session());
         const bool doubt = ev->state == connection_state::suspended || ev->state == connection_state::read_only;
         if ((ended || doubt) && m.state() == hold_state::held)
-            violate("m" + std::to_string(id) + " still reads held after " + std::string(zkr::to_string(ev->state)));
+            out_.violate("m" + std::to_string(id) + " still reads held after " + std::string(zkr::to_string(ev->state)));
         if (ended && m.state() == hold_state::doubtful)
-            violate("m" + std::to_string(id) + " reads doubtful, not lost, after " + std::string(zkr::to_string(ev->state)));
+            out_.violate("m" + std::to_string(id) + " reads doubtful, not lost, after " + std::string(zkr::to_string(ev->state)));
     }
 
     void tell_machines(client& c, const lock_event& e) {
@@ -916,7 +916,7 @@ private:
         if (try_only) ended_by_[id].insert("try");
         c.running[id] = false;
         ++c.attempts_started;
-        note("c" + std::to_string(c.id) + " acquires (m" + std::to_string(id) + (try_only ? ", try" : "") + ")");
+        out_.note("c" + std::to_string(c.id) + " acquires (m" + std::to_string(id) + (try_only ? ", try" : "") + ")", now_);
         if (pick(10) == 0) at(pick(300), {timer::cancel, c.id, id});
         feed(c, id, lock_in::start{c.connected, c.session});
     }
@@ -945,7 +945,7 @@ private:
         order_by_path(g.order, [](const std::string& p) -> const std::string& { return p; });
         c.running[group] = false;
         ++c.attempts_started;
-        note("c" + std::to_string(c.id) + " acquires the multi-lock" + listed + " (g" + std::to_string(group) + (timeout && timeout->count() == 0 ? ", try" : "") + ")");
+        out_.note("c" + std::to_string(c.id) + " acquires the multi-lock" + listed + " (g" + std::to_string(group) + (timeout && timeout->count() == 0 ? ", try" : "") + ")", now_);
         multi_[group] = std::move(g);
         start_member(c, group);
     }
@@ -959,7 +959,7 @@ private:
         live_machine lm{c.id, machines_({rule_.get(), timeout}), rule_->node_name(), rule_.get()};
         lm.path = g.order[g.members.size()];
         lm.group = group;
-        note("c" + std::to_string(c.id) + " g" + std::to_string(group) + " acquires " + lm.path + " (m" + std::to_string(id) + ")");
+        out_.note("c" + std::to_string(c.id) + " g" + std::to_string(group) + " acquires " + lm.path + " (m" + std::to_string(id) + ")", now_);
         live_[id] = std::move(lm);
         if (timeout && timeout->count() == 0) ended_by_[id].insert("try");
         g.members.push_back(id);
@@ -970,7 +970,7 @@ private:
         auto& g = multi_.at(group);
         if (g.members.size() < g.order.size()) return start_member(c, group);
         c.running[group] = true;  // every member granted
-        note("c" + std::to_string(c.id) + " holds the multi-lock g" + std::to_string(group));
+        out_.note("c" + std::to_string(c.id) + " holds the multi-lock g" + std::to_string(group), now_);
         at(pick(150), {timer::hold_end, c.id, group});
     }
 
@@ -982,7 +982,7 @@ private:
         if (it == multi_.end()) return;
         const auto g = std::move(it->second);
         multi_.erase(it);
-        note("c" + std::to_string(c.id) + " g" + std::to_string(group) + " lets go: " + why);
+        out_.note("c" + std::to_string(c.id) + " g" + std::to_string(group) + " lets go: " + why, now_);
         for (const auto id : g.members)
             if (const auto m = live_.find(id); m != live_.end() && m->second.m->state()) c.local.push_back({id, release()});
         next(c, group);
@@ -997,7 +997,7 @@ private:
         live_[id] = {c.id, machines_({read_rule_.get(), std::nullopt, decision_context{{writer_node}}}),
                      std::string(read_lock_name) + seq, read_rule_.get(), 1, writer, writer_node};
         c.running[id] = false;
-        note("c" + std::to_string(c.id) + " downgrades m" + std::to_string(writer) + " (m" + std::to_string(id) + ")");
+        out_.note("c" + std::to_string(c.id) + " downgrades m" + std::to_string(writer) + " (m" + std::to_string(id) + ")", now_);
         feed(c, id, lock_in::start{c.connected, c.session});
     }
 
@@ -1005,7 +1005,7 @@ private:
     void downgrade_done(client& c, std::uint64_t id) {
         const auto writer = live_.at(id).downgrade_of;
         if (!writer || !holds(c, writer)) return;
-        note("c" + std::to_string(c.id) + " releases m" + std::to_string(writer) + " after its downgrade");
+        out_.note("c" + std::to_string(c.id) + " releases m" + std::to_string(writer) + " after its downgrade", now_);
         feed(c, writer, release());
     }
 
@@ -1017,7 +1017,7 @@ private:
         auto& read = std::get<lock_in::node_read>(e);
         if (read.ec || r.owner == 0 || r.owner != c.session) return;
         read.stray = !client_knows(c, r.path);
-        if (read.stray) note("c" + std::to_string(c.id) + " reads a stray: " + r.path);
+        if (read.stray) out_.note("c" + std::to_string(c.id) + " reads a stray: " + r.path, now_);
     }
     bool client_knows(const client& c, const std::string& path) const {
         for (const auto& [id, lm] : live_)
@@ -1056,7 +1056,7 @@ private:
     void count_request(client& c) {
         if (c.rate_ms != now_) c.rate_ms = now_, c.rate_count = 0;
         if (++c.rate_count == max_requests_per_ms + 1)
-            violate("c" + std::to_string(c.id) + " sent more than " + std::to_string(max_requests_per_ms) +
+            out_.violate("c" + std::to_string(c.id) + " sent more than " + std::to_string(max_requests_per_ms) +
                     " requests in one simulated millisecond: a busy loop");
     }
 
@@ -1112,8 +1112,8 @@ private:
     void carry_out(client&, std::uint64_t, const lock_out::waiting&) {}
     void carry_out(client& c, std::uint64_t id, const lock_out::granted& a) {
         ++out_.grants;
-        if (!outcomes_.insert(id).second) violate("m" + std::to_string(id) + " heard a second outcome (granted)");
-        note("c" + std::to_string(c.id) + " granted " + a.path + " token " + std::to_string(a.token));
+        if (!outcomes_.insert(id).second) out_.violate("m" + std::to_string(id) + " heard a second outcome (granted)");
+        out_.note("c" + std::to_string(c.id) + " granted " + a.path + " token " + std::to_string(a.token), now_);
         // A grant on a listing taken before an operator deleted our node is a hold in the window
         // above (not told yet): its lower token is what lets a fenced resource refuse it.
         // (A read-write lock's writers hold alone: their tokens rise too.)
@@ -1124,7 +1124,7 @@ private:
         // re-validates; seed 545170635514, past the CI's schedules, took it for a token gone back.)
         if ((s_.max_holders == 1 || is_read_write_writer(node_name(a.path))) && !tampered_.count(a.token) && zk_.find(a.path)) {
             auto& last = last_token_[path];
-            if (a.token <= last) violate("fencing token " + std::to_string(a.token) + " after " + std::to_string(last) + " on " + path);
+            if (a.token <= last) out_.violate("fencing token " + std::to_string(a.token) + " after " + std::to_string(last) + " on " + path);
             last = a.token;
         }
         // First come, first served: the node granted is among those the rule lets hold in the store
@@ -1133,13 +1133,13 @@ private:
         // (A node gone meanwhile, deleted or with its session, is the window the loss checks watch.)
         // (A client with its own maximum, odd_rule_, decides by that one: the maximum checks watch it.)
         if (const auto fits = nodes_that_fit(path); !odd_rule_ && fits && zk_.find(a.path) && !fits->count(std::string(node_name(a.path))))
-            violate("c" + std::to_string(c.id) + " granted " + a.path + " ahead of an earlier waiter (first come, first served)");
+            out_.violate("c" + std::to_string(c.id) + " granted " + a.path + " ahead of an earlier waiter (first come, first served)");
         // A shared count: the leases in use never exceed the maximum in force at the grant. (A
         // grant on a node an operator deleted adds no lease: the window above; the holds it then
         // sees may be those granted before the count shrank, which keep their leases. Seed
         // 258243774736 took that for an over-grant.)
         if (s_.kind == recipe::shared_semaphore && !tampered_.count(a.token) && valid_holders() > shared_max_)
-            violate(std::to_string(valid_holders()) + " holders after a grant under a shared count of " + std::to_string(shared_max_));
+            out_.violate(std::to_string(valid_holders()) + " holders after a grant under a shared count of " + std::to_string(shared_max_));
         if (const auto group = live_.at(id).group) return member_granted(c, group);
         if (c.running.count(id)) c.running[id] = true;
         // A revocable hold lets go only when asked: if a request never reached it, its worker would
@@ -1152,11 +1152,11 @@ private:
     // revoker or an operator), once, and its worker then releases.
     void carry_out(client& c, std::uint64_t id, const lock_out::revocation_requested&) {
         const auto& lm = live_.at(id);
-        note("c" + std::to_string(c.id) + " m" + std::to_string(id) + " asked to let go");
-        if (!lm.revocable) return violate("m" + std::to_string(id) + ", not revocable, was told of a revocation request");
-        if (!revocation_told_.insert(id).second) return violate("m" + std::to_string(id) + " was told of a revocation request twice");
+        out_.note("c" + std::to_string(c.id) + " m" + std::to_string(id) + " asked to let go", now_);
+        if (!lm.revocable) return out_.violate("m" + std::to_string(id) + ", not revocable, was told of a revocation request");
+        if (!revocation_told_.insert(id).second) return out_.violate("m" + std::to_string(id) + " was told of a revocation request twice");
         if (!revocation_written_.count(lm.m->token()))
-            return violate("m" + std::to_string(id) + " was told of a revocation request that nobody wrote to its node " + lm.m->node_path());
+            return out_.violate("m" + std::to_string(id) + " was told of a revocation request that nobody wrote to its node " + lm.m->node_path());
         if (holds(c, id)) at(pick(20), {timer::hold_end, c.id, id});
     }
 
@@ -1166,7 +1166,7 @@ private:
         if (!holds(c, id) || revocation_told_.count(id)) return;
         const auto& m = *live_.at(id).m;
         if (const node* n = zk_.find(m.node_path()); n && n->owner == m.hold_session()) {
-            note("revoker writes the request to " + m.node_path());
+            out_.note("revoker writes the request to " + m.node_path(), now_);
             revocation_written_.insert(n->czxid);
             zk_.set_data(m.node_path(), revocation_signal);
             route_fired();
@@ -1175,7 +1175,7 @@ private:
     }
 
     void carry_out(client& c, std::uint64_t id, const lock_out::not_granted& a) {
-        if (!outcomes_.insert(id).second) violate("m" + std::to_string(id) + " heard a second outcome (not granted)");
+        if (!outcomes_.insert(id).second) out_.violate("m" + std::to_string(id) + " heard a second outcome (not granted)");
         // The right outcome: "not acquired in time" only after a deadline or for a try, "cancelled"
         // only after a cancel, "closed" only from a closed client.
         const auto& by = ended_by_[id];
@@ -1184,8 +1184,8 @@ private:
         else if (a.ec == errc::cancelled && !by.count("cancel")) missing = "a cancel";
         else if (a.ec == errc::closed && !c.closed) missing = "a close";
         else if (a.ec == errc::lock_kind_mismatch && !other_kind_present_) missing = "another kind's node";
-        if (missing) violate("m" + std::to_string(id) + " not granted (" + (a.ec ? a.ec.message() : "timed out") + ") without " + missing);
-        note("c" + std::to_string(c.id) + " not granted: " + (a.ec ? a.ec.message() : "timed out"));
+        if (missing) out_.violate("m" + std::to_string(id) + " not granted (" + (a.ec ? a.ec.message() : "timed out") + ") without " + missing);
+        out_.note("c" + std::to_string(c.id) + " not granted: " + (a.ec ? a.ec.message() : "timed out"), now_);
         if (const auto group = live_.at(id).group) return end_multi(c, group, "a member was not granted");
         downgrade_done(c, id);
         if (c.running.count(id)) next(c, id);
@@ -1193,9 +1193,9 @@ private:
     void carry_out(client& c, std::uint64_t id, const lock_out::hold_changed& a) {
         auto& last = hold_states_[id];
         if (a.state == hold_state::held && (last == hold_state::lost || last == hold_state::released || last == hold_state::releasing))
-            violate("m" + std::to_string(id) + " reads held again after " + std::string(zkr::to_string(last)));
+            out_.violate("m" + std::to_string(id) + " reads held again after " + std::string(zkr::to_string(last)));
         last = a.state;
-        note("c" + std::to_string(c.id) + " hold " + std::string(zkr::to_string(a.state)));
+        out_.note("c" + std::to_string(c.id) + " hold " + std::string(zkr::to_string(a.state)), now_);
         if (const auto group = live_.at(id).group; group && a.state == hold_state::lost) {
             if (holds(c, group)) end_multi(c, group, "a member's hold was lost");  // its stop token fires; the caller lets go
             return;
@@ -1208,8 +1208,8 @@ private:
     }
     void carry_out(client& c, std::uint64_t id, const lock_out::release_done& a) {
         if (!unanswered_releases_.erase(a.caller))
-            violate("m" + std::to_string(id) + " answered release caller " + std::to_string(a.caller) + ", which did not ask or heard already");
-        note("c" + std::to_string(c.id) + " release done: " + (a.ec ? a.ec.message() : "ok"));
+            out_.violate("m" + std::to_string(id) + " answered release caller " + std::to_string(a.caller) + ", which did not ask or heard already");
+        out_.note("c" + std::to_string(c.id) + " release done: " + (a.ec ? a.ec.message() : "ok"), now_);
         if (holds(c, id)) {
             next(c, id);
             // Now and then the caller releases twice: the second hears lock_not_held.
@@ -1220,7 +1220,7 @@ private:
     // A deadline or a cancel ends the acquire at once, whatever is in flight: the caller's bound
     // is the deadline, not the deadline plus a reply that may never come.
     void must_have_ended(std::uint64_t id, const char* what) {
-        if (!outcomes_.count(id)) violate("m" + std::to_string(id) + " still acquiring after " + what);
+        if (!outcomes_.count(id)) out_.violate("m" + std::to_string(id) + " still acquiring after " + what);
     }
 
     static bool holds(const client& c, std::uint64_t id) {
@@ -1285,10 +1285,10 @@ private:
             // Told that its connection is read-only: a hold granted or kept then reads doubtful
             // (docs/recipes.md; the majority may have ended the session meanwhile).
             if (heard_read_only_.count(id))
-                return violate("c" + std::to_string(lm.client) + " reads held on a read-only connection: " + m.node_path());
+                return out_.violate("c" + std::to_string(lm.client) + " reads held on a read-only connection: " + m.node_path());
             if (tampered_.count(m.token())) {
                 if (told_.count({id, m.token()}))
-                    return violate("c" + std::to_string(lm.client) + " reads held after being told that its node " + m.node_path() +
+                    return out_.violate("c" + std::to_string(lm.client) + " reads held after being told that its node " + m.node_path() +
                                    " was changed by someone else");
                 continue;  // the documented window: not told yet
             }
@@ -1298,14 +1298,14 @@ private:
             if (is_read_write_writer(node_name(m.node_path()))) writer = m.node_path();
             const node* n = zk_.find(m.node_path());
             if (!n || n->owner != m.hold_session())
-                return violate("c" + std::to_string(lm.client) + " reads held, but its node " + m.node_path() +
+                return out_.violate("c" + std::to_string(lm.client) + " reads held, but its node " + m.node_path() +
                                (n ? " belongs to session " + std::to_string(n->owner) : " is gone"));
         }
         if (!writer.empty() && held[lock_path] > 1)
-            return violate("a writer holds with others: " + writer + " and " + std::to_string(held[lock_path] - 1) + " more");
+            return out_.violate("a writer holds with others: " + writer + " and " + std::to_string(held[lock_path] - 1) + " more");
         for (const auto& [path, n] : held)
             if (n > s_.max_holders)
-                return violate(std::to_string(n) + " leases held at once on " + path + " (max " + std::to_string(s_.max_holders) + ")");
+                return out_.violate(std::to_string(n) + " leases held at once on " + path + " (max " + std::to_string(s_.max_holders) + ")");
     }
 
     // Progress: once nothing is in flight anywhere (no request, reply, event or connection change
@@ -1331,7 +1331,7 @@ private:
             if (m.phase() != lock_phase::waiting) continue;
             const auto name = std::string(node_name(m.node_path()));
             if (const auto& fits = fitting.at(lm.path); fits && fits->count(name))
-                return violate("c" + std::to_string(lm.client) + " waits with nothing in flight, although its node " + name +
+                return out_.violate("c" + std::to_string(lm.client) + " waits with nothing in flight, although its node " + name +
                                " is among the " + std::to_string(max) + " that hold");
         }
     }
@@ -1348,38 +1348,24 @@ private:
 
     void check_quiescent() {
         if (!unanswered_releases_.empty())
-            return violate("release caller " + std::to_string(*unanswered_releases_.begin()) + " never heard the outcome");
+            return out_.violate("release caller " + std::to_string(*unanswered_releases_.begin()) + " never heard the outcome");
         for (const auto& c : clients_)
             if (!c.closed && c.attempts_done < s_.attempts)
-                return violate("c" + std::to_string(c.id) + " never finished: a waiter was not granted after the faults stopped");
+                return out_.violate("c" + std::to_string(c.id) + " never finished: a waiter was not granted after the faults stopped");
         if (operator_session_) zk_.expire(std::exchange(operator_session_, 0));  // its foreign nodes go
         for (const auto& path : zk_.descendants("/locks")) {
             const node* n = zk_.find(path);
-            if (n && !n->container) return violate("node left at quiescence: " + path);
+            if (n && !n->container) return out_.violate("node left at quiescence: " + path);
         }
     }
 
-    void violate(std::string what) {
-        if (!out_.ok) return;
-        out_.ok = false;
-        out_.violation = std::move(what);
-        note("VIOLATION: " + out_.violation);
-    }
 
-    void note(std::string line) {
-        if (!traced_) return;
-        std::ostringstream o;
-        o << "[" << out_.steps << " t=" << now_ << "ms] " << line;
-        out_.trace.push_back(o.str());
-        if (out_.trace.size() > 200) out_.trace.erase(out_.trace.begin());
-    }
 
     std::size_t pick(std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng_() % n); }
     void at(std::size_t delay, timer t) { timers_.emplace(now_ + static_cast<std::int64_t>(delay), t); }
 
     const schedule& s_;
     const machine_factory& machines_;
-    bool traced_;
     std::mt19937_64 rng_;
     zookeeper zk_;
     std::shared_ptr<lock_rule> rule_, odd_rule_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "../../recipes/queue/lock_machine.hpp"
+#include "verdict.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -88,11 +89,7 @@ struct schedule {
 };
 schedule draw_schedule(std::uint64_t seed);
 
-struct outcome {
-    bool ok = true;
-    std::string violation;           ///< what the checker found
-    std::vector<std::string> trace;  ///< the last steps (only when traced)
-    long steps = 0;
+struct outcome : verdict {
     int grants = 0;
     int faults = 0;
     std::map<std::string, long> by_kind;  ///< the faults that took effect, by kind
