@@ -187,22 +187,40 @@ private:
                 c.inbound.push_back({view, zk::connection_changed{connection_state::suspended, c.session}});
                 return;
             case 1: return c.connected ? void() : reconnect(c);
-            case 2: {  // the session expires: its watches go; requests are retried on the new session
+            case 2: {  // the session expires: requests are retried on the new session
                 out_.note("c" + std::to_string(c.id) + " session expired");
+                // Its watches end as the connection ends them (src/connection_reactor.cpp): after
+                // `lost`, each one the client has not heard fire says not_watching, the ones that
+                // fired while it was away too.
+                std::vector<zk::watch_fired> ended;
+                for (const auto id : zk_.watches_of(c.session))
+                    if (const auto it = routes_.find(id); it != routes_.end()) ended.push_back({it->second.ticket, watch_event_type::not_watching});
+                for (const auto& e : c.stashed)
+                    if (const auto* w = std::get_if<zk::watch_fired>(&e)) ended.push_back({w->id, watch_event_type::not_watching});
                 zk_.expire(c.session);
                 c.session = zk_.open_session();
                 c.connected = true;
                 c.stashed.clear();
                 c.inbound.push_back({view, zk::connection_changed{connection_state::lost, 0}});
+                for (const auto& w : ended) c.inbound.push_back({view, w});
                 c.inbound.push_back({view, zk::connection_changed{connection_state::connected, c.session}});
                 return;
             }
-            case 3: {  // an operator writes the same value again: a new version, no new value
-                if (const node* n = zk_.find(count_path)) {
+            case 3: {  // an operator writes: the same value again (a new version, no new value), or
+                       // something that is not a number, put right by a later write
+                const node* n = zk_.find(count_path);
+                if (!n) return;
+                if (garbled_value_) {
+                    put_right();
+                } else if (pick(3) == 0) {
+                    out_.note("operator writes a word into the count");
+                    garbled_value_ = n->data;
+                    zk_.set_data(count_path, "many");
+                } else {
                     out_.note("operator rewrites the count");
                     zk_.set_data(count_path, n->data);
-                    route_fired();
                 }
+                route_fired();
                 return;
             }
             default:  // an operator deletes the node, or makes it again with the value it had
@@ -217,6 +235,12 @@ private:
                 route_fired();
                 return;
         }
+    }
+
+    // The operator writes back the number the count had before its word.
+    void put_right() {
+        out_.note("operator puts the count right");
+        zk_.set_data(count_path, *std::exchange(garbled_value_, std::nullopt));
     }
 
     void recreate() {
@@ -242,6 +266,11 @@ private:
                 reconnect(c);
                 healed = true;
             }
+        if (garbled_value_ && zk_.find(count_path)) {
+            put_right();
+            route_fired();
+            healed = true;
+        }
         if (deleted_value_) {
             recreate();
             route_fired();
@@ -277,6 +306,7 @@ private:
     std::uint64_t next_watch_ = 0;
     int faults_left_ = 0;
     std::optional<std::string> deleted_value_;
+    std::optional<std::string> garbled_value_;  // the number the count had before an operator's word
     outcome out_;
 };
 

@@ -35,6 +35,15 @@ void zookeeper::expire(std::int64_t session) {
     std::erase_if(fired_, [&](const fired_watch& f) { return f.session == session; });
 }
 
+std::vector<std::uint64_t> zookeeper::watches_of(std::int64_t session) const {
+    std::vector<std::uint64_t> ids;
+    for (const auto* table : {&watches_, &child_watches_})
+        for (const auto& [path, list] : *table)
+            for (const auto& w : list)
+                if (w.session == session) ids.push_back(w.id);
+    return ids;
+}
+
 zookeeper::create_result zookeeper::create_sequential(std::int64_t session, const std::string& parent,
                                                       const std::string& name, const std::string& data) {
     return create(session, parent, name, data, true);

@@ -47,6 +47,8 @@ public:
     bool alive(std::int64_t session) const { return sessions_.count(session) > 0; }
     /// Ends the session: its ephemeral nodes go, their watchers hear it; its own watches are dropped.
     void expire(std::int64_t session);
+    /// The ids of the watches the session has set and that have not fired (data, exists, children).
+    std::vector<std::uint64_t> watches_of(std::int64_t session) const;
 
     struct create_result {
         rc code = rc::ok;
