@@ -2,8 +2,10 @@
 // (Curator's InterProcessMultiLock, in one global order).
 #pragma once
 
+#include <zkr/detail/lock_ops.hpp>
 #include <zkr/detail/thread_holds.hpp>
 #include <zkr/hold_state.hpp>
+#include <zkr/multi_lock_hold.hpp>
 #include <zkr/multi_op.hpp>
 #include <zkr/timed_lockable.hpp>
 
@@ -69,6 +71,9 @@ private:
  * Release: unlock() and the destructor never throw and release every member (errors logged);
  * release() releases them all and reports the first failure (lock_lost when a member's hold had
  * ended, connection_loss when a delete is pending).
+ *
+ * Async: async_acquire gives a multi_lock_hold that owns every member (for coroutines, which may
+ * resume on any thread); it does not count as the calling thread's hold.
  */
 class interprocess_multi_lock : public timed_lockable<interprocess_multi_lock> {
 public:
@@ -89,6 +94,24 @@ public:
     /// True when every member is held within the timeout; false otherwise, with nothing held and
     /// no node left. Zero tries each member once.
     bool acquire(std::chrono::milliseconds timeout);
+    /// Completes with (error_code, multi_lock_hold) on the handler's associated executor (default:
+    /// the client's callback thread): every member held, owned by the multi_lock_hold whichever
+    /// thread the completion runs on. It is empty (no error) when the timeout passed; then, as on
+    /// an error, the members taken so far are released and no node is left. One deadline for all
+    /// members, counted from the start; zero tries each member once. It is never re-entrant: it
+    /// competes like another process, also with this thread's own hold. If a member's lock object
+    /// is destroyed first (this multi-lock's own ones with it), the acquire ends with cancelled.
+    template <typename Token>
+    auto async_acquire(std::chrono::milliseconds timeout, Token&& token) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, multi_lock_hold)>(
+            [a = detail::prepare_multi_acquire(members_, detail::checked_timeout(timeout))](auto handler) mutable {
+                // Posted: a closed or unstarted client answers inside this call.
+                auto complete = detail::completion_on<true>(std::move(handler), detail::callbacks_of(*a));
+                detail::start_multi_acquire(std::move(a), std::move(complete));
+            },
+            token);
+    }
+
     /// Releases one level of the calling thread's hold (every member at the last level).
     void release();
     /// As release(), with the failure in ec instead of an exception.

@@ -21,6 +21,7 @@
 #include <zkr/revocation.hpp>
 #include <zkr/lease.hpp>
 #include <zkr/lock_hold.hpp>
+#include <zkr/multi_lock_hold.hpp>
 #include <zkr/multi_op.hpp>
 #include <zkr/path.hpp>
 #include <zkr/results.hpp>

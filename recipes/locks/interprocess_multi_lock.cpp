@@ -3,6 +3,7 @@
 #include <zkr/interprocess_multi_lock.hpp>
 
 #include "../queue/lock_core.hpp"
+#include "multi_hold.hpp"
 #include "multi_lock_order.hpp"
 #include "../core/step_deadline.hpp"
 
@@ -10,8 +11,6 @@
 #include <zkr/interprocess_mutex.hpp>
 
 #include <algorithm>
-#include <condition_variable>
-#include <list>
 
 namespace zkr {
 
@@ -20,73 +19,35 @@ using boost::system::error_code;
 multi_lock_member::multi_lock_member(interprocess_mutex& m) : core_(m.core_.get()) {}
 multi_lock_member::multi_lock_member(fair_lock& f) : core_(f.core_.get()) {}
 
-// One thread's hold of every member; its stop is requested when any member's hold ends.
+// One thread's hold of every member: the members' holds, and the thread whose direct acquires of
+// those members are refused meanwhile.
 struct interprocess_multi_lock::term {
     explicit term(std::thread::id o) : owner(o) {}
-    const std::thread::id owner;  // its members' direct acquires by this thread are refused
-    std::vector<std::pair<detail::lock_core*, std::shared_ptr<detail::hold>>> members;
-    std::stop_source stop;
-    std::list<std::stop_callback<std::function<void()>>> on_member_stop;
+    const std::thread::id owner;
+    std::vector<detail::lock_core*> cores;
+    detail::multi_hold held;
 
     void add(detail::lock_core* core, std::shared_ptr<detail::hold> h) {
-        on_member_stop.emplace_back(h->stop_token(), [s = stop]() mutable { s.request_stop(); });
+        held.add(core->shared_driver(), std::move(h));
         core->note_multi_hold(owner, true);
-        members.emplace_back(core, std::move(h));
+        cores.push_back(core);
     }
 
-    // Releases every member at once (each delete in flight together) and waits for them all: the
-    // first failure, in acquire order. Never throws.
+    // Releases every member at once and waits for them all: the first failure, in acquire order.
+    // Never throws.
     error_code release_all() noexcept {
-        struct waiting {
-            std::mutex m;
-            std::condition_variable cv;
-            std::size_t left;
-            std::vector<error_code> outcomes;
-        };
-        auto w = std::make_shared<waiting>();
-        w->left = members.size();
-        w->outcomes.resize(members.size());
-        for (std::size_t i = 0; i < members.size(); ++i) {
-            auto& [core, h] = members[i];
+        for (auto* core : cores) {
             try {
                 core->note_multi_hold(owner, false);
             } catch (...) {  // (a vector's erase does not throw; the lock's mutex could)
             }
-            try {
-                core->driver().release(h, [w, i](const error_code& ec) {
-                    std::lock_guard lock(w->m);
-                    w->outcomes[i] = ec;
-                    if (--w->left == 0) w->cv.notify_all();
-                });
-            } catch (const std::exception&) {  // out of memory: the node stays with the session
-                std::lock_guard lock(w->m);
-                w->outcomes[i] = make_error_code(errc::system_error);
-                --w->left;
-            }
         }
-        std::unique_lock lock(w->m);
-        w->cv.wait(lock, [&] { return w->left == 0; });
-        stop.request_stop();
-        for (const auto& ec : w->outcomes)
-            if (ec) return ec;
-        return {};
+        return held.release_and_wait();
     }
 
     void release_quietly() noexcept {
         const auto ec = release_all();
-        if (ec && !members.empty())
-            detail::log_quiet_release(members.front().first->driver().get_client(), members.front().first->path(), ec);
-    }
-
-    hold_state state() const noexcept {
-        // Worst first: one member lost ends the whole hold; one doubtful makes it doubtful.
-        hold_state worst = hold_state::held;
-        for (const auto& [core, h] : members) {
-            const auto s = h->caller_state();
-            if (s == hold_state::lost) return s;
-            if (s != hold_state::held && worst == hold_state::held) worst = s;
-        }
-        return worst;
+        if (ec && !cores.empty()) detail::log_quiet_release(cores.front()->driver().get_client(), cores.front()->path(), ec);
     }
 };
 
@@ -189,12 +150,12 @@ bool interprocess_multi_lock::is_held() const { return current() != nullptr; }
 
 hold_state interprocess_multi_lock::state() const {
     auto t = current();
-    return t ? t->state() : hold_state::released;
+    return t ? t->held.state() : hold_state::released;
 }
 
 std::stop_token interprocess_multi_lock::stop_token() const {
     auto t = current();
-    return t ? t->stop.get_token() : detail::stopped_token();
+    return t ? t->held.stop_token() : detail::stopped_token();
 }
 
 std::shared_ptr<interprocess_multi_lock::term> interprocess_multi_lock::current_or_throw() const {
@@ -203,19 +164,9 @@ std::shared_ptr<interprocess_multi_lock::term> interprocess_multi_lock::current_
     return t;
 }
 
-std::vector<std::int64_t> interprocess_multi_lock::fencing_tokens() const {
-    const auto t = current_or_throw();
-    std::vector<std::int64_t> tokens;
-    for (const auto& [core, h] : t->members) tokens.push_back(h->fencing_token());
-    return tokens;
-}
+std::vector<std::int64_t> interprocess_multi_lock::fencing_tokens() const { return current_or_throw()->held.fencing_tokens(); }
 
-std::vector<std::string> interprocess_multi_lock::node_paths() const {
-    const auto t = current_or_throw();
-    std::vector<std::string> nodes;
-    for (const auto& [core, h] : t->members) nodes.push_back(h->node_path());
-    return nodes;
-}
+std::vector<std::string> interprocess_multi_lock::node_paths() const { return current_or_throw()->held.node_paths(); }
 
 std::vector<multi_result> interprocess_multi_lock::guarded_multi(std::vector<multi_op> ops, error_code& ec) {
     auto t = current();
@@ -223,9 +174,7 @@ std::vector<multi_result> interprocess_multi_lock::guarded_multi(std::vector<mul
         ec = make_error_code(errc::lock_not_held);
         return {};
     }
-    std::vector<const detail::hold*> holds;
-    for (const auto& [core, h] : t->members) holds.push_back(h.get());
-    return detail::hold::guarded_multi(holds, std::move(ops), ec);
+    return t->held.guarded_multi(std::move(ops), ec);
 }
 
 std::vector<multi_result> interprocess_multi_lock::guarded_multi(std::vector<multi_op> ops) {
@@ -237,6 +186,63 @@ std::vector<multi_result> interprocess_multi_lock::guarded_multi(std::vector<mul
     detail::throw_if(ec, members_.front()->path(), ec.message() + " in a guarded write");
     return r;
 }
+
+namespace detail {
+
+// One async acquire of every member, a step per member on the network thread: each step gets what
+// is left of the deadline, and ends with `cancelled` if its lock object was destroyed since the
+// acquire was called (its driver's cancel(); the driver itself lives on with this acquire).
+struct multi_acquire : std::enable_shared_from_this<multi_acquire> {
+    struct member {
+        acquire_start start;
+        std::uint64_t begun_at_cancellation = 0;
+    };
+    std::vector<member> members;
+    std::optional<std::chrono::milliseconds> timeout;
+    boost::asio::any_io_executor callbacks;
+    std::optional<step_deadline> deadline;
+    std::size_t next = 0;
+    std::shared_ptr<multi_hold> held = std::make_shared<multi_hold>();
+    unique_function<void(const error_code&, multi_lock_hold)> done;
+
+    void step() {
+        if (next == members.size()) return done({}, multi_lock_hold(std::move(held)));
+        auto& m = members[next++];
+        acquire_request req;
+        req.timeout = deadline->left();
+        req.data = m.start.data;
+        req.node_name = m.start.node_name;
+        req.begun_at_cancellation = m.begun_at_cancellation;
+        m.start.driver->acquire(std::move(req), [self = shared_from_this(), &m](const error_code& ec, std::shared_ptr<hold> h) {
+            if (h) m.start.attach(h);
+            if (ec || !h) {
+                if (h) release_quietly(*m.start.driver, h);
+                self->held->release_in_background();  // the members taken so far
+                return self->done(ec, multi_lock_hold());
+            }
+            self->held->add(m.start.driver, std::move(h));
+            self->step();
+        });
+    }
+};
+
+std::shared_ptr<multi_acquire> prepare_multi_acquire(const std::vector<lock_core*>& members, std::optional<std::chrono::milliseconds> timeout) {
+    auto a = std::make_shared<multi_acquire>();
+    for (const auto* core : members) a->members.push_back({prepare_acquire(*core, std::nullopt), core->driver().cancellations()});
+    a->timeout = timeout;
+    a->callbacks = a->members.front().start.callbacks;
+    return a;
+}
+
+boost::asio::any_io_executor callbacks_of(const multi_acquire& a) { return a.callbacks; }
+
+void start_multi_acquire(std::shared_ptr<multi_acquire> a, unique_function<void(const error_code&, multi_lock_hold)> done) {
+    a->deadline.emplace(a->timeout);
+    a->done = std::move(done);
+    a->step();
+}
+
+}  // namespace detail
 
 std::vector<std::string> interprocess_multi_lock::paths() const {
     std::vector<std::string> p;

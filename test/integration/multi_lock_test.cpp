@@ -10,6 +10,8 @@
 
 #include "zkr_catch.hpp"
 
+#include <boost/asio/use_future.hpp>
+
 #include <future>
 #include <mutex>
 
@@ -197,4 +199,98 @@ TEST_CASE("multi-lock: guarded_multi commits only while every member's node is o
     both.unlock();
     c->remove(ledger);
     CHECK(zkr::test::eventually([&] { return nodes_under(*c, from) == 0 && nodes_under(*c, to) == 0; }));
+}
+
+TEST_CASE("multi-lock async: async_acquire gives a multi_lock_hold that owns every member from any thread, guards a write, and releases them together") {
+    auto& zk = zkr::test::shared_server();
+    const auto paths = three_paths("async");
+    auto c = connect(zk.connect_string()), other = connect(zk.connect_string());
+    zkr::interprocess_multi_lock multi(*c, {paths[2], paths[0], paths[1]});
+    auto held = multi.async_acquire(5s, boost::asio::use_future).get();
+    REQUIRE(held);
+    CHECK(held.state() == hold_state::held);
+    CHECK_FALSE(held.stop_token().stop_requested());
+    CHECK_FALSE(multi.is_held());  // not this thread's hold
+    const auto nodes = held.node_paths();
+    REQUIRE(nodes.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(nodes[i].rfind(paths[i] + "/", 0) == 0);  // in path order
+    REQUIRE(held.fencing_tokens().size() == 3);
+    // Another client's member lock waits; so does this client's thread hold of the multi-lock.
+    zkr::interprocess_mutex b(*other, paths[1]);
+    CHECK_FALSE(b.acquire(200ms));
+    CHECK_FALSE(multi.acquire(200ms));
+    const auto ledger = zkr::test::recipe_path("multi-async-ledger", "transfer");
+    c->create(std::string(zkr::parent_path(ledger)), "", {.create_parents = true});
+    CHECK(held.guarded_multi({zkr::multi_op::create(ledger, "moved")}).size() == 1);
+    // Owned by the object: another thread releases it.
+    auto moved = std::move(held);
+    CHECK_FALSE(held);
+    std::promise<boost::system::error_code> released;
+    std::thread([&] { moved.async_release([&](boost::system::error_code e) { released.set_value(e); }); }).join();
+    CHECK_FALSE(released.get_future().get());
+    CHECK_FALSE(moved);
+    CHECK(moved.state() == hold_state::released);
+    CHECK(moved.stop_token().stop_requested());
+    zkr::test::expect_error([&] { moved.release(); }, errc::lock_not_held, "");
+    for (const auto& p : paths) CHECK(nodes_under(*c, p) == 0);
+    CHECK(b.acquire(5s));
+    b.release();
+    c->remove(ledger);
+}
+
+TEST_CASE("multi-lock async: a timed async_acquire that cannot take every member completes empty and leaves no node; a destroyed hold releases") {
+    auto& zk = zkr::test::shared_server();
+    const auto paths = three_paths("async-timed");
+    auto c = connect(zk.connect_string()), holder_client = connect(zk.connect_string());
+    zkr::interprocess_mutex middle(*holder_client, paths[1]);
+    middle.acquire();
+    zkr::interprocess_multi_lock multi(*c, {paths[0], paths[1], paths[2]});
+    const auto started = std::chrono::steady_clock::now();
+    auto none = multi.async_acquire(400ms, boost::asio::use_future).get();
+    CHECK(std::chrono::steady_clock::now() - started < 3s);
+    CHECK_FALSE(none);
+    CHECK(zkr::test::eventually([&] { return nodes_under(*c, paths[0]) == 0; }));  // taken, then released
+    CHECK(nodes_under(*c, paths[1]) == 1);                                          // only the holder's
+    CHECK(nodes_under(*c, paths[2]) == 0);                                          // never reached
+    middle.release();
+    {
+        auto held = multi.async_acquire(5s, boost::asio::use_future).get();
+        REQUIRE(held);
+        for (const auto& p : paths) CHECK(nodes_under(*c, p) == 1);
+    }  // destroyed: released without waiting
+    for (const auto& p : paths) CHECK(zkr::test::eventually([&] { return nodes_under(*c, p) == 0; }));
+    // A member lost ends the whole hold: its stop token fires, and the release says lock_lost.
+    auto held = multi.async_acquire(5s, boost::asio::use_future).get();
+    REQUIRE(held);
+    auto stopped = std::make_shared<std::promise<void>>();
+    std::stop_callback on_stop(held.stop_token(), [stopped] { stopped->set_value(); });
+    holder_client->remove(held.node_paths()[2]);
+    CHECK(stopped->get_future().wait_for(10s) == std::future_status::ready);
+    CHECK(held.state() == hold_state::lost);
+    boost::system::error_code ec;
+    held.release(ec);
+    CHECK(ec == errc::lock_lost);
+    for (const auto& p : paths) CHECK(zkr::test::eventually([&] { return nodes_under(*c, p) == 0; }));
+}
+
+TEST_CASE("multi-lock async: destroying the multi-lock while its async_acquire waits ends it with cancelled and leaves no node") {
+    auto& zk = zkr::test::shared_server();
+    const auto paths = three_paths("async-cancel");
+    auto c = connect(zk.connect_string()), holder_client = connect(zk.connect_string());
+    zkr::interprocess_mutex last(*holder_client, paths[2]);
+    last.acquire();
+    auto multi = std::make_unique<zkr::interprocess_multi_lock>(*c, std::vector<std::string>{paths[0], paths[1], paths[2]});
+    auto outcome = multi->async_acquire(30s, boost::asio::use_future);
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*c, paths[2]) == 2; }));  // queued behind the holder
+    multi.reset();
+    boost::system::error_code ec;
+    try {
+        (void)outcome.get();
+    } catch (const boost::system::system_error& e) {
+        ec = e.code();
+    }
+    CHECK(ec == errc::cancelled);
+    for (const auto& p : {paths[0], paths[1]}) CHECK(zkr::test::eventually([&] { return nodes_under(*c, p) == 0; }));
+    CHECK(zkr::test::eventually([&] { return nodes_under(*c, paths[2]) == 1; }));  // the holder's
+    last.release();
 }

@@ -5,12 +5,14 @@
 #include <zkr/detail/asio.hpp>
 #include <zkr/detail/unique_function.hpp>
 #include <zkr/lock_hold.hpp>
+#include <zkr/multi_lock_hold.hpp>
 
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace zkr::detail {
 
@@ -44,6 +46,16 @@ boost::asio::any_io_executor callbacks_of(const lock_core& core);
 /// gets ec (clear for a nested level, or why there was nothing) inside this call, so it must post.
 void start_release(lock_driver& driver, std::shared_ptr<hold> h, boost::system::error_code ec,
                    unique_function<void(const boost::system::error_code&)> done);
+
+/// A multi-lock's async acquire, taken when it is called (recipes/locks/interprocess_multi_lock.cpp):
+/// its members in path order, each ended with `cancelled` if its lock object is destroyed meanwhile.
+struct multi_acquire;
+std::shared_ptr<multi_acquire> prepare_multi_acquire(const std::vector<lock_core*>& members, std::optional<std::chrono::milliseconds> timeout);
+boost::asio::any_io_executor callbacks_of(const multi_acquire& a);
+/// Acquires the members one at a time under one deadline (from this call). done gets (error_code,
+/// multi_lock_hold) once, on the network thread or inside this call, so it must post; an empty
+/// hold without error when the timeout passed. On any failure the members taken are released.
+void start_multi_acquire(std::shared_ptr<multi_acquire> a, unique_function<void(const boost::system::error_code&, multi_lock_hold)> done);
 
 /// Throws zkr::error (invalid_argument) for a negative timeout; 0 tries once.
 std::optional<std::chrono::milliseconds> checked_timeout(std::chrono::milliseconds t);
