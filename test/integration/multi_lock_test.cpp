@@ -238,7 +238,7 @@ TEST_CASE("multi-lock async: async_acquire gives a multi_lock_hold that owns eve
     c->remove(ledger);
 }
 
-TEST_CASE("multi-lock async: a timed async_acquire that cannot take every member completes empty and leaves no node; a destroyed hold releases") {
+TEST_CASE("multi-lock async: a timed async_acquire that cannot take every member completes empty and leaves no node, and a destroyed hold releases") {
     auto& zk = zkr::test::shared_server();
     const auto paths = three_paths("async-timed");
     auto c = connect(zk.connect_string()), holder_client = connect(zk.connect_string());
