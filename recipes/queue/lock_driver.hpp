@@ -39,9 +39,10 @@ struct acquire_request {
     /// If given, our node takes this sequence (a plain ephemeral create, not a sequential one): a
     /// read-write lock's downgrade places its read node at its writer's.
     std::optional<std::uint32_t> sequence;
-    /// If given, this acquire is a step of a larger one (a Curator-layout semaphore's) that began
-    /// when the driver's cancellations() was this: a cancel() since then ends it at once with
-    /// `cancelled` (a cancel() between two steps would otherwise find no acquire to end).
+    /// If given, this acquire is a step of a larger one (a Curator-layout semaphore's inner mutex
+    /// then leases, a multi-lock's async acquire of its members) that began when the driver's
+    /// cancellations() was this: a cancel() since then ends it at once with `cancelled` (a
+    /// cancel() between two steps would otherwise find no acquire to end).
     std::optional<std::uint64_t> begun_at_cancellation;
 };
 
