@@ -214,13 +214,16 @@ struct multi_acquire : std::enable_shared_from_this<multi_acquire> {
         req.node_name = m.start.node_name;
         req.begun_at_cancellation = m.begun_at_cancellation;
         m.start.driver->acquire(std::move(req), [self = shared_from_this(), &m](const error_code& ec, std::shared_ptr<hold> h) {
-            if (h) m.start.attach(h);
-            if (ec || !h) {
-                if (h) release_quietly(*m.start.driver, h);
+            const bool granted = !ec && h;
+            if (h) {
+                m.start.attach(h);
+                self->held->add(m.start.driver, std::move(h));
+            }
+            if (!granted) {
+                // On the network thread: nothing here may wait for a reply.
                 self->held->release_in_background();  // the members taken so far
                 return self->done(ec, multi_lock_hold());
             }
-            self->held->add(m.start.driver, std::move(h));
             self->step();
         });
     }
