@@ -180,10 +180,7 @@ std::vector<multi_result> interprocess_multi_lock::guarded_multi(std::vector<mul
 std::vector<multi_result> interprocess_multi_lock::guarded_multi(std::vector<multi_op> ops) {
     error_code ec;
     auto r = guarded_multi(std::move(ops), ec);
-    if (ec == errc::invalid_argument)
-        detail::throw_if(ec, members_.front()->path(), "interprocess_multi_lock: the members are on more than one client, so no "
-                                                       "one transaction can check them all");
-    detail::throw_if(ec, members_.front()->path(), ec.message() + " in a guarded write");
+    detail::throw_guarded_multi_error(ec, members_.front()->path(), "interprocess_multi_lock");
     return r;
 }
 

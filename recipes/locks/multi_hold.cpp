@@ -119,4 +119,10 @@ std::vector<multi_result> multi_hold::guarded_multi(std::vector<multi_op> ops, e
     return hold::guarded_multi(holds, std::move(ops), ec);
 }
 
+void throw_guarded_multi_error(const error_code& ec, const std::string& path, std::string_view who) {
+    if (ec == errc::invalid_argument)
+        throw_if(ec, path, std::string(who) + ": the members are on more than one client, so no one transaction can check them all");
+    throw_if(ec, path, ec.message() + " in a guarded write");
+}
+
 }  // namespace zkr::detail

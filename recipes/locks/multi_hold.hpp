@@ -19,6 +19,7 @@
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,5 +54,10 @@ private:
     std::stop_source stop_;
     std::list<std::stop_callback<std::function<void()>>> on_member_stop_;
 };
+
+/// The end of a throwing guarded_multi over the members: nothing for a clear ec; for
+/// invalid_argument, that no one transaction can check members on several clients (`who`: the
+/// class whose call it was); otherwise zkr::error with ec's message "in a guarded write".
+void throw_guarded_multi_error(const boost::system::error_code& ec, const std::string& path, std::string_view who);
 
 }  // namespace zkr::detail

@@ -73,9 +73,7 @@ std::vector<multi_result> multi_lock_hold::guarded_multi(std::vector<multi_op> o
     const auto& held = checked(held_);
     error_code ec;
     auto r = held.guarded_multi(std::move(ops), ec);
-    if (ec == errc::invalid_argument)
-        detail::throw_if(ec, held.first_path(), "multi_lock_hold: the members are on more than one client, so no one transaction can check them all");
-    detail::throw_if(ec, held.first_path(), ec.message() + " in a guarded write");
+    detail::throw_guarded_multi_error(ec, held.first_path(), "multi_lock_hold");
     return r;
 }
 
