@@ -5,6 +5,7 @@
 
 #include "../recipes/queue/lock_rule.hpp"  // zkr status names holders with the recipes' own kinds and rules
 #include "../recipes/queue/read_write_rule.hpp"
+#include "../recipes/queue/grant_mark.hpp"  // a holder's data, without its grant mark
 
 #include <zkr/path.hpp>
 
@@ -68,7 +69,7 @@ queue_report report_queue(zkr::client& client, const std::string& path, const st
         boost::system::error_code e;
         const auto d = client.get_data(zkr::join_path(path, nodes[i]), e);
         if (e) continue;  // gone meanwhile
-        node_report n{nodes[i], d.data, i < q.holding, i < q.holding ? 0 : i - q.holding + 1};
+        node_report n{nodes[i], std::string(zkr::detail::without_grant_mark(d.data)), i < q.holding, i < q.holding ? 0 : i - q.holding + 1};
         if (which == queue_kind::semaphore) n.leases = static_cast<int>(zkr::parse_lease_node(nodes[i]).value_or(zkr::lease_node_info{}).weight);
         if (which == queue_kind::read_write) n.side = zkr::is_read_write_writer(nodes[i]) ? "writer" : "reader";
         n.age_ms = age_ms(d.stat.ctime);

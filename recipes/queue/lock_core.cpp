@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "grant_mark.hpp"
 #include "hold_access.hpp"
 
 #include "../../src/listener_registry.hpp"
@@ -94,7 +95,8 @@ std::vector<std::string> lock_core::participant_data(std::size_t most) const {
         auto d = c.get_data(node, ec);
         if (ec == errc::no_node) continue;  // left meanwhile
         detail::throw_if(ec, node);
-        data.push_back(std::move(d.data));
+        // A node of a shared count's semaphore marks its grant after its data: not the caller's.
+        data.emplace_back(without_grant_mark(d.data));
     }
     return data;
 }

@@ -2,6 +2,7 @@
 
 #include "../../src/observe.hpp"
 #include "../core/zk_port.hpp"
+#include "grant_mark.hpp"
 
 #include <zkr/revocation.hpp>
 
@@ -140,7 +141,7 @@ void lock_engine::carry_out(const lock_out::watch_node& a) {
             if (stray) self->client_.logger()->warn("{} belongs to this client's session, yet no acquire of this client has it: "
                                                     "a node the process forgot (a create whose reply was lost, or a delete the "
                                                     "servers lost); the waiter behind it deletes it", path);
-            self->feed(lock_in::node_read{t, ec, ec ? 0 : r.stat.version, stray});
+            self->feed(lock_in::node_read{t, ec, ec ? 0 : r.stat.version, stray, !ec && has_grant_mark(r.data)});
         });
 }
 
@@ -174,7 +175,7 @@ void lock_engine::carry_out(const lock_out::own_watch_later& a) {
 
 void lock_engine::carry_out(const lock_out::touch_own& a) {
     const char* why = a.version < 0 ? "signalling the grant of" : "writing its data back after the revocation request:";
-    client_.async_set_data(a.path, data_, a.version,
+    client_.async_set_data(a.path, a.mark_grant ? with_grant_mark(data_) : data_, a.version,
                            boost::asio::bind_executor(net_, [logger = client_.logger(), p = a.path, why](error_code ec, zkr::stat) {
                                // (bad_version: written again since the request was read; that write stays)
                                if (ec && ec != errc::bad_version) logger->debug("{} {}: {}", why, p, ec.message());

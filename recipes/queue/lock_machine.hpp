@@ -68,6 +68,9 @@ struct node_read {
     /// forgotten (a create whose reply was lost, or a delete that the servers lost; see
     /// docs/reliability.md, "ZooKeeper's own faults").
     bool stray = false;
+    /// Its data carries the grant mark (grant_mark.hpp): under marked grants, the only sign
+    /// that it holds that a write by someone else cannot give.
+    bool marked = false;
 };
 /// The watch on a node we wait on fired.
 struct node_changed {
@@ -160,6 +163,8 @@ struct own_watch_later {
 struct touch_own {
     std::string path;
     std::int32_t version = -1;
+    /// Our data with the grant mark after it (lock_rule::grants_marked, grant_mark.hpp).
+    bool mark_grant = false;
 };
 /// A guaranteed delete (retried until done, across reconnections). Nothing to answer.
 struct remove_node {
@@ -518,7 +523,7 @@ private:
         // Nobody else would ever delete it: it would stay ahead of every waiter, ours too, until
         // our session ends. Its deletion is then the event we wait for.
         if (e.stray) emit(lock_out::remove_node{join_path(parent_path(a->node->path), r.name)});
-        if (e.version > 0 && marks_grant(r)) return granted_ahead(r.name);  // granted before we watched
+        if (marks_grant(r) && shows_grant(e)) return granted_ahead(r.name);  // granted before we watched
         // A try waits only to read whether the node ahead has marked its grant: it has not.
         if (cfg_.try_only()) finish_acquire({}, /*remove=*/true);
     }
@@ -534,13 +539,21 @@ private:
         if (e.type == watch_event_type::not_watching) return;  // the session went: restart comes with it
         if (r.await_grant && !cfg_.rule->grants_marked() && a->signalled.insert(r.name).second) return list(true);
         a->watching.insert(r.name);
-        watch(r.name, r.await_grant);  // (a holder ahead that marked its grant: its release is still our event)
-        if (marks_grant(r)) granted_ahead(r.name);
+        // (a holder ahead that marked its grant: its release is still our event.) Under marked
+        // grants the read that sets the watch again tells whether the write was the grant's mark.
+        watch(r.name, r.await_grant);
+        if (r.await_grant && !cfg_.rule->grants_marked()) granted_ahead(r.name);
     }
 
     // A write to a node ahead tells of its grant: a waiter's we await, or any under a rule whose
-    // grants are marked (every node there writes itself once, when granted).
+    // grants are marked (every node there writes its mark once, when granted).
     bool marks_grant(const request& r) const { return r.await_grant || cfg_.rule->grants_marked(); }
+
+    // Whether a read of a node ahead shows its grant. Awaited grants are only a hint to list again
+    // (the listing decides), so any write will do. Marked grants let us hold: only the mark's data
+    // counts, never a write alone (an operator's write into a waiter's node would otherwise make
+    // one holder too many once the limit shrinks: the simulation's seed 28548085651).
+    bool shows_grant(const lock_in::node_read& e) const { return cfg_.rule->grants_marked() ? e.marked : e.version > 0; }
 
     // The node ahead `name` holds. A waiter we awaited: list, to watch the holders ahead of it.
     // Under marked grants we may hold now (the view is a superset of the nodes ahead).
@@ -609,7 +622,7 @@ private:
         holding_phase held{std::move(*a.node), hold_state::held, session_, std::nullopt};
         phase_ = std::move(held);
         const auto& h = *holding();
-        if (touch) emit(lock_out::touch_own{h.node.path});
+        if (touch) emit(lock_out::touch_own{h.node.path, -1, cfg_.rule->grants_marked()});
         // A revocable hold reads its node at once: a request may have come before the grant was
         // heard (a revoker lists the holders from the server's queue).
         if (cfg_.revocable) watch_own();
@@ -742,7 +755,7 @@ private:
         if (h.asked_to_let_go) return;
         h.asked_to_let_go = true;
         emit(lock_out::revocation_requested{});
-        emit(lock_out::touch_own{h.node.path, version});
+        emit(lock_out::touch_own{h.node.path, version, cfg_.rule->grants_marked()});
     }
 
     // Whether a waiter behind us may have listed us as a waiter. Not when we hold on a listing that

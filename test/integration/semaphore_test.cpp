@@ -328,7 +328,9 @@ TEST_CASE("semaphore: raising the shared count wakes a waiter") {
 // process, fits the count of 2; the count then shrinks to 1, and A decides under it. Before grants
 // under a shared count were marked, B held at once and A held too: 2 leases under a count of 1.
 // Now B holds only once A has marked its grant, and then 2 exceed 1: it waits for A's release.
-TEST_CASE("semaphore: a shared count that shrinks while a waiter ahead has not decided never lets both hold") {
+// Seed 28548085651 on the same stage: an operator writes into A's node before the shrink. A write
+// is no grant: B, which took it for A's mark, held under the count of 2 and stayed beside A.
+TEST_CASE("semaphore: a shared count that shrinks while a waiter ahead has not decided never lets both hold, a write into its node neither") {
     auto& zk = zkr::test::shared_server();
     const auto base = zkr::join_path("/", zkr::test::unique_namespace("shrink"));
     const auto path = zkr::join_path(base, "sem"), count_path = base + "/max";
@@ -342,6 +344,7 @@ TEST_CASE("semaphore: a shared count that shrinks while a waiter ahead has not d
     proxy.drop_replies(true);  // A's create and listing reach the server; their replies never come back
     auto a_lease = std::async(std::launch::async, [&] { return sa.acquire(30s); });
     REQUIRE(zkr::test::eventually([&] { return nodes_under(*direct, path) == 1; }, 5s));
+    const auto a_node = zkr::join_path(path, direct->get_children(path).children.front());
     const std::string log = zkr::test::temp_file("log");
     zkr::test::child_process b({ZKR_LOCK_WORKER, zk.connect_string(), "shared_semaphore:" + count_path, path, "1", "200",
                                 log, zkr::test::temp_file("counter")});
@@ -352,6 +355,9 @@ TEST_CASE("semaphore: a shared count that shrinks while a waiter ahead has not d
         return std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("ACQ", 0) == 0; });
     };
     CHECK(acquired() == 0);  // A, ahead of it, has not said it holds
+    direct->set_data(a_node, "operator");  // a write, not A's grant mark
+    std::this_thread::sleep_for(500ms);
+    CHECK(acquired() == 0);
     count.set_count(1);
     // B reads the count through its watch: a grant decided before the notification arrives uses the
     // old count (recipes.md says so). Give it time to arrive before A can decide and mark.

@@ -1,6 +1,7 @@
 #include "lock_sim.hpp"
 
 #include "../../recipes/locks/multi_lock_order.hpp"
+#include "../../recipes/queue/grant_mark.hpp"
 #include "../../recipes/queue/read_write_rule.hpp"
 #include "sim_zookeeper.hpp"
 #include "zk_client_sim.hpp"
@@ -94,6 +95,7 @@ struct request {
     std::int64_t owner = 0;  // get_data's reply: the node's ephemeral owner
     bool with_data = false;  // exists: getData instead (a revocable hold's own-node read)
     std::int32_t version = -1;  // set_data: the version it must find (-1: any)
+    std::string data;  // set_data: what it writes
 };
 
 // Something for a machine, in the order the client sees it.
@@ -425,20 +427,13 @@ private:
             // Any participant's node: a holder's (a revocation request, an operator's write) or a
             // waiter's. Nothing but a holder's own release may let a waiter hold: the checker
             // counts a written holder as it counts any other, so a waiter behind it that took the
-            // write for a release holds beside it. Under marked grants (a shared count) a waiter's
-            // node is written only when it is the last: a write to a waiter ahead reads as its
-            // grant mark (docs/recipes.md, "Writes to lock nodes").
+            // write for a release holds beside it. Under marked grants (a shared count) a write to
+            // a waiter ahead must not read as its grant mark: with a shrinking count it would give
+            // one holder too many (seed 28548085651, before grants were marked by their data).
             std::vector<std::string> targets;
-            const auto last = queue_path + "/" + *std::max_element(nodes->begin(), nodes->end(), [](const auto& a, const auto& b) {
-                // by sequence (a plain node's name, shorter than one, comes first)
-                const auto seq = [](const std::string& n) { return n.size() < 10 ? std::string() : n.substr(n.size() - 10); };
-                return seq(a) < seq(b);
-            });
             for (const auto& [id, lm] : live_) {
                 if (lm.path != queue_path) continue;
-                if (lm.m->state() == hold_state::held) targets.push_back(lm.m->node_path());
-                else if (lm.m->phase() == lock_phase::waiting && (!rule_->grants_marked() || lm.m->node_path() == last))
-                    targets.push_back(lm.m->node_path());
+                if (lm.m->state() == hold_state::held || lm.m->phase() == lock_phase::waiting) targets.push_back(lm.m->node_path());
             }
             if (targets.empty()) return;
             const auto path = targets[pick(targets.size())];
@@ -736,7 +731,8 @@ private:
                 const node* n = zk_.read(r.path, c.session, id, false);
                 if (n) watches_[id] = {c.id, c.session, r.machine, r.ticket, false};
                 r.owner = n ? n->owner : 0;
-                reply(c, r, lock_in::node_read{r.ticket, n ? error_code{} : error_of(rc::no_node), n ? n->version : 0});
+                reply(c, r, lock_in::node_read{r.ticket, n ? error_code{} : error_of(rc::no_node), n ? n->version : 0, false,
+                                               n && detail::has_grant_mark(n->data)});
                 break;
             }
             case request::exists: {
@@ -749,7 +745,7 @@ private:
                                               n ? n->version : 0, r.with_data && n && n->data == revocation_signal});
                 break;
             }
-            case request::set_data: zk_.set_data(r.path, "", r.version); reply(c, r, std::nullopt); break;
+            case request::set_data: zk_.set_data(r.path, r.data, r.version); reply(c, r, std::nullopt); break;
             case request::remove: zk_.remove(r.path); reply(c, r, std::nullopt); break;
             case request::remove_protected:
                 if (const auto found = zk_.find_protected(r.path, r.prefix)) zk_.remove(found->path);
@@ -1097,6 +1093,7 @@ private:
     void carry_out(client& c, std::uint64_t, const lock_out::touch_own& a) {
         request r{request::set_data, 0, 0, a.path};
         r.version = a.version;
+        r.data = a.mark_grant ? detail::with_grant_mark("") : "";
         send(c, std::move(r));
     }
     void carry_out(client& c, std::uint64_t, const lock_out::remove_node& a) {
@@ -1140,6 +1137,7 @@ private:
         // 258243774736 took that for an over-grant.)
         if (s_.kind == recipe::shared_semaphore && !tampered_.count(a.token) && valid_holders() > shared_max_)
             out_.violate(std::to_string(valid_holders()) + " holders after a grant under a shared count of " + std::to_string(shared_max_));
+        if (rule_->grants_marked() && !odd_rule_) check_granted_in_order(c, path, a.path);
         if (const auto group = live_.at(id).group) return member_granted(c, group);
         if (c.running.count(id)) c.running[id] = true;
         // A revocable hold lets go only when asked: if a request never reached it, its worker would
@@ -1257,6 +1255,26 @@ private:
                 if (const node* n = zk_.find(path + "/" + name); n && written_.count(n->czxid)) return std::nullopt;
         const auto holders = rule_->holders(queue);
         return std::set<std::string>(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(holders));
+    }
+
+    // Under marked grants (a shared count), grants go in queue order: a node holds only behind
+    // nodes that were granted. A waiter granted past one that never held may be joined by it once
+    // the count shrinks: one holder too many, which the count check sees only after a shrink and
+    // that waiter's own grant (a write into a waiter's node, taken for its grant mark, did that:
+    // seed 28548085651). This check sees it at the grant that broke the order.
+    void check_granted_in_order(const client& c, const std::string& path, const std::string& node_path) {
+        const node* ours = zk_.find(node_path);
+        if (!ours) return;  // deleted by an operator meanwhile: the window the loss checks watch
+        granted_nodes_.insert(ours->czxid);
+        const auto kids = zk_.children(path);
+        if (!kids) return;
+        const auto name = std::string(node_name(node_path));
+        for (const auto& ahead : rule_->queue(*kids).sorted) {
+            if (ahead == name) return;
+            if (const node* n = zk_.find(path + "/" + ahead); n && !granted_nodes_.count(n->czxid))
+                return out_.violate("c" + std::to_string(c.id) + " granted " + node_path + " ahead of " + ahead +
+                                    ", which has never held (grants under a shared count go in queue order)");
+        }
     }
 
     // Holds that read held and are not in a documented window (see check()).
@@ -1387,6 +1405,7 @@ private:
     std::map<std::uint64_t, multi_acquire> multi_;    // the multi-lock acquires in progress
     int faults_left_ = 0;
     std::set<std::int64_t> written_;   // the czxids of lock nodes an operator wrote
+    std::set<std::int64_t> granted_nodes_;  // the czxids of lock nodes some machine was granted on
     std::set<std::uint64_t> heard_read_only_;  // machines whose last connection news was read_only
     std::set<std::string> orphans_;  // downgrades' read nodes made after their writer had gone
     std::set<std::int64_t> tampered_;  // the czxids of lock nodes an operator deleted or wrote

@@ -507,6 +507,7 @@ TEST_CASE("lock machine: under a shared count a node holds only once the node ah
     zkr::test::queued_machine a(s.rule, a_node, {a_node, b_node}, 2001, session);
     REQUIRE(find_action<lock_out::granted>(a.last));
     REQUIRE(find_action<lock_out::touch_own>(a.last));
+    CHECK(find_action<lock_out::touch_own>(a.last)->mark_grant);  // its data with the mark, not a bare write
     // B hears the mark: 2 leases would exceed 1, so it waits for A's release, and holds then.
     auto next = b.m.resume(lock_in::node_changed{w->ticket, watch_event_type::node_data_changed});
     CHECK_FALSE(find_action<lock_out::granted>(next));
@@ -523,14 +524,39 @@ TEST_CASE("lock machine: under a shared count a node whose predecessor marked it
     zkr::test::queued_machine b(s.rule, s.lease(2), {s.lease(1), s.lease(2)}, 2002, session);
     const auto* w = find_action<lock_out::watch_node>(b.last);
     REQUIRE(w);
-    const auto a = b.m.resume(lock_in::node_read{w->ticket, {}, 1});  // version 1: marked
+    const auto a = b.m.resume(lock_in::node_read{w->ticket, {}, 1, false, /*marked=*/true});
     REQUIRE(find_action<lock_out::granted>(a));
     CHECK(count_actions<lock_out::list>(a) == 0);  // the view says so: no listing
 }
 
+// Seed 28548085651: an operator wrote into A's node while A waited; B, behind it, took the write for
+// A's grant mark and held under a count of 2; the count went to 1 and A was granted: two holders.
+// Only the mark's data says a node holds: neither a version above 0 nor a data change does.
+TEST_CASE("lock machine: under a shared count a write into the node ahead that is not its grant mark never lets us hold") {
+    shared_count_semaphore s;
+    zkr::test::queued_machine b(s.rule, s.lease(2), {s.lease(1), s.lease(2)}, 2002, session);
+    const auto* w = find_action<lock_out::watch_node>(b.last);
+    REQUIRE(w);
+    // Written before we read it: version 1, and not the mark.
+    CHECK_FALSE(find_action<lock_out::granted>(b.m.resume(lock_in::node_read{w->ticket, {}, 1, false, false})));
+    // Written again while we watch: we read it again, and hold on nothing but that read.
+    auto next = b.m.resume(lock_in::node_changed{w->ticket, watch_event_type::node_data_changed});
+    CHECK_FALSE(find_action<lock_out::granted>(next));
+    const auto* again = find_action<lock_out::watch_node>(next);
+    REQUIRE(again);
+    CHECK(again->name == s.lease(1));
+    CHECK_FALSE(find_action<lock_out::granted>(b.m.resume(lock_in::node_read{again->ticket, {}, 2, false, false})));
+    // A is granted and marks it: the next read shows the mark, and we hold.
+    next = b.m.resume(lock_in::node_changed{again->ticket, watch_event_type::node_data_changed});
+    const auto* third = find_action<lock_out::watch_node>(next);
+    REQUIRE(third);
+    CHECK(find_action<lock_out::granted>(b.m.resume(lock_in::node_read{third->ticket, {}, 3, false, true})));
+}
+
 TEST_CASE("lock machine: under a shared count a try that fits reads the node ahead, and holds only if it marked its grant") {
     shared_count_semaphore s;
-    for (const std::int32_t version : {1, 0}) {
+    // (version, marked): marked; never written; written by someone else, which is no grant.
+    for (const auto& [version, marked] : {std::pair{1, true}, std::pair{0, false}, std::pair{1, false}}) {
         lock_machine m({&s.rule, std::chrono::milliseconds(0)});
         auto a = m.resume(lock_in::start{true, session});
         const auto create = find_action<lock_out::create>(a)->ticket;
@@ -540,10 +566,10 @@ TEST_CASE("lock machine: under a shared count a try that fits reads the node ahe
         CHECK_FALSE(find_action<lock_out::not_granted>(a));
         const auto* w = find_action<lock_out::watch_node>(a);
         REQUIRE(w);
-        a = m.resume(lock_in::node_read{w->ticket, {}, version});
-        CAPTURE(version);
-        CHECK(static_cast<bool>(find_action<lock_out::granted>(a)) == (version > 0));
-        if (version == 0) {
+        a = m.resume(lock_in::node_read{w->ticket, {}, version, false, marked});
+        CAPTURE(version, marked);
+        CHECK(static_cast<bool>(find_action<lock_out::granted>(a)) == marked);
+        if (!marked) {
             CHECK(find_action<lock_out::not_granted>(a));
             CHECK(find_action<lock_out::remove_node>(a));  // a try leaves nothing
         }

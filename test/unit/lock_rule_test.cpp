@@ -1,3 +1,4 @@
+#include "../../recipes/queue/grant_mark.hpp"
 #include "../../recipes/queue/lock_rule.hpp"
 
 #include <zkr/error.hpp>
@@ -306,4 +307,20 @@ TEST_CASE("lease_rule under a shared count: a node that fits holds only behind a
     CHECK(later.await_grant);
     CHECK_FALSE(later.awaits_mark);
     CHECK(later.watch == names{lease(2)});
+}
+
+TEST_CASE("grant mark: a node's data with the mark after it, which no text write gives, and the data as it was without it") {
+    using namespace zkr::detail;
+    const auto marked = with_grant_mark("host-1:4242");
+    CHECK(has_grant_mark(marked));
+    CHECK(without_grant_mark(marked) == "host-1:4242");
+    CHECK(with_grant_mark(marked) == marked);  // written twice (a revocation's write-back): one mark
+    CHECK(has_grant_mark(with_grant_mark("")));
+    CHECK(without_grant_mark(with_grant_mark("")).empty());
+    // What an operator, a revoker or a plain data write leaves is no mark.
+    for (const char* written : {"", "operator", "__REVOKE__", "zkr:granted", "host-1:4242\\0zkr:granted"}) {
+        CAPTURE(written);
+        CHECK_FALSE(has_grant_mark(written));
+        CHECK(without_grant_mark(written) == written);
+    }
 }
