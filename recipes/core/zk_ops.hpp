@@ -73,7 +73,7 @@ struct after {
 using op = std::variant<get_data, exists, get_children, create, set_data, remove, after>;
 
 /// The reply to the op of `id`. stat: the node's, when the op read or wrote one (an exists of a
-/// missing node: none, and no error).
+/// missing node: none, and no error; a getChildren: the listed node's).
 struct reply {
     ticket id = 0;
     boost::system::error_code ec;

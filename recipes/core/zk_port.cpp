@@ -42,8 +42,7 @@ void send_op(zkr::client& c, const zk::op& op, std::function<void(zk::event)> fe
                 req.kind = op_kind::get_children;
                 req.path = o.path;
                 watch = o.watch;
-                req.no_node_is_an_answer = true;
-                has_stat = false;
+                req.no_node_is_an_answer = true;  // (the listed node's stat comes with it: getChildren2)
             } else if constexpr (std::is_same_v<T, zk::create>) {
                 req.kind = op_kind::create;
                 req.path = o.path;

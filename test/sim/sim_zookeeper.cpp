@@ -184,13 +184,16 @@ void zookeeper::fire_children(const std::string& path, watch_event_type type) {
 }
 
 void zookeeper::add_node(const std::string& path, node n) {
+    n.pzxid = n.czxid;
     nodes_.emplace(path, std::move(n));
+    if (const auto parent = nodes_.find(parent_of(path)); parent != nodes_.end()) parent->second.pzxid = zxid_;
     fire(path, watch_event_type::node_created);
     fire_children(parent_of(path), watch_event_type::node_children_changed);
 }
 
 void zookeeper::erase_node(const std::string& path) {
     nodes_.erase(path);
+    if (const auto parent = nodes_.find(parent_of(path)); parent != nodes_.end()) parent->second.pzxid = zxid_;
     fire(path, watch_event_type::node_deleted);
     fire_children(path, watch_event_type::node_deleted);
     fire_children(parent_of(path), watch_event_type::node_children_changed);

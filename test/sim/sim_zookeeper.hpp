@@ -20,6 +20,7 @@ struct node {
     std::string data;
     std::int32_t version = 0;
     std::int64_t czxid = 0;
+    std::int64_t pzxid = 0;  // the zxid of its last child change (its creation's at first)
     std::int64_t owner = 0;  // ephemeral owner; 0: persistent
     bool container = false;
     std::int32_t next_sequence = 0;

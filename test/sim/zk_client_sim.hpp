@@ -28,6 +28,7 @@ inline zkr::stat stat_of(const node& n) {
     zkr::stat st;
     st.version = n.version;
     st.czxid = n.czxid;
+    st.pzxid = n.pzxid;
     st.ephemeral_owner = n.owner;
     st.data_length = static_cast<std::int32_t>(n.data.size());
     return st;
@@ -54,6 +55,7 @@ inline detail::zk::reply apply_op(zookeeper& zk, std::int64_t session, const det
                 const auto kids = o.watch ? zk.watch_children(o.path, session, watch_id) : zk.children(o.path);
                 if (kids) r.children = *kids;
                 else r.ec = error_of(rc::no_node);
+                if (const node* n = kids ? zk.find(o.path) : nullptr) r.stat = stat_of(*n);
             } else if constexpr (std::is_same_v<T, zk_ops::set_data>) {
                 r.ec = error_of(zk.set_data(o.path, o.data, o.version));
                 if (const node* n = r.ec ? nullptr : zk.find(o.path)) r.stat = stat_of(*n);

@@ -1,0 +1,40 @@
+// Deterministic simulation of the tree cache: K clients each run the real tree_cache_machine
+// (recipes/cache/tree_cache_machine.hpp) through the simulated client of zk_ops (zk_client_sim.hpp),
+// each with its own depth limit, while an operator creates, writes and deletes anywhere in the
+// subtree (whole subtrees too, the root among them, and makes nodes again under the same names),
+// connections drop (requests retried, or failed before they were applied) and sessions expire
+// (the old session's watches end with not_watching, as the connection ends them). The checkers:
+// - every added or updated node is a state the server had (its czxid, version and data);
+// - events are exact differences: added for a path not shown (its parent shown), updated for a
+//   higher version of the node shown, removed for a node shown (its descendants removed first);
+//   a path's node comes back only with a newer czxid;
+// - the machine's view is what its events built, after every step;
+// - initialized once, and the reads sent on a reconnection are bounded by the nodes known;
+// - at quiescence every cache shows the server's subtree to its depth: paths, data, versions,
+//   czxids.
+#pragma once
+
+#include "verdict.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace zkr::sim::tree {
+
+struct schedule {
+    std::uint64_t seed = 0;
+    int clients = 1;
+    int changes = 10;  ///< the operator's
+    int faults = 0;
+    bool root_missing = false;  ///< at the start
+};
+
+struct outcome : verdict {
+    long events = 0, changes = 0, faults = 0, reads = 0;
+};
+
+schedule draw_schedule(std::uint64_t seed);
+std::string describe(const schedule& s);
+outcome run(const schedule& s, bool traced = false);
+
+}  // namespace zkr::sim::tree
