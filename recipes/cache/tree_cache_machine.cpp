@@ -17,20 +17,6 @@ std::vector<tree_cache_machine::action> tree_cache_machine::resume(const input& 
     return out;
 }
 
-const cached_node* tree_cache_machine::find(const std::string& path) const {
-    const auto it = entries_.find(path);
-    return it == entries_.end() || !it->second.node ? nullptr : &*it->second.node;
-}
-
-std::vector<std::string> tree_cache_machine::children(const std::string& path) const {
-    std::vector<std::string> names;
-    const auto it = entries_.find(path);
-    if (it == entries_.end() || !it->second.node) return names;
-    for (const auto& name : it->second.children)
-        if (find(join_path(path, name))) names.push_back(name);
-    return names;  // (a set's order: sorted)
-}
-
 std::map<std::string, cached_node> tree_cache_machine::view() const {
     std::map<std::string, cached_node> shown;
     for (const auto& [path, e] : entries_)
@@ -38,8 +24,8 @@ std::map<std::string, cached_node> tree_cache_machine::view() const {
     return shown;
 }
 
+// (Once: the engine feeds it once, and the public class starts once.)
 void tree_cache_machine::on(const tree_in::start& s) {
-    if (started_) return;
     started_ = true;
     session_ = s.session;
     entries_[cfg_.root] = entry{};
@@ -86,12 +72,8 @@ void tree_cache_machine::refresh(const std::string& path) {
 // A new session: every watch went with the old one. Each node is read again; a node gone
 // meanwhile answers no_node and is removed, a node made meanwhile is listed by its parent.
 void tree_cache_machine::refresh_all() {
-    std::vector<std::string> paths;
-    for (const auto& [path, e] : entries_) paths.push_back(path);
-    for (const auto& path : paths) {
-        const auto it = entries_.find(path);
-        if (it == entries_.end()) continue;
-        if (it->second.missing) await_root(it->second);
+    for (auto& [path, e] : entries_) {  // (reads only: no entry comes or goes here)
+        if (e.missing) await_root(e);
         else refresh(path);
     }
 }
@@ -110,8 +92,9 @@ void tree_cache_machine::retry_failed() {
 
 void tree_cache_machine::on(const zk::reply& r) {
     loading_.erase(r.id);
-    const auto it = asked_.find(r.id);
-    if (it == asked_.end()) return check_initialized();
+    // A reply's ticket stays asked for until its reply (or its watch's event, which ZooKeeper sends
+    // only after the reply): only a guard.
+    const auto it = asked_.find(r.id); if (it == asked_.end()) return check_initialized();  // sim-one-way: cache-ticket-guard
     const auto a = it->second;
     const auto en = entries_.find(a.path);
     auto* e = en == entries_.end() ? nullptr : &en->second;
@@ -178,9 +161,9 @@ void tree_cache_machine::show(const std::string& path, entry& e, cached_node n, 
 // The node is shown now: a listing held for it applies; one of another node of the path is
 // stale, and a new listing is asked for.
 void tree_cache_machine::list_held(const std::string& path, entry& e) {
-    auto held = std::exchange(e.held_listing, std::nullopt);
-    if (!held) return;
-    if (!held->of || held->of->czxid == e.node->stat.czxid) return apply_children(path, e, held->of, held->names);
+    auto held = std::move(*e.held_listing);  // (called only with a listing held)
+    e.held_listing.reset();
+    if (!held.of || held.of->czxid == e.node->stat.czxid) return apply_children(path, e, held.of, held.names);
     read_children(path, e);
 }
 
@@ -241,8 +224,6 @@ void tree_cache_machine::remove_descendants(const std::string& path) {
 
 // The node is gone: it and everything under it. The root waits to be made again.
 void tree_cache_machine::gone(const std::string& path) {
-    const auto it = entries_.find(path);
-    if (it == entries_.end()) return;
     remove_descendants(path);
     auto& e = entries_.at(path);
     if (e.node) emit(cache_event_type::removed, path, std::exchange(e.node, std::nullopt));

@@ -52,10 +52,6 @@ public:
 
     std::vector<action> resume(const input& e);
 
-    /// The node at path as the cache shows it (none: not shown).
-    const cached_node* find(const std::string& path) const;
-    /// The names of the children of path that the cache shows, sorted.
-    std::vector<std::string> children(const std::string& path) const;
     /// Every node shown, by path.
     std::map<std::string, cached_node> view() const;
     bool initialized() const noexcept { return initialized_; }

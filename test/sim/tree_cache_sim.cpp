@@ -83,6 +83,8 @@ public:
         }
         for (auto& c : clients_) {
             c.started_at = zk_.last_zxid();
+            // The engine subscribes to the connection before it feeds start: a change may come first.
+            if (pick(4) == 0) feed(c, zk::connection_changed{connection_state::connected, c.session});
             feed(c, detail::tree_in::start{c.session});
         }
     }

@@ -76,6 +76,15 @@ std::vector<cache_event_type> types(const std::vector<cache_event>& events) {
 
 using T = cache_event_type;
 
+// The names of the children of path that the view shows.
+std::vector<std::string> children_of(const tree_cache_machine& m, const std::string& path) {
+    std::vector<std::string> names;
+    for (const auto& [p, n] : m.view())
+        if (p.size() > path.size() + 1 && p.compare(0, path.size() + 1, path + "/") == 0 && p.find('/', path.size() + 1) == std::string::npos)
+            names.push_back(p.substr(path.size() + 1));
+    return names;
+}
+
 }  // namespace
 
 TEST_CASE("tree cache machine: reads the root and each child with watches, adds each once, and is initialized after the last read") {
@@ -95,10 +104,10 @@ TEST_CASE("tree cache machine: reads the root and each child with watches, adds 
     std::tie(ops, events) = c.listing("/t/b", {});
     CHECK(types(events) == std::vector<T>{T::initialized});
     CHECK(types(c.events) == std::vector<T>{T::added, T::added, T::added, T::initialized});
-    CHECK(c.m.children("/t") == std::vector<std::string>{"a", "b"});
-    REQUIRE(c.m.find("/t/a"));
-    CHECK(c.m.find("/t/a")->data == "A");
-    CHECK(c.m.find("/t/a")->stat.version == 2);
+    CHECK(children_of(c.m, "/t") == std::vector<std::string>{"a", "b"});
+    REQUIRE(c.m.view().count("/t/a"));
+    CHECK(c.m.view().at("/t/a").data == "A");
+    CHECK(c.m.view().at("/t/a").stat.version == 2);
 }
 
 TEST_CASE("tree cache machine: a missing root is awaited with an exists watch, initialized at once, added once made") {
@@ -135,7 +144,7 @@ TEST_CASE("tree cache machine: a late reply or a lower version never puts an old
     CHECK(c.feed(late).second.empty());
     // The newest read itself can never show a lower version of the same node either.
     CHECK(c.data("/t", "v2", 2, 10).second.empty());
-    CHECK(c.m.find("/t")->data == "v3");
+    CHECK(c.m.view().at("/t").data == "v3");
     // An old watch firing again is no news: only the newest read's watch counts.
     CHECK(c.feed(zk::watch_fired{first, watch_event_type::node_data_changed}).first.empty());
 }
@@ -160,7 +169,7 @@ TEST_CASE("tree cache machine: a deleted node is removed after everything under 
     CHECK(events[1].path == "/t/a");
     REQUIRE(events[1].node);
     CHECK(events[1].node->data == "A");  // the last one shown
-    CHECK(c.m.children("/t") == std::vector<std::string>{"b"});
+    CHECK(children_of(c.m, "/t") == std::vector<std::string>{"b"});
     // The root's listing: a new name is read; one it lacks is removed by its own watch.
     c.feed(zk::watch_fired{c.newest<zk::get_children>("/t"), watch_event_type::node_children_changed});
     std::tie(ops, events) = c.listing("/t", {"c"});
