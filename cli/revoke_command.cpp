@@ -47,8 +47,8 @@ std::unique_ptr<command> add_revoke_command(CLI::App& app) {
     cmd->connection.add_to(*sub, false);
     sub->footer("Asks the holders of the mutex or read-write lock PATH to let go: writes Curator's revocation\n"
         "signal (\"__REVOKE__\") to each holder's node. A request: a holder that opted in (a revocable\n"
-        "zkr::interprocess_mutex, Curator's makeRevocable) decides when to release; a plain zkr mutex takes\n"
-        "the write as the loss of its lock." "\n\n"
+        "zkr::interprocess_mutex or read-write lock, zkr lock --revocable, Curator's makeRevocable) decides\n"
+        "when to release; a holder that did not opt in ignores it and holds on." "\n\n"
                 "exit codes: 0 asked; 1 nothing holds the lock; 2 bad usage (or not a mutex or read-write lock); 3 ZooKeeper\n"
                 "unreachable or failing.");
     return cmd;

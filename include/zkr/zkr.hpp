@@ -27,6 +27,9 @@
 #include <zkr/results.hpp>
 #include <zkr/retry_policy.hpp>
 #include <zkr/shared_count.hpp>
+#include <zkr/tree_cache.hpp>
+#include <zkr/node_cache.hpp>
+#include <zkr/children_cache.hpp>
 #include <zkr/stat.hpp>
 #include <zkr/timed_lockable.hpp>
 #include <zkr/watch_event.hpp>

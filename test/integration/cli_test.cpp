@@ -405,6 +405,9 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         {{"revoke", "--connect", cs, cli_path("revoke-nobody")}, 1, "nothing holds it"},
         {{"status", "--connect", cs, "/x", "--", "ls"}, 2, "takes no COMMAND"},
         {{"demo", "--workers", "0"}, 2, "--workers: must be a number from 1"},
+        {{"watch", "--connect", cs}, 2, "zkr watch: needs a PATH"},
+        {{"watch", "--connect", cs, "/x", "--depth", "-1"}, 2, "--depth: must be a number from 0"},
+        {{"watch", "--connect", cs, "/x", "--", "ls"}, 2, "takes no COMMAND"},
         {{"lock", "--connect", cs, cli_path("no-such-command"), "--", "/no/such/command"}, 127, "cannot run /no/such/command"},
     };
     for (const auto& c : cases) {
@@ -415,7 +418,7 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         CHECK(run_to_end(c.args, nullptr, &err) == c.code);
         CHECK_THAT(err, zkr::test::contains(c.says));
     }
-    for (const char* command : {"lock", "elect", "status", "revoke", "demo"}) {
+    for (const char* command : {"lock", "elect", "status", "revoke", "watch", "demo"}) {
         std::string out;
         CHECK(run_to_end({command, "--help"}, &out) == 0);
         CHECK_THAT(out, zkr::test::contains(std::string("usage: zkr ") + command));
@@ -571,6 +574,46 @@ TEST_CASE("zkr elect --observe prints the leader at every change, and --json one
     json.process.kill(SIGTERM);
     CHECK(text.wait() == 0);
     CHECK(json.wait() == 0);
+}
+
+TEST_CASE("zkr watch prints a subtree that does not exist yet as it is made, then every change, and --json one object per line") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = cli_path("watch");
+    auto c = connect(zk.connect_string());
+    cli_run text({"watch", "--connect", zk.connect_string(), path});
+    cli_run json({"watch", "--json", "--depth", "1", "--connect", zk.connect_string(), path});
+    REQUIRE(zkr::test::eventually([&] { return text.stdout_text().find("initialized") != std::string::npos; }, 10s));
+    REQUIRE(zkr::test::eventually([&] { return json.stdout_text().find("initialized") != std::string::npos; }, 10s));
+    // Each change once the last one shows: a change overwritten before the cache reads the node
+    // again shows as its last value only (as documented), and this test wants every line.
+    const auto shows = [&](const std::string& line, const std::string& json_line = "") {
+        return zkr::test::eventually([&] { return text.stdout_text().find(line + "\n") != std::string::npos; }, 10s) &&
+               (json_line.empty() || zkr::test::eventually([&] { return json.stdout_text().find(json_line) != std::string::npos; }, 10s));
+    };
+    c->create(path, "top", {.create_parents = true});
+    REQUIRE(shows("added " + path + " (version 0): top"));
+    c->create(path + "/a", "one");
+    REQUIRE(shows("added " + path + "/a (version 0): one", "\"path\":\"" + path + "/a\",\"data\":\"one\""));
+    c->create(path + "/a/deep", "below the depth of 1");
+    REQUIRE(shows("added " + path + "/a/deep (version 0): below the depth of 1"));
+    c->set_data(path + "/a", "two");
+    REQUIRE(shows("updated " + path + "/a (version 1): two"));
+    c->remove(path + "/a/deep");
+    c->remove(path + "/a");
+    REQUIRE(shows("removed " + path + "/a"));
+    REQUIRE(zkr::test::eventually([&] { return json.stdout_text().find("\"removed\",\"path\":\"" + path + "/a\"") != std::string::npos; }, 10s));
+    const auto lines = zkr::test::read_lines(text.out);
+    const std::vector<std::string> expected = {"initialized", "added " + path + " (version 0): top", "added " + path + "/a (version 0): one",
+                                               "added " + path + "/a/deep (version 0): below the depth of 1", "updated " + path + "/a (version 1): two",
+                                               "removed " + path + "/a/deep", "removed " + path + "/a"};
+    CHECK(lines == expected);
+    CHECK_THAT(json.stdout_text(), zkr::test::contains("{\"event\":\"updated\",\"path\":\"" + path + "/a\",\"data\":\"two\",\"version\":1}"));
+    CHECK(json.stdout_text().find("deep") == std::string::npos);  // below --depth 1
+    text.process.kill(SIGTERM);
+    json.process.kill(SIGTERM);
+    CHECK(text.wait() == 0);
+    CHECK(json.wait() == 0);
+    c->remove(path);
 }
 
 TEST_CASE("zkr revoke asks a revocable holder to let go, and names the node") {

@@ -1,0 +1,135 @@
+// zkr::tree_cache: a tree_cache_machine on a zk_engine; this file holds only what the public class
+// adds: a copy of the view for any thread, the wait for initialized, and the listeners.
+#include <zkr/tree_cache.hpp>
+
+#include "tree_cache_machine.hpp"
+#include "../core/zk_engine.hpp"
+
+#include "../../src/listener_registry.hpp"
+
+#include <zkr/path.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <mutex>
+
+namespace zkr {
+
+// What the engine's outcomes share with the object; the engine holds it weakly.
+struct tree_cache::state {
+    client& c;
+    std::string path;
+    mutable std::mutex mutex;
+    mutable std::condition_variable initialized_cv;
+    std::map<std::string, cached_node> shown;  // under mutex
+    bool initialized = false, started = false, closed = false;  // under mutex
+    detail::listener_registry<std::function<void(const cache_event&)>> listeners;
+    std::shared_ptr<detail::zk_engine<detail::tree_cache_machine>> engine;
+
+    state(client& cl, std::string p) : c(cl), path(std::move(p)) {}
+
+    // Network thread: the copy follows the events, then the listeners hear them in order.
+    void on_outcome(const detail::tree_cache_machine::action& a) {
+        const auto& e = std::get<cache_event>(a);
+        {
+            std::lock_guard lock(mutex);
+            switch (e.type) {
+                case cache_event_type::added: case cache_event_type::updated: shown[e.path] = *e.node; break;
+                case cache_event_type::removed: shown.erase(e.path); break;
+                case cache_event_type::initialized: initialized = true; break;
+                default: break;
+            }
+        }
+        if (e.type == cache_event_type::initialized) initialized_cv.notify_all();
+        auto targets = listeners.snapshot();
+        if (targets.empty()) return;
+        boost::asio::post(detail::callback_executor(detail::connection_of(c)), [targets = std::move(targets), e, logger = c.logger(), p = path] {
+            for (const auto& fn : targets) {
+                try {
+                    fn(e);
+                } catch (const std::exception& ex) {
+                    logger->error("tree_cache {}: a listener threw: {}", p, ex.what());
+                } catch (...) {
+                    logger->error("tree_cache {}: a listener threw", p);
+                }
+            }
+        });
+    }
+};
+
+tree_cache::tree_cache(client& c, std::string path, tree_cache_options options)
+    : client_(c), path_(std::move(path)), options_(options) {
+    if (auto e = path_error(path_))
+        throw zkr::error(make_error_code(errc::invalid_path), path_, "invalid tree cache path \"" + path_ + "\": " + *e);
+    if (options_.max_depth < 0)
+        throw zkr::error(make_error_code(errc::invalid_argument), path_,
+                         "tree cache max_depth " + std::to_string(options_.max_depth) + " is negative (0: the node alone)");
+    state_ = std::make_shared<state>(c, path_);
+}
+
+tree_cache::~tree_cache() { close(); }
+
+void tree_cache::start() {
+    {
+        std::lock_guard lock(state_->mutex);
+        if (state_->closed) throw zkr::error(make_error_code(errc::invalid_argument), path_, "tree cache " + path_ + " is closed");
+        if (state_->started) throw zkr::error(make_error_code(errc::invalid_argument), path_, "tree cache " + path_ + " is started already");
+        state_->started = true;
+    }
+    std::weak_ptr<state> weak = state_;
+    state_->engine = std::make_shared<detail::zk_engine<detail::tree_cache_machine>>(
+        client_, detail::tree_cache_machine({path_, options_.max_depth, options_.cache_data}), [weak](const detail::tree_cache_machine::action& a) {
+            if (auto s = weak.lock()) s->on_outcome(a);
+        });
+    state_->engine->start(detail::tree_in::start{client_.session_id()});
+}
+
+void tree_cache::close() noexcept {
+    std::shared_ptr<detail::zk_engine<detail::tree_cache_machine>> engine;
+    {
+        std::lock_guard lock(state_->mutex);
+        if (state_->closed) return;
+        state_->closed = true;
+        engine = state_->engine;
+    }
+    if (engine) engine->stop();
+}
+
+bool tree_cache::wait_initialized(std::chrono::milliseconds timeout) const {
+    std::unique_lock lock(state_->mutex);
+    return state_->initialized_cv.wait_for(lock, timeout, [&] { return state_->initialized; });
+}
+
+std::optional<cached_node> tree_cache::get(std::string_view path) const {
+    std::lock_guard lock(state_->mutex);
+    const auto it = state_->shown.find(std::string(path));
+    if (it == state_->shown.end()) return std::nullopt;
+    return it->second;
+}
+
+std::vector<std::string> tree_cache::children(std::string_view path) const {
+    std::vector<std::string> names;
+    const std::string parent(path);
+    std::lock_guard lock(state_->mutex);
+    if (!state_->shown.count(parent)) return names;
+    const auto prefix = parent == "/" ? parent : parent + "/";
+    for (auto it = state_->shown.lower_bound(prefix); it != state_->shown.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
+        if (it->first.find('/', prefix.size()) == std::string::npos) names.push_back(it->first.substr(prefix.size()));
+    return names;
+}
+
+std::map<std::string, cached_node> tree_cache::view() const {
+    std::lock_guard lock(state_->mutex);
+    return state_->shown;
+}
+
+state_subscription tree_cache::add_listener(std::function<void(const cache_event&)> listener) {
+    if (!listener) throw zkr::error(make_error_code(errc::invalid_argument), path_, "tree cache listener is empty");
+    const auto id = state_->listeners.add(std::move(listener));
+    return state_subscription([weak = std::weak_ptr<state>(state_), id] {
+        if (auto s = weak.lock()) s->listeners.remove(id);
+    });
+}
+
+}  // namespace zkr
