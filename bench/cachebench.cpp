@@ -1,0 +1,162 @@
+// The tree cache's figures on one machine: the bootstrap of a tree (until initialized), the memory
+// per cached node, and the latency of one change (a write on another session until the listener
+// runs). Starts its own standalone server (forceSync=no, full JIT) unless --connect is given.
+//   zkr_cachebench [--connect HOSTS] [--nodes N] [--bytes B] [--changes K]
+// Prints one JSON object. Peers (Curator's TreeCache and CuratorCache, Kazoo's TreeCache) are not
+// in this run yet.
+#include <zkr/testing.hpp>
+#include <zkr/tree_cache.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+long rss_kib() {
+    std::ifstream status("/proc/self/status");
+    std::string key;
+    long value = 0;
+    while (status >> key) {
+        if (key == "VmRSS:") {
+            status >> value;
+            return value;
+        }
+        status.ignore(4096, '\n');
+    }
+    return 0;
+}
+
+double ms_since(clk::time_point t) { return std::chrono::duration<double, std::milli>(clk::now() - t).count(); }
+
+// depth 3 below the root: 10 x 10 x (nodes / 100) leaves, each `bytes` long (the inner nodes too).
+std::vector<std::string> tree_paths(const std::string& root, int nodes) {
+    std::vector<std::string> paths{root};
+    const int leaves = std::max(1, nodes / 100);
+    for (int a = 0; a < 10; ++a) {
+        const auto pa = root + "/a" + std::to_string(a);
+        paths.push_back(pa);
+        for (int b = 0; b < 10; ++b) {
+            const auto pb = pa + "/b" + std::to_string(b);
+            paths.push_back(pb);
+            for (int c = 0; c < leaves; ++c) paths.push_back(pb + "/c" + std::to_string(c));
+        }
+    }
+    return paths;
+}
+
+// Creates every path, in order, with up to 500 creates in flight.
+void make_tree(zkr::client& c, const std::vector<std::string>& paths, const std::string& data) {
+    std::mutex m;
+    std::condition_variable cv;
+    int in_flight = 0;
+    std::size_t level_end = 0;
+    // Parents first: the root, the 10, the 100, then the leaves.
+    const std::vector<std::size_t> levels{1, 11, 111, paths.size()};
+    for (const auto end : levels) {
+        for (std::size_t i = level_end; i < end; ++i) {
+            std::unique_lock lock(m);
+            cv.wait(lock, [&] { return in_flight < 500; });
+            ++in_flight;
+            lock.unlock();
+            c.async_create(paths[i], data, {}, [&](boost::system::error_code ec, zkr::create_result) {
+                if (ec && ec != zkr::errc::node_exists) std::cerr << "create: " << ec.message() << "\n";
+                std::lock_guard g(m);
+                --in_flight;
+                cv.notify_all();
+            });
+        }
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return in_flight == 0; });
+        level_end = end;
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::optional<std::string> connect;
+    int nodes = 10000, bytes = 100, changes = 200;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string a = argv[i], v = argv[i + 1];
+        if (a == "--connect") connect = v;
+        else if (a == "--nodes") nodes = std::stoi(v);
+        else if (a == "--bytes") bytes = std::stoi(v);
+        else if (a == "--changes") changes = std::stoi(v);
+        else return std::cerr << "unknown option " << a << "\n", 2;
+    }
+    std::optional<zkr::testing::cluster> server;
+    if (!connect) {
+        server.emplace(zkr::testing::cluster_options{.tick_ms = 500, .fast_jvm_start = false});
+        connect = server->connect_string();
+    }
+    zkr::client_options o;
+    o.connect_string = *connect;
+    o.session_timeout = std::chrono::seconds(10);
+    zkr::client writer(o), reader(o);
+    writer.start();
+    reader.start();
+    if (!writer.block_until_connected(std::chrono::seconds(20)) || !reader.block_until_connected(std::chrono::seconds(20)))
+        return std::cerr << "no server\n", 3;
+    const std::string root = "/cachebench";
+    const auto paths = tree_paths(root, nodes);
+    make_tree(writer, paths, std::string(static_cast<std::size_t>(bytes), 'x'));
+
+    // Bootstrap: start until initialized; memory before and after.
+    const long rss_before = rss_kib();
+    zkr::tree_cache cache(reader, root);
+    std::mutex m;
+    std::condition_variable cv;
+    std::optional<clk::time_point> heard_at;
+    std::string awaited;
+    auto sub = cache.add_listener([&](const zkr::cache_event& e) {
+        if (e.type != zkr::cache_event_type::updated) return;
+        std::lock_guard lock(m);
+        if (e.path == awaited && !heard_at) {
+            heard_at = clk::now();
+            cv.notify_all();
+        }
+    });
+    const auto t0 = clk::now();
+    cache.start();
+    if (!cache.wait_initialized(std::chrono::seconds(120))) return std::cerr << "not initialized\n", 4;
+    const double bootstrap_ms = ms_since(t0);
+    const long rss_after = rss_kib();
+    const auto shown = cache.view().size();
+
+    // Latency: a write on the writer's session until the listener runs, one change at a time.
+    std::vector<double> latencies;
+    for (int i = 0; i < changes; ++i) {
+        const auto& path = paths[static_cast<std::size_t>(i * 7919) % paths.size()];
+        {
+            std::lock_guard lock(m);
+            awaited = path;
+            heard_at.reset();
+        }
+        const auto sent = clk::now();
+        writer.set_data(path, std::to_string(i), -1);
+        std::unique_lock lock(m);
+        if (!cv.wait_for(lock, std::chrono::seconds(5), [&] { return heard_at.has_value(); })) return std::cerr << "a change never came\n", 5;
+        latencies.push_back(std::chrono::duration<double, std::micro>(*heard_at - sent).count());
+    }
+    std::sort(latencies.begin(), latencies.end());
+    const auto pct = [&](double p) { return latencies[static_cast<std::size_t>(p * static_cast<double>(latencies.size() - 1))]; };
+    cache.close();
+    std::printf("{\"nodes\":%zu,\"shown\":%zu,\"bytes\":%d,\"bootstrap_ms\":%.1f,\"nodes_per_s\":%.0f,\"rss_bytes_per_node\":%.0f,"
+                "\"change_latency_us\":{\"p50\":%.0f,\"p90\":%.0f,\"p99\":%.0f}}\n",
+                paths.size(), shown, bytes, bootstrap_ms, static_cast<double>(shown) / (bootstrap_ms / 1000.0),
+                static_cast<double>(rss_after - rss_before) * 1024.0 / static_cast<double>(std::max<std::size_t>(shown, 1)), pct(0.5), pct(0.9),
+                pct(0.99));
+    return 0;
+}
