@@ -37,21 +37,22 @@ void tree_cache_machine::on(const tree_in::start& s) {
 zk::ticket tree_cache_machine::ask(const std::string& path, read_kind kind) {
     const auto t = ++last_ticket_;
     asked_[t] = {path, kind};
-    if (!initialized_) loading_.insert(t);
+    if (!initialized_)
+        loading_.insert(t);
     return t;
 }
 
 void tree_cache_machine::read_data(const std::string& path, entry& e) {
     e.data_read = ask(path, read_kind::data);
     e.data_failed = e.missing = false;
-    out_->push_back(zk::op{zk::get_data{e.data_read, path, true}});
+    send(zk::get_data{e.data_read, path, true});
 }
 
 void tree_cache_machine::read_children(const std::string& path, entry& e) {
     if (e.depth >= cfg_.max_depth) return;
     e.children_read = ask(path, read_kind::children);
     e.children_failed = false;
-    out_->push_back(zk::op{zk::get_children{e.children_read, path, true}});
+    send(zk::get_children{e.children_read, path, true});
 }
 
 // The root is missing: an exists watch tells when it is made.
@@ -60,7 +61,7 @@ void tree_cache_machine::await_root(entry& e) {
     e.children_read = 0;
     e.data_failed = e.children_failed = false;
     e.missing = true;
-    out_->push_back(zk::op{zk::exists{e.data_read, cfg_.root, true}});
+    send(zk::exists{e.data_read, cfg_.root, true});
 }
 
 void tree_cache_machine::refresh(const std::string& path) {
@@ -90,11 +91,29 @@ void tree_cache_machine::retry_failed() {
     }
 }
 
+// At most cfg_.window reads in flight: a large tree's first read (or a new session's) keeps the
+// window full instead of asking for every node at once. The rest wait in order.
+void tree_cache_machine::send(zk::op op) {
+    if (in_flight_ < cfg_.window) {
+        ++in_flight_;
+        return out_->push_back(std::move(op));
+    }
+    backlog_.push_back(std::move(op));
+}
+
 void tree_cache_machine::on(const zk::reply& r) {
+    --in_flight_;
+    while (in_flight_ < cfg_.window && !backlog_.empty()) {
+        ++in_flight_;
+        out_->push_back(std::move(backlog_.front()));
+        backlog_.pop_front();
+    }
     loading_.erase(r.id);
     // A reply's ticket stays asked for until its reply (or its watch's event, which ZooKeeper sends
     // only after the reply): only a guard.
-    const auto it = asked_.find(r.id); if (it == asked_.end()) return check_initialized();  // sim-one-way: cache-ticket-guard
+    const auto it = asked_.find(r.id);
+    const bool known = it != asked_.end();
+    if (!known) return;  // sim-one-way: cache-ticket-guard
     const auto a = it->second;
     const auto en = entries_.find(a.path);
     auto* e = en == entries_.end() ? nullptr : &en->second;

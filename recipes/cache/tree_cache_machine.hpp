@@ -10,6 +10,7 @@
 //   again is removed, then added. A node's descendants are removed before it.
 // - A node is shown only under its parent: a listing that comes before its node's data waits.
 // - initialized once per start, when every read asked for since the start has answered.
+// - At most `window` reads in flight: a large tree's first read keeps the window full.
 // - A reconnection on the same session sends only the reads that failed: ZooKeeper's client
 //   re-arms the watches itself, and they fire for what changed meanwhile. A new session (after a
 //   loss) reads every cached node again, which removes what went meanwhile.
@@ -20,6 +21,8 @@
 #include <zkr/cache_event.hpp>
 
 #include <climits>
+#include <cstddef>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -34,6 +37,7 @@ struct tree_cache_config {
     std::string root;
     int max_depth = INT_MAX;  ///< 0: the root only; 1: the root and its children; ...
     bool cache_data = true;   ///< false: nodes keep their stat only
+    std::size_t window = 1000;  ///< the most reads in flight at once (at least 1)
 };
 
 namespace tree_in {
@@ -100,6 +104,7 @@ private:
     void read_children(const std::string& path, entry& e);
     void await_root(entry& e);
     zk::ticket ask(const std::string& path, read_kind kind);
+    void send(zk::op op);
     void apply_data(const std::string& path, entry& e, const zk::reply& r);
     void apply_children(const std::string& path, entry& e, std::optional<zkr::stat> listed, const std::vector<std::string>& names);
     void show(const std::string& path, entry& e, cached_node n, bool relist);
@@ -115,6 +120,8 @@ private:
     std::map<std::string, entry> entries_;  // the root's, and every listed descendant's
     std::map<zk::ticket, asked> asked_;     // reads whose reply or watch may still come
     std::set<zk::ticket> loading_;          // reads before initialized whose reply has not come
+    std::size_t in_flight_ = 0;             // reads sent whose reply has not come
+    std::deque<zk::op> backlog_;            // reads waiting for room in the window
     bool started_ = false, initialized_ = false, interrupted_ = false;
     std::int64_t session_ = 0;
 };

@@ -29,6 +29,8 @@ struct client {
     std::int64_t session = 0;
     bool connected = true;
     int max_depth = INT_MAX;
+    std::size_t window = 1000;  // the machine's most reads in flight
+    std::size_t in_flight = 0;  // reads it sent whose reply it has not had
     std::deque<zk::op> outbound;                       // not applied yet (retried across drops)
     std::deque<tree_cache_machine::input> inbound;     // replies and events, in order
     std::deque<tree_cache_machine::input> stashed;     // watch events while disconnected
@@ -78,7 +80,9 @@ public:
             c.session = zk_.open_session();
             const int depths[] = {0, 1, 2, INT_MAX};
             c.max_depth = depths[pick(4)];
-            c.m.emplace(detail::tree_cache_config{root, c.max_depth, true});
+            const std::size_t windows[] = {1, 2, 5, 1000};
+            c.window = windows[pick(4)];
+            c.m.emplace(detail::tree_cache_config{root, c.max_depth, true, c.window});
             clients_.push_back(std::move(c));
         }
         for (auto& c : clients_) {
@@ -161,6 +165,7 @@ private:
 
     void feed(client& c, const tree_cache_machine::input& e) {
         const bool reconnection = std::holds_alternative<zk::connection_changed>(e);
+        if (std::holds_alternative<zk::reply>(e)) --c.in_flight;
         const auto known = c.m->known();
         std::size_t reads = 0;
         for (auto& a : c.m->resume(e)) {
@@ -169,6 +174,8 @@ private:
                           op_name(*op) + " " + path_of(*op));
                 ++reads;
                 ++out_.reads;
+                if (++c.in_flight > c.window)
+                    out_.violate("c" + std::to_string(c.id) + " has " + std::to_string(c.in_flight) + " reads in flight, over its window of " + std::to_string(c.window));
                 c.outbound.push_back(std::move(*op));
             } else {
                 check_event(c, std::get<cache_event>(a));

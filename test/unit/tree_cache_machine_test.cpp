@@ -18,8 +18,8 @@ struct cache {
     std::vector<zk::op> ops;           // every op, in order
     std::vector<cache_event> events;  // every event, in order
 
-    explicit cache(std::string root = "/t", int max_depth = INT_MAX, std::int64_t session = 7)
-        : m(tree_cache_config{std::move(root), max_depth, true}) {
+    explicit cache(std::string root = "/t", int max_depth = INT_MAX, std::int64_t session = 7, std::size_t window = 1000)
+        : m(tree_cache_config{std::move(root), max_depth, true, window}) {
         feed(tree_in::start{session});
     }
 
@@ -240,4 +240,25 @@ TEST_CASE("tree cache machine: the depth limit: nodes at the limit are read with
     CHECK(std::holds_alternative<zk::get_data>(ops[0]));
     std::tie(ops, events) = c.data("/t/a", "A", 0, 11);
     CHECK(types(events) == std::vector<T>{T::added, T::initialized});
+}
+
+TEST_CASE("tree cache machine: at most a window of reads in flight, the rest sent as replies come, in order") {
+    cache c("/t", INT_MAX, 7, 2);
+    REQUIRE(c.ops.size() == 2);
+    c.data("/t", "", 0, 10);
+    auto [ops, events] = c.listing("/t", {"a", "b"});
+    REQUIRE(ops.size() == 2);  // a's two reads fill the window; b's wait
+    CHECK(std::get<zk::get_data>(ops[0]).path == "/t/a");
+    CHECK(std::get<zk::get_children>(ops[1]).path == "/t/a");
+    std::tie(ops, events) = c.data("/t/a", "A", 0, 11);
+    REQUIRE(ops.size() == 1);  // a reply makes room for one
+    CHECK(std::get<zk::get_data>(ops[0]).path == "/t/b");
+    std::tie(ops, events) = c.listing("/t/a", {});
+    REQUIRE(ops.size() == 1);
+    CHECK(std::get<zk::get_children>(ops[0]).path == "/t/b");
+    c.data("/t/b", "B", 0, 12);
+    std::tie(ops, events) = c.listing("/t/b", {});
+    CHECK(ops.empty());
+    CHECK(types(events) == std::vector<T>{T::initialized});
+    CHECK(c.m.view().size() == 3);
 }
