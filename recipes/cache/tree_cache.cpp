@@ -70,13 +70,13 @@ tree_cache::tree_cache(client& c, std::string path, tree_cache_options options)
 
 tree_cache::~tree_cache() { close(); }
 
+// Under the mutex, so that a close() on another thread either comes first (and start refuses)
+// or finds the engine to stop. (engine->start only posts: it never waits for the network thread.)
 void tree_cache::start() {
-    {
-        std::lock_guard lock(state_->mutex);
-        if (state_->closed) throw zkr::error(make_error_code(errc::invalid_argument), path_, "tree cache " + path_ + " is closed");
-        if (state_->started) throw zkr::error(make_error_code(errc::invalid_argument), path_, "tree cache " + path_ + " is started already");
-        state_->started = true;
-    }
+    std::lock_guard lock(state_->mutex);
+    if (state_->closed) throw zkr::error(make_error_code(errc::invalid_argument), path_, "tree cache " + path_ + " is closed");
+    if (state_->started) throw zkr::error(make_error_code(errc::invalid_argument), path_, "tree cache " + path_ + " is started already");
+    state_->started = true;
     std::weak_ptr<state> weak = state_;
     state_->engine = std::make_shared<detail::zk_engine<detail::tree_cache_machine>>(
         client_, detail::tree_cache_machine({path_, options_.max_depth, options_.cache_data}), [weak](const detail::tree_cache_machine::action& a) {
