@@ -2,13 +2,17 @@
 // connection-state listeners and observers, a hold's listeners, a recipe's hold listeners and a
 // shared count's listeners (a detail header because a hold, declared in one, keeps one). Calls
 // happen outside its lock, on a snapshot, so a listener may add or remove listeners (itself too)
-// while it runs.
+// while it runs. A snapshot's calls (of callable listeners) check that the listener is still
+// registered when each call starts: a snapshot is often called later, on the callback thread, and
+// a listener removed meanwhile (its subscription ended, its captured state gone) must not be
+// called then (a leader latch's listener was, in an ASan run: after the test had destroyed it).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -20,43 +24,64 @@ public:
     std::uint64_t add(Listener l) {
         std::lock_guard lock(mutex_);
         const auto id = next_++;
-        listeners_.emplace(id, std::move(l));
+        listeners_.emplace(id, std::make_shared<entry>(std::move(l)));
         return id;
     }
-    /// The listener removed, if it was there.
-    std::optional<Listener> remove(std::uint64_t id) {
+    /// Removes the listener, if it is there: no call of it starts from now on. Nothing is copied
+    /// (no allocation): subscriptions end here from destructors.
+    void remove(std::uint64_t id) noexcept {
         std::lock_guard lock(mutex_);
         const auto it = listeners_.find(id);
-        if (it == listeners_.end()) return std::nullopt;
-        auto l = std::move(it->second);
+        if (it == listeners_.end()) return;
+        it->second->active = false;
         listeners_.erase(it);
-        return l;
     }
     bool empty() const {
         std::lock_guard lock(mutex_);
         return listeners_.empty();
     }
-    /// The listeners now, in the order they were added.
+    /// The listeners now, in the order they were added; a callable one is called only while it
+    /// is still registered.
     std::vector<Listener> snapshot() const {
         std::lock_guard lock(mutex_);
         std::vector<Listener> out;
         out.reserve(listeners_.size());
-        for (const auto& [id, l] : listeners_) out.push_back(l);
+        for (const auto& [id, e] : listeners_) out.push_back(guarded(e));
         return out;
     }
-    /// Removes every listener and returns them (a close tells each one last).
+    /// Removes every listener and returns them (a close tells each one last); an earlier
+    /// snapshot calls none of them from now on.
     std::vector<Listener> take_all() {
         std::lock_guard lock(mutex_);
         std::vector<Listener> out;
         out.reserve(listeners_.size());
-        for (auto& [id, l] : listeners_) out.push_back(std::move(l));
+        for (auto& [id, e] : listeners_) {
+            e->active = false;
+            out.push_back(e->fn);  // (a copy: an earlier snapshot's call may be running it)
+        }
         listeners_.clear();
         return out;
     }
 
 private:
+    struct entry {
+        explicit entry(Listener l) : fn(std::move(l)) {}
+        Listener fn;
+        std::atomic<bool> active{true};
+    };
+
+    static Listener guarded(const std::shared_ptr<entry>& e) {
+        if constexpr (requires { typename Listener::result_type; }) {  // a std::function
+            return Listener([e](auto&&... args) {
+                if (e->active) return e->fn(std::forward<decltype(args)>(args)...);
+            });
+        } else {
+            return e->fn;  // (the connection's own listeners carry their own flag)
+        }
+    }
+
     mutable std::mutex mutex_;
-    std::map<std::uint64_t, Listener> listeners_;
+    std::map<std::uint64_t, std::shared_ptr<entry>> listeners_;
     std::uint64_t next_ = 1;
 };
 
