@@ -1,6 +1,8 @@
 // A throwaway ZooKeeper: standalone servers and ensembles started from Debian's zookeeper.jar.
 #include <zkr/testing.hpp>
 
+#include <algorithm>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -219,7 +221,8 @@ void cluster::start(int i, bool wait) {
         args.insert(args.end() - 2, {"-Dorg.slf4j.simpleLogger.showDateTime=true", "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"});
     }
     if (options_.fast_jvm_start) args.insert(args.begin() + 1, "-XX:TieredStopAtLevel=1");
-    args.insert(args.begin() + 1, options_.jvm_properties.begin(), options_.jvm_properties.end());
+    // After zkr's own properties: the JVM takes the last of a name, so a test can turn one off.
+    args.insert(std::find(args.begin(), args.end(), std::string("-cp")), options_.jvm_properties.begin(), options_.jvm_properties.end());
     args.push_back(size() > 1 ? "org.apache.zookeeper.server.quorum.QuorumPeerMain"
                               : "org.apache.zookeeper.server.ZooKeeperServerMain");
     args.push_back(cfg);

@@ -44,7 +44,8 @@ struct cluster_options {
     /// Per server: a network namespace file (/run/netns/NAME) the server runs in (default: the
     /// caller's). For partition tests; needs root.
     std::vector<std::string> netns_files;
-    /// Extra Java system properties of every server, as "-Dname=value".
+    /// Extra Java system properties of every server, as "-Dname=value" (after zkr's own, so
+    /// "-Dzookeeper.extendedTypesEnabled=false" turns TTL nodes off).
     std::vector<std::string> jvm_properties;
     /// Extra zoo.cfg lines of every server ("localSessionsEnabled=true").
     std::vector<std::string> config_lines;

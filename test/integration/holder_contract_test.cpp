@@ -2,6 +2,7 @@
 // std::scoped_lock, a std::unique_lock or a lease's scope, the process sees its stop_token
 // requested, leaves the scope without std::terminate, and exits 0; a waiter in another process then
 // holds with a higher fencing token, and nothing is left behind.
+#include "hex.hpp"
 #include "recipe_checks.hpp"
 
 #include <zkr/interprocess_mutex.hpp>
@@ -58,12 +59,6 @@ std::optional<log_line> find(const std::vector<log_line>& lines, const std::stri
     return std::nullopt;
 }
 
-std::string unhex(const std::string& h) {
-    std::string out;
-    for (std::size_t i = 0; i + 1 < h.size(); i += 2) out += static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16));
-    return out;
-}
-
 struct holder {
     combo what;
     std::string path;
@@ -96,7 +91,7 @@ struct scenario {
             h.token = std::stoll(acq.fields[0]);
             h.node = acq.fields[1];
             h.session_hex = acq.fields[2];
-            h.password = unhex(acq.fields[3]);
+            h.password = zkr::test::unhex(acq.fields[3]);
         }
     }
     ~scenario() { std::remove(log.c_str()); }

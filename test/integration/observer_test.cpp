@@ -115,7 +115,7 @@ std::ptrdiff_t hold_lost_at(const std::vector<std::string>& lines) {
 }
 
 // The observer's lines, one a line: what a failed check reports.
-std::string heard(const std::vector<std::string>& lines) {
+std::string heard_lines(const std::vector<std::string>& lines) {
     std::string all;
     for (const auto& l : lines) all += l + "\n";
     return all;
@@ -144,7 +144,7 @@ TEST_CASE("observer: every hold step once and in order, through a dropped connec
     proxy.reset_all();
     {
         const bool held_again = zkr::test::eventually([&] { return index_of(ears->lines(), "hold held_again") >= 0; }, 15s);
-        INFO(heard(ears->lines()));
+        INFO(heard_lines(ears->lines()));
         REQUIRE(held_again);
     }
 
@@ -156,7 +156,7 @@ TEST_CASE("observer: every hold step once and in order, through a dropped connec
     zkr::test::expire_session(zk.connect_string(), *observed);
     {
         const bool lost_hold = zkr::test::eventually([&] { return hold_lost_at(ears->lines()) >= 0; }, 15s);
-        INFO(heard(ears->lines()));
+        INFO(heard_lines(ears->lines()));
         REQUIRE(lost_hold);
     }
     lock.unlock();
@@ -167,7 +167,7 @@ TEST_CASE("observer: every hold step once and in order, through a dropped connec
     std::this_thread::sleep_for(200ms);  // nothing more comes
 
     const auto lines = ears->lines();
-    INFO(heard(lines));
+    INFO(heard_lines(lines));
     // Expiring the session stalls the client meanwhile: it may see its connection suspended
     // first, and then doubts its hold once more before it is lost.
     const auto suspended = index_of(lines, "session suspended");
@@ -323,7 +323,7 @@ TEST_CASE("observer: a selector's lost hold is heard before the term's end, ever
         for (const auto& node : other->get_children(path).children) other->remove(path + "/" + node);
         REQUIRE(zkr::test::eventually([&] { return index_of(ears->lines(), "leader lost node_deleted") >= 0; }, 10s));
         const auto lines = ears->lines();
-        INFO(heard(lines));
+        INFO(heard_lines(lines));
         const auto lost = index_of(lines, "hold lost node_deleted");
         REQUIRE(lost >= 0);
         CHECK(lost < index_of(lines, "leader lost node_deleted"));

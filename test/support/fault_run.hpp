@@ -9,6 +9,7 @@
 #pragma once
 
 #include "fenced_store.hpp"
+#include "hex.hpp"
 #include "history.hpp"
 #include "net_lab.hpp"
 #include "process.hpp"
@@ -43,12 +44,6 @@ constexpr int default_fault_seconds = 8;
 inline int env_int(const char* name, int fallback) {
     const char* v = std::getenv(name);
     return v && *v ? std::atoi(v) : fallback;
-}
-
-inline std::string unhex(const std::string& h) {
-    std::string out;
-    for (std::size_t i = 0; i + 1 < h.size(); i += 2) out += static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16));
-    return out;
 }
 
 struct run_options {
@@ -131,7 +126,7 @@ public:
 
     /// The last history line of a worker.
     std::string last_line(int w) const {
-        auto lines = zkr::test::read_lines(histories_.at(static_cast<std::size_t>(w)));
+        auto lines = zkr::test::read_finished_lines(histories_.at(static_cast<std::size_t>(w)));
         return lines.empty() ? "" : lines.back();
     }
 
@@ -155,13 +150,13 @@ public:
     /// A worker's current session (id, password), from its history.
     std::optional<std::pair<std::int64_t, std::string>> session_of(int w) const {
         std::optional<std::pair<std::int64_t, std::string>> out;
-        for (const auto& line : zkr::test::read_lines(histories_.at(static_cast<std::size_t>(w)))) {
+        for (const auto& line : zkr::test::read_finished_lines(histories_.at(static_cast<std::size_t>(w)))) {
             if (line.rfind("session ", 0) != 0) continue;
             std::istringstream in(line.substr(8));
             std::int64_t at = 0, id = 0;
             std::string pw;
             in >> at >> id >> pw;
-            out = std::pair{id, unhex(pw)};
+            out = std::pair{id, zkr::test::unhex(pw)};
         }
         return out;
     }
@@ -295,7 +290,7 @@ private:
     std::vector<zkr::test::worker_history> parse() const {
         std::vector<zkr::test::worker_history> out;
         for (std::size_t w = 0; w < histories_.size(); ++w)
-            out.push_back(zkr::test::parse_history(static_cast<int>(w), zkr::test::read_lines(histories_[w])));
+            out.push_back(zkr::test::parse_history(static_cast<int>(w), zkr::test::read_finished_lines(histories_[w])));
         return out;
     }
 

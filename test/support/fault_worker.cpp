@@ -9,6 +9,7 @@
 // Each hold: grant, [read, sleep HOLD_MS, write], confirm (a guarded multi), release.
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "fenced_store.hpp"
+#include "hex.hpp"
 #include "history.hpp"
 
 #include <zkr/detail/request.hpp>
@@ -51,12 +52,7 @@ std::string join(const Parts&... parts) {
 std::string num(std::int64_t n) { return std::to_string(n); }
 
 std::string hex(const std::string& bytes) {
-    static const char* digits = "0123456789abcdef";
-    std::string out;
-    for (unsigned char ch : bytes) {
-        out += digits[ch >> 4];
-        out += digits[ch & 15];
-    }
+    auto out = zkr::test::hex(bytes);
     return out.empty() ? "-" : out;
 }
 

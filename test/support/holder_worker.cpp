@@ -17,6 +17,7 @@
 //   RECONNECTED <pid>                 outage: connected again after leaving
 //   GONE <pid>                        outage: the node was deleted while this session lives on
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
+#include "hex.hpp"
 #include <zkr/detail/request.hpp>
 #include <zkr/zkr.hpp>
 
@@ -41,16 +42,6 @@ void log_line(const std::string& kind, const std::string& rest) {
     if (::write(log_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) std::abort();
 }
 
-std::string hex(const std::string& bytes) {
-    static const char* digits = "0123456789abcdef";
-    std::string out;
-    for (const unsigned char b : bytes) {
-        out += digits[b >> 4];
-        out += digits[b & 15];
-    }
-    return out;
-}
-
 long long ms_since(clk::time_point t) { return std::chrono::duration_cast<std::chrono::milliseconds>(clk::now() - t).count(); }
 
 struct context {
@@ -67,7 +58,7 @@ void inside_scope(context& ctx, Hold& hold) {
     char session_hex[32];
     std::snprintf(session_hex, sizeof session_hex, "%llx", static_cast<unsigned long long>(session));
     ctx.node = hold.node_path();
-    log_line("ACQ", std::to_string(hold.fencing_token()) + " " + ctx.node + " " + session_hex + " " + hex(password));
+    log_line("ACQ", std::to_string(hold.fencing_token()) + " " + ctx.node + " " + session_hex + " " + zkr::test::hex(password));
     std::jthread closer;
     if (ctx.mode == "close")
         closer = std::jthread([&] {

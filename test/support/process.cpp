@@ -68,6 +68,14 @@ std::vector<std::string> read_lines(const std::string& file) {
     return out;
 }
 
+std::vector<std::string> read_finished_lines(const std::string& file) {
+    std::vector<std::string> out;
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);)
+        if (!in.eof()) out.push_back(line);  // getline met the newline, not the end of the file
+    return out;
+}
+
 std::string temp_file(const std::string& name) {
     static std::atomic<int> n{0};
     return (std::filesystem::temp_directory_path() /

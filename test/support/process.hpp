@@ -35,6 +35,11 @@ std::vector<char*> c_argv(std::vector<std::string>& args);
 /// Lines of a file.
 std::vector<std::string> read_lines(const std::string& file);
 
+/// Lines of a file another process is still appending to: only lines whose newline is written.
+/// A reader can see a write in part (a line that crosses a page boundary is copied page by page),
+/// so the last line without its newline is left out; it is read whole on a later call.
+std::vector<std::string> read_finished_lines(const std::string& file);
+
 /// A fresh temporary file path (the file does not exist yet).
 std::string temp_file(const std::string& name);
 
