@@ -191,6 +191,7 @@ std::string not_connected_reason(connection& c, std::chrono::steady_clock::durat
 boost::asio::any_io_executor callback_executor(connection& c) { return c.callback_executor(); }
 
 boost::asio::any_io_executor network_executor(connection& c) { return c.network_executor(); }
+bool run_on_network(connection& c, unique_function<void()> fn) { return c.run_on_network(std::move(fn)); }
 std::uint64_t add_state_observer(connection& c, std::function<void(connection_state)> fn) {
     return c.add_observer(std::move(fn));
 }

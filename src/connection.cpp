@@ -71,6 +71,17 @@ void connection::close() {
     state_changed_.notify_all();
 }
 
+bool connection::run_on_network(unique_function<void()> fn) {
+    if (on_network_thread()) {
+        fn();
+        return true;
+    }
+    std::lock_guard lock(mutex_);
+    if (!accepting_) return false;
+    boost::asio::post(io_, [fn = std::move(fn)]() mutable { fn(); });
+    return true;
+}
+
 void connection::do_close() {
     closing_ = true;
     machine_.on_close();
@@ -99,15 +110,11 @@ bool connection::block_until_connected(std::chrono::milliseconds timeout) {
     }) && is_connected(state_.load());
 }
 
-std::uint64_t connection::add_listener(std::function<void(connection_state)> fn) {
-    auto l = std::make_shared<listener>();
-    l->fn = std::move(fn);
-    return listeners_.add(std::move(l));
-}
+std::uint64_t connection::add_listener(std::function<void(connection_state)> fn) { return listeners_.add(std::move(fn)); }
 
-void connection::remove_listener(std::uint64_t id) noexcept {
-    if (const auto l = listeners_.remove(id)) (*l)->active = false;  // a call already posted is skipped
-}
+// A call already posted is skipped: the registry's snapshot checks, when each call starts, that the
+// listener is still registered.
+void connection::remove_listener(std::uint64_t id) noexcept { listeners_.remove(id); }
 
 std::uint64_t connection::add_observer(std::function<void(connection_state)> fn) { return observers_.add(std::move(fn)); }
 
@@ -200,8 +207,7 @@ void connection::notify(connection_state s) {
     auto targets = listeners_.snapshot();
     if (targets.empty()) return;
     boost::asio::post(callback_executor(), [targets = std::move(targets), s] {
-        for (const auto& l : targets)
-            if (l->active) l->fn(s);
+        for (const auto& fn : targets) fn(s);
     });
 }
 

@@ -60,6 +60,12 @@ public:
     boost::asio::any_io_executor callback_executor() { return callback_order_; }
     boost::asio::io_context::executor_type network_executor() { return io_.get_executor(); }
     bool on_network_thread() const noexcept { return std::this_thread::get_id() == network_thread_id_; }
+    /// Runs fn on the network thread: at once when called there, else queued. Once close() has
+    /// begun, fn is dropped and false returned: the caller completes its own waiter (closed).
+    /// The check and the queuing are one step under mutex_, which close() takes to begin: a step
+    /// queued is queued before the close's own, so the network loop runs it before it ends. (A
+    /// step queued after the loop ended is never run, and its caller waited for ever.)
+    bool run_on_network(unique_function<void()> fn);
 
     /// True while connected but nothing was read from the server for longer than the C client's
     /// receive timeout (2/3 of the session timeout): this process could not run (SIGSTOP, a VM
@@ -247,12 +253,8 @@ private:
     std::deque<op_ptr> submitted_;  // submitted, not yet taken by the network thread; in order
     bool start_submitted_scheduled_ = false;
     std::string password_;
-    struct listener {
-        std::function<void(connection_state)> fn;
-        std::atomic<bool> active{true};
-    };
     // The users' listeners: called on the callback thread; a removed one is not called again.
-    listener_registry<std::shared_ptr<listener>> listeners_;
+    listener_registry<std::function<void(connection_state)>> listeners_;
 };
 
 }  // namespace zkr::detail

@@ -19,7 +19,14 @@ void connection::submit(request req, completion done, bool checked) {
         if (!accepting_ || !started_) {
             const auto ec = make_error_code(accepting_ ? errc::not_connected : errc::closed);
             if (accepting_) options_.logger->warn("operation before start(): call client::start() first");
-            boost::asio::post(callback_executor(), [op, ec] { op->done(ec, {}); });
+            // A recipe's request made on the network thread while the client closes (a release
+            // the close itself set off) is answered on that thread, which runs until its queue is
+            // empty: the recipe is never fed on two threads at once. Any other caller is answered
+            // on the callback thread, as always.
+            if (on_network_thread())
+                boost::asio::post(io_, [op, ec] { op->done(ec, {}); });
+            else
+                boost::asio::post(callback_executor(), [op, ec] { op->done(ec, {}); });
             return;
         }
         // One queue in submission order, rather than a post per request: a post made on the
@@ -29,8 +36,10 @@ void connection::submit(request req, completion done, bool checked) {
         submitted_.push_back(std::move(op));
         if (start_submitted_scheduled_) return;
         start_submitted_scheduled_ = true;
+        // Queued under mutex_, as run_on_network does: before the close's own step, so the
+        // network loop cannot end with this request unanswered.
+        boost::asio::post(io_, [this] { start_submitted(); });
     }
-    boost::asio::post(io_, [this] { start_submitted(); });
 }
 
 void connection::start_submitted() {

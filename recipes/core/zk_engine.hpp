@@ -9,10 +9,9 @@
 #include <zkr/client.hpp>
 #include <zkr/detail/request.hpp>
 
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -35,25 +34,32 @@ public:
     zk_engine(zkr::client& c, Machine m, outcome_handler on_outcome)
         : client_(c), machine_(std::move(m)), on_outcome_(std::move(on_outcome)) {}
 
-    /// Subscribes to connection changes and feeds `first` (on the network thread).
-    void start(input first) {
+    /// Subscribes to connection changes and feeds `first` (on the network thread). False when the
+    /// client's close had begun: the machine never runs, nor hears the close (the recipe answers
+    /// for it). When true, the machine hears the close if it comes: the observer was added before
+    /// `first` was queued, and so before the close's own step.
+    bool start(input first) {
         auto self = this->shared_from_this();
         std::weak_ptr<zk_engine> weak = self;
         observer_ = add_state_observer(connection_of(client_), [weak](connection_state s) {
             if (auto e = weak.lock()) e->feed(zk::connection_changed{s, e->client_.session_id()});
         });
-        post(std::move(first));
+        return post(std::move(first));
     }
-    /// Feeds e on the network thread (from any thread).
-    void post(input e) {
-        boost::asio::dispatch(network_executor(connection_of(client_)), [self = this->shared_from_this(), e = std::move(e)]() mutable {
+    /// Feeds e on the network thread (from any thread). Once the client closes, e is dropped
+    /// (false): the machine has heard, or is about to hear, the close from its observer.
+    bool post(input e) {
+        return run_on_network(connection_of(client_), [self = this->shared_from_this(), e = std::move(e)]() mutable {
             self->feed(std::move(e));
         });
     }
-    /// No event reaches the machine from now on; its timers stop. (Any thread.)
+    /// No event reaches the machine from now on; its timers stop. (Any thread, and more than once:
+    /// a recipe stops it when its machine is done, on the network thread, and again when it is
+    /// destroyed.)
     void stop() {
-        if (const auto id = std::exchange(observer_, 0)) remove_state_observer(connection_of(client_), id);
-        boost::asio::post(network_executor(connection_of(client_)), [self = this->shared_from_this()] {
+        if (const auto id = observer_.exchange(0)) remove_state_observer(connection_of(client_), id);
+        // (Refused once the client closes: its loop ends, and the timers with it.)
+        run_on_network(connection_of(client_), [self = this->shared_from_this()] {
             self->stopped_ = true;
             for (auto& [id, t] : self->timers_) t->cancel();
             self->timers_.clear();
@@ -83,8 +89,10 @@ private:
         if (!op) return on_outcome_(a);
         if (const auto* t = std::get_if<zk::after>(op)) return start_timer(*t);
         std::weak_ptr<zk_engine> weak = this->shared_from_this();
+        // (post: a request submitted while the client closes is answered on the callback thread;
+        // the machine is fed on the network thread only, and after the close not at all.)
         send_op(client_, *op, [weak](zk::event e) {
-            if (auto self = weak.lock()) std::visit([&](auto& ev) { self->feed(std::move(ev)); }, e);
+            if (auto self = weak.lock()) std::visit([&](auto& ev) { self->post(std::move(ev)); }, e);
         });
     }
 
@@ -102,7 +110,7 @@ private:
     zkr::client& client_;
     Machine machine_;
     outcome_handler on_outcome_;
-    std::uint64_t observer_ = 0;
+    std::atomic<std::uint64_t> observer_{0};  // (stop may run on two threads at once)
     std::deque<input> inbox_;
     bool feeding_ = false, stopped_ = false;
     std::map<zk::ticket, std::shared_ptr<boost::asio::steady_timer>> timers_;

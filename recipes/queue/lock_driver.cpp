@@ -56,8 +56,9 @@ void release_quietly(lock_driver& driver, const std::shared_ptr<hold>& h) noexce
         ec = make_error_code(errc::system_error);
     }
     // Released after the client itself was closed (a service shutting down closes its client
-    // while a term or a guard still ends): the node went with the session; nothing to warn of.
-    if (ec == errc::lock_lost && h->cause() == lost_cause::client_closed) {
+    // while a term or a guard still ends), or while it closes (closed: the release was refused
+    // before the close reached the hold): the node goes with the session; nothing to warn of.
+    if ((ec == errc::lock_lost && h->cause() == lost_cause::client_closed) || ec == errc::closed) {
         try {
             driver.get_client().logger()->debug("{}: the client was closed first; the node went with its session", h->node_path());
         } catch (...) {
@@ -105,7 +106,9 @@ void lock_driver::acquire(acquire_request req, acquire_handler done) {
         }
     }
     if (!e) return done(make_error_code(errc::cancelled), nullptr);  // (done was not moved)
-    boost::asio::dispatch(network_executor(detail::connection_of(client_)), [e] { e->start(); });
+    // Refused once the client closes: the engine, never started, dies here with the last
+    // reference and answers closed.
+    run_on_network(detail::connection_of(client_), [e] { e->start(); });
 }
 
 std::shared_ptr<hold> lock_driver::acquire_sync(acquire_request req, error_code& ec) {
@@ -136,9 +139,9 @@ std::vector<std::shared_ptr<lock_engine>> lock_driver::live_engines(bool forget)
 void lock_driver::reevaluate() {
     auto live = live_engines();
     if (live.empty() || client_.state() == connection_state::closed) return;
-    boost::asio::dispatch(network_executor(detail::connection_of(client_)), [live = std::move(live)] {
+    run_on_network(detail::connection_of(client_), [live = std::move(live)] {
         for (const auto& e : live) e->feed(lock_in::reevaluate{});
-    });
+    });  // (refused once the client closes: the close itself ends every acquire)
 }
 
 error_code lock_driver::release_sync(const std::shared_ptr<hold>& h) {
@@ -152,12 +155,11 @@ error_code lock_driver::release_sync(const std::shared_ptr<hold>& h) {
 }
 
 void lock_driver::release(const std::shared_ptr<hold>& h, unique_function<void(const error_code&)> done) {
-    if (client_.state() == connection_state::closed) {
-        done(make_error_code(h->state() == hold_state::lost ? errc::lock_lost : errc::closed));
-        return;
-    }
-    boost::asio::dispatch(network_executor(detail::connection_of(client_)),
-                          [e = h->engine_, done = std::move(done)]() mutable { e->release(std::move(done)); });
+    // The close may begin between any check here and the network thread: the outcome is shared
+    // with the step, which answers it there, or this thread does when the step is refused.
+    auto outcome = std::make_shared<unique_function<void(const error_code&)>>(std::move(done));
+    if (!run_on_network(detail::connection_of(client_), [e = h->engine_, outcome] { e->release(std::move(*outcome)); }))
+        (*outcome)(make_error_code(h->state() == hold_state::lost ? errc::lock_lost : errc::closed));
 }
 
 std::uint64_t lock_driver::cancellations() {
@@ -168,9 +170,9 @@ std::uint64_t lock_driver::cancellations() {
 void lock_driver::cancel() {
     auto live = live_engines(/*forget=*/true);
     if (live.empty() || client_.state() == connection_state::closed) return;
-    boost::asio::dispatch(network_executor(detail::connection_of(client_)), [live = std::move(live)] {
+    run_on_network(detail::connection_of(client_), [live = std::move(live)] {
         for (const auto& e : live) e->feed(lock_in::cancel{});
-    });
+    });  // (refused once the client closes: the close itself ends every acquire)
 }
 
 std::string lock_driver::acquire_failure(const error_code& ec, std::string_view what) const {

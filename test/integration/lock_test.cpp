@@ -22,6 +22,7 @@
 #include <ctime>
 #include <future>
 #include <mutex>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -1025,4 +1026,57 @@ TEST_CASE("a node of the client's own session that no acquire has is deleted by 
     m.unlock();
     zkr::test::eventually([&] { return nodes_under(*c, path) == 0; }, 5s);
     CHECK(nodes_under(*c, path) == 0);
+}
+
+// A release or an acquire on another thread while the client closes ends (lost, closed), never
+// hangs: a step handed to the network thread just as its loop ended was never run, and the
+// caller waited for its outcome for ever (a leader_selector's destructor joined its term's
+// thread, which waited in that release). Timed at random against the close, many times.
+TEST_CASE("a release or an acquire racing the client's close ends, with the hold lost or the client closed") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = lock_path("close-race");
+    std::mt19937 rng(std::random_device{}());
+    const char* env = std::getenv("ZKR_CLOSE_RACE_ROUNDS");
+    const int rounds = env && *env ? std::atoi(env) : 200;
+    int hung = 0;
+    for (int round = 0; round < rounds && hung == 0; ++round) {
+        auto c = connect(zk.connect_string());
+        auto held = std::make_shared<zkr::interprocess_mutex>(*c, path);
+        auto other = std::make_shared<zkr::interprocess_mutex>(*c, path + "-other");
+        const auto release_at = std::chrono::microseconds(std::uniform_int_distribution<int>(0, 3000)(rng));
+        const auto close_at = std::chrono::microseconds(std::uniform_int_distribution<int>(0, 3000)(rng));
+        std::promise<void> locked;
+        std::promise<clk::time_point> go;
+        // The release on the thread that holds (a mutex's hold is its thread's); the acquire on another.
+        auto released = std::async(std::launch::async, [&, start = go.get_future()]() mutable {
+            held->lock();
+            locked.set_value();
+            std::this_thread::sleep_until(start.get() + release_at);
+            held->unlock();
+        });
+        locked.get_future().wait();
+        const auto start = clk::now() + 1ms;
+        go.set_value(start);
+        auto acquired = std::async(std::launch::async, [&] {
+            std::this_thread::sleep_until(start + release_at);
+            try {
+                if (other->try_lock_for(1s)) other->unlock();
+            } catch (const zkr::error&) {  // closed: what a caller hears once the client is gone
+            }
+        });
+        std::this_thread::sleep_until(start + close_at);
+        c->close();
+        if (released.wait_for(10s) != std::future_status::ready || acquired.wait_for(10s) != std::future_status::ready) {
+            ++hung;
+            FAIL_CHECK("round " << round << ": a call racing the close never returned (release and acquire at "
+                                << release_at.count() << " us, close at " << close_at.count() << " us)");
+            // The futures' destructors would wait for ever: leave them, the objects and the client behind.
+            new auto(std::move(released));
+            new auto(std::move(acquired));
+            new auto(std::move(held));
+            new auto(std::move(other));
+            (void)c.release();
+        }
+    }
+    CHECK(hung == 0);
 }

@@ -68,7 +68,9 @@ class connection;
 
 /// Checks a request before anything is sent: paths, data size, versions, modes, ttl.
 failure check_request(const request& req);
-/// Queues the request; thread-safe. The completion never runs inside this call.
+/// Queues the request; thread-safe. The completion never runs inside this call. It runs on the
+/// network thread; a request refused because the client is closed (or not started) is answered
+/// on the callback thread, unless it was submitted on the network thread, which answers it.
 void submit(connection& c, request req, completion done);
 /// Blocks the calling thread until the request completes. Must not run on the network thread.
 failure run_sync(connection& c, request req, response& out);
@@ -82,6 +84,11 @@ bool is_started(connection& c);
 /// For recipes: the client's network thread. Handlers bound to it run inline there; they must
 /// never block and never run user code.
 boost::asio::any_io_executor network_executor(connection& c);
+/// For recipes: runs fn on the network thread (at once when called there). Once the client's
+/// close() has begun, fn is dropped and false is returned: the caller then completes whatever
+/// waits for fn (with closed). Never post to network_executor from another thread instead: a
+/// step posted just as the network loop ends is never run.
+bool run_on_network(connection& c, unique_function<void()> fn);
 /// For recipes: fn(state) runs on the network thread right after each state change (and with
 /// closed when the client closes). Returns an id for remove_state_observer.
 std::uint64_t add_state_observer(connection& c, std::function<void(connection_state)> fn);
