@@ -1,5 +1,9 @@
 // The fault suite's checker, on made-up histories: it must find each kind of violation.
 #include "history.hpp"
+#include "process.hpp"
+
+#include <cstdio>
+#include <fstream>
 
 #include "zkr_catch.hpp"
 
@@ -108,4 +112,16 @@ TEST_CASE("history check: liveness and outcomes") {
     CHECK_FALSE(firsts.at(1).has_value());
     CHECK_THROWS(parse_history(0, {"grant 1 2"}));               // a torn line
     CHECK_THROWS(parse_history(0, {"write 5 100 accepted"}));    // outside any hold
+}
+
+TEST_CASE("history: a live file's line caught in the middle of its write is left out until its newline is written") {
+    const auto file = zkr::test::temp_file("torn-history");
+    std::ofstream(file) << "session 1 77 ab\ngrant 59109004102231 59110423822190 ";  // the write's first page only
+    CHECK(zkr::test::read_finished_lines(file) == std::vector<std::string>{"session 1 77 ab"});
+    CHECK(zkr::test::read_lines(file).size() == 2);
+    std::ofstream(file, std::ios::app) << "1 1\n";
+    CHECK(zkr::test::read_finished_lines(file) ==
+          std::vector<std::string>{"session 1 77 ab", "grant 59109004102231 59110423822190 1 1"});
+    CHECK(parse_history(0, zkr::test::read_finished_lines(file)).holds.size() == 1);
+    std::remove(file.c_str());
 }
