@@ -1,9 +1,11 @@
 // The tree cache's figures on one machine: the bootstrap of a tree (until initialized), the memory
 // per cached node, and the latency of one change (a write on another session until the listener
 // runs). Starts its own standalone server (forceSync=no, full JIT) unless --connect is given.
-//   zkr_cachebench [--connect HOSTS] [--nodes N] [--bytes B] [--changes K]
-// Prints one JSON object. Peers (Curator's TreeCache and CuratorCache, Kazoo's TreeCache) are not
-// in this run yet.
+//   zkr_cachebench [--connect HOSTS] [--nodes N] [--bytes B] [--changes K] [--churn-rate W] [--churn-seconds S]
+// Churn: W writes a second for S seconds (default 1,000 for 10 s) to nodes in turn; the cache's lag
+// (a write's send until its listener hears it) and whether it then equals the server.
+// Prints one JSON object. bench/cache_compare.py runs it beside Curator's TreeCache and
+// CuratorCache and Kazoo's TreeCache on one server (bench/peers/).
 #include <zkr/testing.hpp>
 #include <zkr/tree_cache.hpp>
 
@@ -18,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -87,13 +90,15 @@ void make_tree(zkr::client& c, const std::vector<std::string>& paths, const std:
 
 int main(int argc, char** argv) {
     std::optional<std::string> connect;
-    int nodes = 10000, bytes = 100, changes = 200;
+    int nodes = 10000, bytes = 100, changes = 200, churn_rate = 1000, churn_seconds = 10;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i], v = argv[i + 1];
         if (a == "--connect") connect = v;
         else if (a == "--nodes") nodes = std::stoi(v);
         else if (a == "--bytes") bytes = std::stoi(v);
         else if (a == "--changes") changes = std::stoi(v);
+        else if (a == "--churn-rate") churn_rate = std::stoi(v);
+        else if (a == "--churn-seconds") churn_seconds = std::stoi(v);
         else return std::cerr << "unknown option " << a << "\n", 2;
     }
     std::optional<zkr::testing::cluster> server;
@@ -151,12 +156,63 @@ int main(int argc, char** argv) {
         latencies.push_back(std::chrono::duration<double, std::micro>(*heard_at - sent).count());
     }
     std::sort(latencies.begin(), latencies.end());
-    const auto pct = [&](double p) { return latencies[static_cast<std::size_t>(p * static_cast<double>(latencies.size() - 1))]; };
+    const auto pct = [](const std::vector<double>& v, double p) {
+        return v.empty() ? 0.0 : v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
+    };
+    sub = {};
+
+    // Churn: writes at a steady rate (async, on the writer's session) to nodes in turn, each
+    // carrying its send time; the cache's lag is, for every update its listener hears, the time
+    // since that write was sent. (A write overwritten before the cache reads the node again is
+    // heard as the later one, so it adds no lag of its own.) Then the cache must equal the server.
+    std::mutex lag_mutex;
+    std::vector<double> lags;
+    const auto epoch = clk::now();
+    auto churn_sub = cache.add_listener([&](const zkr::cache_event& e) {
+        if (e.type != zkr::cache_event_type::updated || e.node->data.rfind("t=", 0) != 0) return;
+        const auto sent = std::stoll(e.node->data.substr(2));
+        const auto lag = std::chrono::duration<double, std::milli>(clk::now() - epoch).count() - static_cast<double>(sent) / 1000.0;
+        std::lock_guard lock(lag_mutex);
+        lags.push_back(lag);
+    });
+    const auto failed_writes = std::make_shared<std::atomic<int>>(0);  // (outlives a write still in flight)
+    const int writes = churn_rate * churn_seconds;
+    const auto gap = std::chrono::nanoseconds(1'000'000'000 / std::max(churn_rate, 1));
+    for (int i = 0; i < writes; ++i) {
+        std::this_thread::sleep_until(epoch + gap * i);
+        const auto sent_us = std::chrono::duration_cast<std::chrono::microseconds>(clk::now() - epoch).count();
+        writer.async_set_data(paths[static_cast<std::size_t>(i * 7919) % paths.size()], "t=" + std::to_string(sent_us), -1,
+                              [failed_writes](boost::system::error_code ec, zkr::stat) {
+                                  if (ec) ++*failed_writes;
+                              });
+    }
+    const double churn_ms = ms_since(epoch);
+    // Equal to the server once the writes are in: every node's version as a fresh read gives it.
+    bool equal = writes == 0;  // (no churn: nothing to check, and no reads to load the server)
+    const auto check_until = clk::now() + std::chrono::seconds(10);
+    while (!equal && clk::now() < check_until) {
+        equal = true;
+        for (const auto& p : paths) {
+            boost::system::error_code ec;
+            const auto d = writer.get_data(p, ec);
+            const auto shown_node = cache.get(p);
+            if (ec || !shown_node || shown_node->stat.version != d.stat.version || shown_node->data != d.data) {
+                equal = false;
+                break;
+            }
+        }
+        if (!equal) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    churn_sub = {};
     cache.close();
+    std::sort(lags.begin(), lags.end());
     std::printf("{\"nodes\":%zu,\"shown\":%zu,\"bytes\":%d,\"bootstrap_ms\":%.1f,\"nodes_per_s\":%.0f,\"rss_bytes_per_node\":%.0f,"
-                "\"change_latency_us\":{\"p50\":%.0f,\"p90\":%.0f,\"p99\":%.0f}}\n",
+                "\"change_latency_us\":{\"p50\":%.0f,\"p90\":%.0f,\"p99\":%.0f},"
+                "\"churn\":{\"writes\":%d,\"seconds\":%.1f,\"failed\":%d,\"heard\":%zu,\"lag_ms\":{\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f},"
+                "\"equal_to_server\":%s}}\n",
                 paths.size(), shown, bytes, bootstrap_ms, static_cast<double>(shown) / (bootstrap_ms / 1000.0),
-                static_cast<double>(rss_after - rss_before) * 1024.0 / static_cast<double>(std::max<std::size_t>(shown, 1)), pct(0.5), pct(0.9),
-                pct(0.99));
-    return 0;
+                static_cast<double>(rss_after - rss_before) * 1024.0 / static_cast<double>(std::max<std::size_t>(shown, 1)), pct(latencies, 0.5),
+                pct(latencies, 0.9), pct(latencies, 0.99), writes, churn_ms / 1000.0, failed_writes->load(), lags.size(), pct(lags, 0.5),
+                pct(lags, 0.99), lags.empty() ? 0.0 : lags.back(), equal ? "true" : "false");
+    return equal ? 0 : 6;
 }

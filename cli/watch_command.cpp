@@ -31,6 +31,7 @@ struct watch_command final : command {
     connection_options connection;
     std::vector<std::string> paths;
     std::optional<double> depth;
+    std::vector<std::string> skip;
     bool json = false;
 
     int run(const std::vector<std::string>& rest) override {
@@ -47,7 +48,7 @@ struct watch_command final : command {
         };
         const auto box = std::make_shared<inbox>();
         try {
-            zkr::tree_cache cache(*client, path, {.max_depth = depth ? static_cast<int>(*depth) : INT_MAX});
+            zkr::tree_cache cache(*client, path, {.max_depth = depth ? static_cast<int>(*depth) : INT_MAX, .skip_names = skip});
             auto sub = cache.add_listener([box](const cache_event& e) {
                 std::lock_guard lock(box->mutex);
                 box->events.push_back(e);
@@ -93,13 +94,15 @@ std::unique_ptr<command> add_watch_command(CLI::App& app) {
     auto* sub = app.add_subcommand("watch", "print a subtree, then every change to it");
     sub->add_option("PATH", cmd->paths, "the subtree's path (it need not exist yet)")->type_name("");
     add_number(*sub, "--depth", cmd->depth, 0, INT_MAX, "how deep below PATH: 0 the node alone, 1 with its children (default: all)", true);
+    sub->add_option("--skip", cmd->skip, "leave out children so named, and what is under them (a shell pattern: \"_c_*\"; repeatable)")
+        ->type_name("PATTERN");
     sub->add_flag("--json", cmd->json, "one JSON object per line");
     cmd->connection.add_to(*sub);
     sub->footer(
         "Prints every node under PATH as \"added\", then \"initialized\", then every change as it comes:\n"
         "added, updated (a new version), removed (a node deleted and made again: removed, then added), and\n"
-        "the connection's suspended, reconnected and lost, until a signal. What etcdctl watch --prefix is\n"
-        "for etcd. A change overwritten before zkr reads the node again shows as its last value. With\n"
+        "the connection's suspended, reconnected and lost, until a signal (what etcdctl's prefix watch is\n"
+        "for etcd). A change overwritten before zkr reads the node again shows as its last value. With\n"
         "--json: {\"event\": ..., \"path\": ..., \"data\": ..., \"version\": N}, no path for the connection's\n"
         "events and no data or version for initialized.\n\n"
         "exit codes: 0 ended by a signal; 2 bad usage; 3 ZooKeeper unreachable or failing.");

@@ -23,6 +23,11 @@ public:
     void close() noexcept { cache_.close(); }
     /// Waits until the first full read after start() is done; false on timeout.
     bool wait_initialized(std::chrono::milliseconds timeout) const { return cache_.wait_initialized(timeout); }
+    /// tree_cache::async_wait_initialized.
+    template <typename Token>
+    auto async_wait_initialized(std::chrono::milliseconds timeout, Token&& token) {
+        return cache_.async_wait_initialized(timeout, std::forward<Token>(token));
+    }
     /// The child of that name, if the cache shows it.
     std::optional<cached_node> get(std::string_view child_name) const;
     /// The children's names, sorted.

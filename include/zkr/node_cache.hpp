@@ -23,6 +23,11 @@ public:
     void close() noexcept { cache_.close(); }
     /// Waits until the first read after start() is done; false on timeout.
     bool wait_initialized(std::chrono::milliseconds timeout) const { return cache_.wait_initialized(timeout); }
+    /// tree_cache::async_wait_initialized.
+    template <typename Token>
+    auto async_wait_initialized(std::chrono::milliseconds timeout, Token&& token) {
+        return cache_.async_wait_initialized(timeout, std::forward<Token>(token));
+    }
     /// The node, if it exists as last read.
     std::optional<cached_node> get() const { return cache_.get(cache_.path()); }
     /// Hears every event from now on, on the callback thread. Throws zkr::error if empty.

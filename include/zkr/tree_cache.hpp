@@ -4,7 +4,11 @@
 
 #include <zkr/cache_event.hpp>
 #include <zkr/client.hpp>
+#include <zkr/detail/asio.hpp>
+#include <zkr/detail/unique_function.hpp>
 #include <zkr/subscription.hpp>
+
+#include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <climits>
@@ -24,6 +28,13 @@ struct tree_cache_options {
     int max_depth = INT_MAX;
     /// false: each node keeps its stat only (its data is read, and dropped).
     bool cache_data = true;
+    /// Children whose name matches one of these shell patterns (fnmatch: `*`, `?`, `[...]`; for
+    /// example "_c_*" or "lock-*") are neither read, watched nor shown, nor anything under them.
+    /// The cache's own path is never skipped.
+    std::vector<std::string> skip_names;
+    /// A node whose data is longer than this many bytes is shown with its stat and no data
+    /// (stat.data_length tells its length), as with cache_data = false; 0: no limit.
+    std::size_t max_data_bytes = 0;
 };
 
 /**
@@ -52,7 +63,8 @@ struct tree_cache_options {
  */
 class tree_cache {
 public:
-    /// Throws zkr::error (invalid_path, invalid_argument) on a bad path or a negative depth.
+    /// Throws zkr::error (invalid_path, invalid_argument) on a bad path, a negative depth or an
+    /// empty skip pattern.
     tree_cache(client& c, std::string path, tree_cache_options options = {});
     /// Closes (never throws).
     ~tree_cache();
@@ -65,6 +77,18 @@ public:
     void close() noexcept;
     /// Waits until the first full read after start() is done; false on timeout.
     bool wait_initialized(std::chrono::milliseconds timeout) const;
+    /// wait_initialized without blocking: completes with (error_code, bool) on the handler's
+    /// associated executor (default: the client's callback thread): true once the first full read
+    /// is done, false after timeout (zero: whether it is done now); `closed` when the cache is
+    /// closed first, `invalid_argument` for a negative timeout. It may be asked before start().
+    template <typename Token>
+    auto async_wait_initialized(std::chrono::milliseconds timeout, Token&& token) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, bool)>(
+            [s = state_, callbacks = callback_executor(), timeout](auto handler) mutable {
+                start_wait(s, timeout, detail::completion_on<true>(std::move(handler), callbacks));
+            },
+            token);
+    }
 
     /// The node at an absolute path, if the cache shows it.
     std::optional<cached_node> get(std::string_view path) const;
@@ -80,6 +104,9 @@ public:
 
 private:
     struct state;
+    using wait_done = detail::unique_function<void(const boost::system::error_code&, bool)>;
+    static void start_wait(const std::shared_ptr<state>& s, std::chrono::milliseconds timeout, wait_done done);
+    boost::asio::any_io_executor callback_executor() const;
     client& client_;
     std::string path_;
     tree_cache_options options_;

@@ -1,5 +1,7 @@
 #include "tree_cache_machine.hpp"
 
+#include <fnmatch.h>
+
 #include <zkr/error.hpp>
 #include <zkr/path.hpp>
 
@@ -96,7 +98,9 @@ void tree_cache_machine::retry_failed() {
 void tree_cache_machine::send(zk::op op) {
     if (in_flight_ < cfg_.window) {
         ++in_flight_;
-        return out_->push_back(std::move(op));
+        // (In place: GCC 14 at -O3 misreads a moved temporary variant as maybe uninitialized.)
+        out_->emplace_back(std::in_place_type<zk::op>, std::move(op));
+        return;
     }
     backlog_.push_back(std::move(op));
 }
@@ -105,7 +109,7 @@ void tree_cache_machine::on(const zk::reply& r) {
     --in_flight_;
     while (in_flight_ < cfg_.window && !backlog_.empty()) {
         ++in_flight_;
-        out_->push_back(std::move(backlog_.front()));
+        out_->emplace_back(std::in_place_type<zk::op>, std::move(backlog_.front()));
         backlog_.pop_front();
     }
     loading_.erase(r.id);
@@ -138,11 +142,26 @@ void tree_cache_machine::on(const zk::reply& r) {
             else apply_children(a.path, *e, r.stat, r.children);
             break;
     }
+    // Failed while connected: no reconnection is coming to send it again (the retry policy gave
+    // up after the connection came back, or the server refused the read), so a timer does.
+    if (r.ec && r.ec != errc::no_node && !interrupted_ && !retry_timer_) {
+        retry_timer_ = ++last_ticket_;
+        out_->emplace_back(std::in_place_type<zk::op>, zk::after{retry_timer_, cfg_.retry_delay});
+    }
+    check_initialized();
+}
+
+void tree_cache_machine::on(const zk::timer_due& t) {
+    if (t.id != retry_timer_) return;  // sim-one-way: timer-guard
+    retry_timer_ = 0;
+    if (interrupted_) return;  // the reconnection sends them
+    retry_failed();
     check_initialized();
 }
 
 void tree_cache_machine::apply_data(const std::string& path, entry& e, const zk::reply& r) {
-    cached_node n{cfg_.cache_data ? r.data : std::string(), *r.stat};
+    const bool keep_data = cfg_.cache_data && (cfg_.max_data == 0 || r.data.size() <= cfg_.max_data);
+    cached_node n{keep_data ? r.data : std::string(), *r.stat};
     if (e.node && e.node->stat.czxid == n.stat.czxid) {
         // Never back to an older version, and nothing new at the same one: the node shown is the
         // one its last event gave (its stat's children fields too: as of that read).
@@ -190,7 +209,12 @@ void tree_cache_machine::list_held(const std::string& path, entry& e) {
 // it is shown once this one names it too. A name it lacks is left to that child's own reads: its
 // data watch fires node_deleted (or its read, sent again, answers no_node), as in TreeCache.
 void tree_cache_machine::apply_children(const std::string& path, entry& e, std::optional<zkr::stat> listed,
-                                        const std::vector<std::string>& names) {
+                                        std::vector<std::string> names) {
+    // Children the options skip are as if not there: never read, watched nor shown.
+    std::erase_if(names, [&](const std::string& name) {
+        return std::any_of(cfg_.skip_names.begin(), cfg_.skip_names.end(),
+                           [&](const std::string& pattern) { return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0; });
+    });
     const std::int64_t czxid = listed ? listed->czxid : 0;
     const bool same_node = e.node && (czxid == 0 || czxid == e.node->stat.czxid);
     if (!same_node) {
@@ -304,7 +328,7 @@ void tree_cache_machine::on(const zk::connection_changed& c) {
 }
 
 void tree_cache_machine::emit(cache_event_type type, const std::string& path, std::optional<cached_node> node) {
-    out_->push_back(cache_event{type, path, std::move(node)});
+    out_->emplace_back(std::in_place_type<cache_event>, cache_event{type, path, std::move(node)});
 }
 
 // Once every read asked for since the start has answered, and none waits to be sent again.

@@ -27,6 +27,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <chrono>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -38,6 +39,12 @@ struct tree_cache_config {
     int max_depth = INT_MAX;  ///< 0: the root only; 1: the root and its children; ...
     bool cache_data = true;   ///< false: nodes keep their stat only
     std::size_t window = 1000;  ///< the most reads in flight at once (at least 1)
+    std::vector<std::string> skip_names;  ///< fnmatch patterns: children so named are never read
+    std::size_t max_data = 0;  ///< a node whose data is longer keeps its stat only (0: no limit)
+    /// A read that fails while connected (the retry policy gave up after the connection came back,
+    /// or the server refused it) is sent again after this; one that fails with the connection,
+    /// on the reconnection.
+    std::chrono::milliseconds retry_delay{1000};
 };
 
 namespace tree_in {
@@ -94,7 +101,7 @@ private:
     void on(const tree_in::start&);
     void on(const zk::reply& r);
     void on(const zk::watch_fired& w);
-    void on(const zk::timer_due&) {}
+    void on(const zk::timer_due& t);
     void on(const zk::connection_changed& c);
 
     void refresh(const std::string& path);
@@ -106,7 +113,7 @@ private:
     zk::ticket ask(const std::string& path, read_kind kind);
     void send(zk::op op);
     void apply_data(const std::string& path, entry& e, const zk::reply& r);
-    void apply_children(const std::string& path, entry& e, std::optional<zkr::stat> listed, const std::vector<std::string>& names);
+    void apply_children(const std::string& path, entry& e, std::optional<zkr::stat> listed, std::vector<std::string> names);
     void show(const std::string& path, entry& e, cached_node n, bool relist);
     void list_held(const std::string& path, entry& e);
     void gone(const std::string& path);
@@ -117,6 +124,7 @@ private:
     tree_cache_config cfg_;
     std::vector<action>* out_ = nullptr;
     zk::ticket last_ticket_ = 0;
+    zk::ticket retry_timer_ = 0;            // the failed reads' retry, while one is set
     std::map<std::string, entry> entries_;  // the root's, and every listed descendant's
     std::map<zk::ticket, asked> asked_;     // reads whose reply or watch may still come
     std::set<zk::ticket> loading_;          // reads before initialized whose reply has not come

@@ -7,9 +7,12 @@
 #include <zkr/node_cache.hpp>
 #include <zkr/tree_cache.hpp>
 
+#include <boost/asio/use_future.hpp>
+
 #include "zkr_catch.hpp"
 
 #include <algorithm>
+#include <future>
 #include <atomic>
 #include <climits>
 #include <mutex>
@@ -145,6 +148,7 @@ TEST_CASE("tree cache: the depth limit, a listener that throws, and misuse refus
     auto a = connect(zk.connect_string());
     zkr::test::expect_error([&] { zkr::tree_cache(*a, "relative/path"); }, zkr::errc::invalid_path, "invalid tree cache path");
     zkr::test::expect_error([&] { zkr::tree_cache(*a, path, {.max_depth = -1}); }, zkr::errc::invalid_argument, "negative");
+    zkr::test::expect_error([&] { zkr::tree_cache(*a, path, {.skip_names = {"_c_*", ""}}); }, zkr::errc::invalid_argument, "empty pattern");
     a->create(path + "/child/grandchild", "g", {.create_parents = true});
     zkr::tree_cache one(*a, path, {.max_depth = 1});
     CHECK_THROWS_AS(one.add_listener({}), zkr::error);
@@ -163,6 +167,90 @@ TEST_CASE("tree cache: the depth limit, a listener that throws, and misuse refus
     a->remove(path + "/child/grandchild");
     a->remove(path + "/child");
     a->remove(path);
+}
+
+TEST_CASE("tree cache: skipped names are neither read nor shown, and data over the limit is shown as its stat alone") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = zkr::join_path(zkr::test::recipe_path("tree-cache"), "options");
+    auto a = connect(zk.connect_string());
+    a->create(path + "/kept", "small", {.create_parents = true});
+    a->create(path + "/kept/_c_1234-lock-0000000001", "a lock node");
+    a->create(path + "/big", std::string(1000, 'x'));
+    a->create(path + "/tmp-1", "t");
+    zkr::tree_cache cache(*a, path, {.skip_names = {"_c_*", "tmp-*"}, .max_data_bytes = 100});
+    cache.start();
+    REQUIRE(cache.wait_initialized(5s));
+    CHECK(cache.children(path) == std::vector<std::string>{"big", "kept"});
+    CHECK(cache.children(path + "/kept").empty());
+    CHECK(cache.get(path + "/kept")->data == "small");
+    CHECK(cache.get(path + "/big")->data.empty());
+    CHECK(cache.get(path + "/big")->stat.data_length == 1000);
+    // Growing past the limit, and back.
+    a->set_data(path + "/kept", std::string(200, 'y'));
+    CHECK(zkr::test::eventually([&] { return cache.get(path + "/kept")->stat.version == 1 && cache.get(path + "/kept")->data.empty(); }, 5s));
+    a->set_data(path + "/kept", "small again");
+    CHECK(zkr::test::eventually([&] { return cache.get(path + "/kept")->data == "small again"; }, 5s));
+    a->create(path + "/tmp-2", "t");
+    a->create(path + "/late", "l");
+    CHECK(zkr::test::eventually([&] { return cache.get(path + "/late").has_value(); }, 5s));
+    CHECK_FALSE(cache.get(path + "/tmp-2"));
+    cache.close();
+    for (const auto* p : {"/kept/_c_1234-lock-0000000001", "/kept", "/big", "/tmp-1", "/tmp-2", "/late", ""}) a->remove(path + p);
+}
+
+TEST_CASE("tree cache: async_wait_initialized completes when initialized, on timeout with false, and with closed, off the network thread") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = zkr::join_path(zkr::test::recipe_path("tree-cache"), "async");
+    auto a = connect(zk.connect_string());
+    a->create(path, "r", {.create_parents = true});
+    a->create(path + "/x", "x");
+    {
+        zkr::tree_cache cache(*a, path);
+        // Before start(): a zero timeout answers at once, a short one ends with false.
+        CHECK_FALSE(cache.async_wait_initialized(0ms, boost::asio::use_future).get());
+        CHECK_FALSE(cache.async_wait_initialized(50ms, boost::asio::use_future).get());
+        // A callback, asked before start(), completes once the first full read is done.
+        std::promise<std::pair<boost::system::error_code, bool>> heard;
+        std::promise<std::thread::id> on_thread;
+        cache.async_wait_initialized(10s, [&](boost::system::error_code ec, bool done) {
+            on_thread.set_value(std::this_thread::get_id());
+            heard.set_value({ec, done});
+        });
+        cache.start();
+        auto outcome = heard.get_future();
+        REQUIRE(outcome.wait_for(5s) == std::future_status::ready);
+        const auto [ec, done] = outcome.get();
+        CHECK_FALSE(ec);
+        CHECK(done);
+        CHECK(on_thread.get_future().get() != std::this_thread::get_id());
+        CHECK(cache.get(path + "/x"));  // the view is complete when it completes
+        // Once initialized: at once, true.
+        CHECK(cache.async_wait_initialized(0ms, boost::asio::use_future).get());
+        CHECK_THROWS_AS(cache.async_wait_initialized(-1ms, boost::asio::use_future).get(), boost::system::system_error);
+        // A cache closed before it was initialized ends every wait with closed.
+        zkr::tree_cache never(*a, path);
+        auto pending = never.async_wait_initialized(30s, boost::asio::use_future);
+        never.close();
+        REQUIRE(pending.wait_for(5s) == std::future_status::ready);
+        try {
+            pending.get();
+            FAIL("a wait on a closed cache completed without an error");
+        } catch (const boost::system::system_error& e) {
+            CHECK(e.code() == zkr::errc::closed);
+        }
+        // And node_cache and children_cache have it too.
+        zkr::node_cache node(*a, path + "/x");
+        node.start();
+        CHECK(node.async_wait_initialized(5s, boost::asio::use_future).get());
+        cache.close();
+        a->remove(path + "/x");
+        a->remove(path);
+    }
+    // A wait answered early leaves no timer behind: the client's destruction, which joins its
+    // callback thread, is not held until the 30 s wait would have run out (it was).
+    const auto t0 = std::chrono::steady_clock::now();
+    a.reset();
+    CHECK(std::chrono::steady_clock::now() - t0 < 5s);
 }
 
 TEST_CASE("node cache and children cache: one node that does not exist yet, and a parent's children without the parent's own events") {

@@ -1,9 +1,11 @@
 #include "tree_cache_sim.hpp"
 
 #include "../../recipes/cache/tree_cache_machine.hpp"
-#include "zk_client_sim.hpp"
+#include "sim_clients.hpp"
 
 #include <zkr/path.hpp>
+
+#include <fnmatch.h>
 
 #include <algorithm>
 #include <climits>
@@ -24,27 +26,20 @@ namespace zk = detail::zk;
 const std::string root = "/t";
 constexpr int deepest = 3;  // the operator's nodes go at most this far below the root
 
+// What each client runs beside its connection (sim_clients.hpp).
 struct client {
     int id = 0;
-    std::int64_t session = 0;
-    bool connected = true;
     int max_depth = INT_MAX;
+    std::vector<std::string> skip;  // the cache's skip_names
+    std::size_t max_data = 0;       // the cache's max_data (0: none)
     std::size_t window = 1000;  // the machine's most reads in flight
     std::size_t in_flight = 0;  // reads it sent whose reply it has not had
-    std::deque<zk::op> outbound;                       // not applied yet (retried across drops)
-    std::deque<tree_cache_machine::input> inbound;     // replies and events, in order
-    std::deque<tree_cache_machine::input> stashed;     // watch events while disconnected
     std::optional<tree_cache_machine> m;
     std::map<std::string, cached_node> replica;        // what its events built
     std::map<std::string, std::int64_t> removed_czxid;  // by path: the czxid last removed
     int initialized = 0;
     std::int64_t started_at = 0;  // the server's last zxid when the cache started
-};
-
-struct route {
-    int client = 0;
-    std::int64_t session = 0;
-    zk::ticket ticket = 0;
+    std::vector<zk::ticket> timers;  // running
 };
 
 std::string path_of(const zk::op& op) {
@@ -65,7 +60,7 @@ int depth_of(const std::string& path) {
 
 class world {
 public:
-    world(const schedule& s, bool traced) : s_(s), rng_(s.seed ^ 0x9e3779b9u) {
+    world(const schedule& s, bool traced) : s_(s), rng_(s.seed ^ 0x9e3779b9u), net_(zk_, rng_, out_) {
         out_.traced = traced;
         out_.kept_steps = 400;
         if (!s.root_missing) {
@@ -76,31 +71,30 @@ public:
         faults_left_ = s.faults;
         for (int i = 0; i < s.clients; ++i) {
             client c;
-            c.id = i;
-            c.session = zk_.open_session();
+            c.id = net_.open().id;
             const int depths[] = {0, 1, 2, INT_MAX};
             c.max_depth = depths[pick(4)];
             const std::size_t windows[] = {1, 2, 5, 1000};
             c.window = windows[pick(4)];
-            c.m.emplace(detail::tree_cache_config{root, c.max_depth, true, c.window});
+            // Skipped names (shell patterns) and a data limit, in some caches.
+            const std::vector<std::vector<std::string>> skips = {{}, {}, {"b"}, {"[ac]"}, {"*c"}};
+            c.skip = skips[pick(skips.size())];
+            const std::size_t limits[] = {0, 0, 3};
+            c.max_data = limits[pick(3)];
+            c.m.emplace(detail::tree_cache_config{root, c.max_depth, true, c.window, c.skip, c.max_data});
             clients_.push_back(std::move(c));
         }
         for (auto& c : clients_) {
             c.started_at = zk_.last_zxid();
             // The engine subscribes to the connection before it feeds start: a change may come first.
-            if (pick(4) == 0) feed(c, zk::connection_changed{connection_state::connected, c.session});
-            feed(c, detail::tree_in::start{c.session});
+            const auto session = net_[c.id].session;
+            if (pick(4) == 0) feed(c, zk::connection_changed{connection_state::connected, session});
+            feed(c, detail::tree_in::start{session});
         }
     }
 
     outcome run() {
-        while (out_.ok) {
-            if (++out_.steps > 300000) {
-                out_.violate("no quiescence after 300000 steps");
-                break;
-            }
-            if (!step()) break;
-        }
+        run_until_quiet(out_, 300000, [this] { return step(); });
         if (out_.ok) check_quiescent();
         return std::move(out_);
     }
@@ -108,10 +102,12 @@ public:
 private:
     bool step() {
         if (faults_left_ == 0) heal();
-        std::vector<std::pair<int, int>> choices;  // (what, client): 0 apply, 1 deliver, 2 operator
+        std::vector<std::pair<int, int>> choices;  // (what, client): 0 apply, 1 deliver, 2 operator, 3 a timer runs out
         for (auto& c : clients_) {
-            if (c.connected && !c.outbound.empty()) choices.push_back({0, c.id});
-            if (!c.inbound.empty()) choices.push_back({1, c.id});
+            const auto& conn = net_[c.id];
+            if (conn.connected && !conn.outbound.empty()) choices.push_back({0, c.id});
+            if (!conn.inbound.empty()) choices.push_back({1, c.id});
+            if (!c.timers.empty()) choices.push_back({3, c.id});
         }
         if (changes_left_ > 0) choices.push_back({2, 0});
         if (faults_left_ > 0 && (choices.empty() || pick(100) < 5)) return fault(), true;
@@ -120,20 +116,21 @@ private:
         auto& c = clients_[static_cast<std::size_t>(id)];
         if (what == 0) apply(c);
         else if (what == 1) deliver(c);
-        else change();
+        else if (what == 2) change();
+        else {
+            const auto t = c.timers[pick(c.timers.size())];
+            std::erase(c.timers, t);
+            out_.note("c" + std::to_string(c.id) + " timer #" + std::to_string(t) + " runs out");
+            feed(c, zk::timer_due{t});
+        }
         return true;
     }
 
     // ---- the server and the client -------------------------------------------------------------
     void apply(client& c) {
-        auto op = std::move(c.outbound.front());
-        c.outbound.pop_front();
-        const auto watch_id = ++next_watch_;
-        const auto ticket = std::visit([](const auto& o) { return o.id; }, op);
-        routes_[watch_id] = {c.id, c.session, ticket};
-        auto r = apply_op(zk_, c.session, op, watch_id);
-        out_.note("c" + std::to_string(c.id) + " applied #" + std::to_string(ticket) + " " +
-                  path_of(op) + (r.ec ? " " + r.ec.message() : ""));
+        const auto a = net_.apply(net_[c.id]);
+        const auto& r = a.reply;
+        out_.note("c" + std::to_string(c.id) + " applied #" + std::to_string(r.id) + " " + path_of(a.op) + (r.ec ? " " + r.ec.message() : ""));
         if (!r.ec && !r.children.empty()) {
             std::string names;
             for (const auto& n : r.children) names += " " + n;
@@ -141,27 +138,9 @@ private:
         } else if (!r.ec && r.stat) {
             out_.note("  czxid " + std::to_string(r.stat->czxid) + " v" + std::to_string(r.stat->version));
         }
-        c.inbound.push_back(std::move(r));
-        route_fired();
     }
 
-    void route_fired() {
-        for (const auto& f : zk_.take_fired()) {
-            const auto it = routes_.find(f.watch_id);
-            if (it == routes_.end()) continue;
-            auto& c = clients_[static_cast<std::size_t>(it->second.client)];
-            if (c.session != it->second.session) continue;
-            zk::watch_fired w{it->second.ticket, f.type};
-            if (c.connected) c.inbound.push_back(w);
-            else c.stashed.emplace_back(std::in_place_type<zk::watch_fired>, w);
-        }
-    }
-
-    void deliver(client& c) {
-        auto e = std::move(c.inbound.front());
-        c.inbound.pop_front();
-        feed(c, e);
-    }
+    void deliver(client& c) { feed(c, net_.deliver(net_[c.id]).second); }
 
     void feed(client& c, const tree_cache_machine::input& e) {
         const bool reconnection = std::holds_alternative<zk::connection_changed>(e);
@@ -170,13 +149,17 @@ private:
         std::size_t reads = 0;
         for (auto& a : c.m->resume(e)) {
             if (auto* op = std::get_if<zk::op>(&a)) {
+                if (const auto* t = std::get_if<zk::after>(op)) {
+                    c.timers.push_back(t->id);
+                    continue;
+                }
                 out_.note("c" + std::to_string(c.id) + " asks #" + std::to_string(std::visit([](const auto& o) { return o.id; }, *op)) + " " +
                           op_name(*op) + " " + path_of(*op));
                 ++reads;
                 ++out_.reads;
                 if (++c.in_flight > c.window)
                     out_.violate("c" + std::to_string(c.id) + " has " + std::to_string(c.in_flight) + " reads in flight, over its window of " + std::to_string(c.window));
-                c.outbound.push_back(std::move(*op));
+                net_[c.id].outbound.push_back({0, std::move(*op)});
             } else {
                 check_event(c, std::get<cache_event>(a));
             }
@@ -201,10 +184,12 @@ private:
             case cache_event_type::added: case cache_event_type::updated: {
                 if (!e.node) return out_.violate(who + "an event without its node: " + e.path);
                 const auto& n = *e.node;
-                if (!history_.count({e.path, n.stat.czxid, n.stat.version, n.data}))
+                const auto had = history_.find({e.path, n.stat.czxid, n.stat.version});
+                if (had == history_.end() || kept(c, had->second) != n.data)
                     return out_.violate(who + "shows " + e.path + " at czxid " + std::to_string(n.stat.czxid) + " version " + std::to_string(n.stat.version) +
                                         " with data '" + n.data + "', a state the server never had");
                 if (depth_of(e.path) > c.max_depth) return out_.violate(who + "shows " + e.path + ", below its depth limit");
+                if (skipped(c, e.path)) return out_.violate(who + "shows " + e.path + ", which its options skip");
                 const auto shown = c.replica.find(e.path);
                 if (e.type == cache_event_type::added) {
                     if (shown != c.replica.end()) return out_.violate(who + "added " + e.path + ", which it shows already");
@@ -243,7 +228,7 @@ private:
             return n && n->czxid <= c.started_at;
         };
         for (const auto& path : subtree()) {
-            if (depth_of(path) > c.max_depth) continue;
+            if (depth_of(path) > c.max_depth || skipped(c, path)) continue;
             bool throughout = true;
             for (auto p = path; throughout; p = std::string(parent_path(p))) {
                 throughout = since(p);
@@ -259,14 +244,28 @@ private:
         return names[static_cast<int>(t)];
     }
 
+    // What a cache's options let it show: a node below a skipped name, nothing; data over the
+    // limit, none.
+    static bool skipped(const client& c, const std::string& path) {
+        for (auto p = path; p != root; p = std::string(parent_path(p)))
+            for (const auto& pattern : c.skip)
+                if (::fnmatch(pattern.c_str(), std::string(node_name(p)).c_str(), 0) == 0) return true;
+        return false;
+    }
+    static std::string kept(const client& c, const std::string& data) {
+        return c.max_data == 0 || data.size() <= c.max_data ? data : std::string();
+    }
+    // Data of 2 to 4 bytes, so that a limit of 3 keeps some and drops some.
+    std::string some_data() { return "d" + std::string(pick(3), '+') + std::to_string(pick(3)); }
+
     // ---- the operator ----------------------------------------------------------------------------
     // Every state a node had: (path, czxid, version, data).
     void record(const std::string& path) {
-        if (const node* n = zk_.find(path)) history_.insert({path, n->czxid, n->version, n->data});
+        if (const node* n = zk_.find(path)) history_[{path, n->czxid, n->version}] = n->data;
     }
 
     void make(const std::string& path) {
-        const auto data = "d" + std::to_string(pick(3));
+        const auto data = some_data();
         const auto made = zk_.create_persistent(std::string(parent_path(path)), std::string(node_name(path)), data);
         if (made.code == rc::ok) record(path);
     }
@@ -297,7 +296,7 @@ private:
         std::sort(under.begin(), under.end(), [](const std::string& a, const std::string& b) { return depth_of(a) > depth_of(b); });
         for (const auto& p : under) zk_.remove(p);
         zk_.remove(path);
-        route_fired();
+        net_.route_fired();
     }
 
     void change() {
@@ -307,14 +306,14 @@ private:
         if (nodes.empty()) {
             out_.note("operator makes the root again");
             make(root);
-            return route_fired();
+            return net_.route_fired();
         }
         const auto path = nodes[pick(nodes.size())];
         switch (pick(6)) {
             case 0: case 1: create_somewhere(); break;
             case 2: case 3:
                 out_.note("operator writes " + path);
-                zk_.set_data(path, "d" + std::to_string(pick(3)));  // (the same data again, sometimes: a new version)
+                zk_.set_data(path, some_data());  // (the same data again, sometimes: a new version)
                 record(path);
                 break;
             case 4:
@@ -328,73 +327,22 @@ private:
                 make(path);
                 break;
         }
-        route_fired();
+        net_.route_fired();
     }
 
     // ---- faults ----------------------------------------------------------------------------------
     void fault() {
         --faults_left_;
         ++out_.faults;
-        auto& c = clients_[pick(clients_.size())];
+        auto& conn = net_[static_cast<int>(pick(clients_.size()))];
         switch (pick(3)) {
-            case 0: {
-                if (!c.connected) return reconnect(c);
-                out_.note("c" + std::to_string(c.id) + " disconnected");
-                c.connected = false;
-                for (auto it = c.outbound.begin(); it != c.outbound.end();) {
-                    if (pick(2) == 0) {
-                        ++it;
-                        continue;
-                    }
-                    zk::reply failed;
-                    failed.id = std::visit([](const auto& o) { return o.id; }, *it);
-                    failed.ec = make_error_code(errc::connection_loss);
-                    c.inbound.push_back(failed);
-                    it = c.outbound.erase(it);
-                }
-                c.inbound.push_back(zk::connection_changed{connection_state::suspended, c.session});
-                return;
-            }
-            case 1: return c.connected ? void() : reconnect(c);
-            default: {
-                out_.note("c" + std::to_string(c.id) + " session expired");
-                std::vector<zk::watch_fired> ended;
-                for (const auto id : zk_.watches_of(c.session))
-                    if (const auto it = routes_.find(id); it != routes_.end()) ended.push_back({it->second.ticket, watch_event_type::not_watching});
-                for (const auto& e : c.stashed)
-                    if (const auto* w = std::get_if<zk::watch_fired>(&e)) ended.push_back({w->id, watch_event_type::not_watching});
-                zk_.expire(c.session);
-                c.session = zk_.open_session();
-                // Requests not yet applied fail with the session (the connection fails them).
-                for (const auto& op : c.outbound) {
-                    zk::reply failed;
-                    failed.id = std::visit([](const auto& o) { return o.id; }, op);
-                    failed.ec = make_error_code(errc::session_expired);
-                    c.inbound.push_back(failed);
-                }
-                c.outbound.clear();
-                c.connected = true;
-                c.stashed.clear();
-                c.inbound.push_back(zk::connection_changed{connection_state::lost, 0});
-                for (const auto& w : ended) c.inbound.push_back(w);
-                c.inbound.push_back(zk::connection_changed{connection_state::connected, c.session});
-                return;
-            }
+            case 0: return net_.drop_or_reconnect(conn);
+            case 1: return net_.reconnect(conn);
+            default: return net_.expire(conn);
         }
     }
 
-    void reconnect(client& c) {
-        out_.note("c" + std::to_string(c.id) + " reconnected");
-        c.connected = true;
-        c.inbound.push_back(zk::connection_changed{connection_state::reconnected, c.session});
-        for (auto& w : c.stashed) c.inbound.push_back(std::move(w));
-        c.stashed.clear();
-    }
-
-    void heal() {
-        for (auto& c : clients_)
-            if (!c.connected) reconnect(c);
-    }
+    void heal() { net_.heal(); }
 
     // ---- the checker at quiescence -------------------------------------------------------------
     void check_quiescent() {
@@ -404,9 +352,9 @@ private:
             if (c.initialized != 1) return out_.violate(who + " was initialized " + std::to_string(c.initialized) + " times");
             std::map<std::string, cached_node> server;
             for (const auto& path : subtree()) {
-                if (depth_of(path) > c.max_depth) continue;
+                if (depth_of(path) > c.max_depth || skipped(c, path)) continue;
                 const node* n = zk_.find(path);
-                cached_node shown{n->data, stat_of(*n)};
+                cached_node shown{kept(c, n->data), stat_of(*n)};
                 server.emplace(path, shown);
             }
             const auto view = c.m->view();
@@ -423,17 +371,16 @@ private:
         }
     }
 
-    std::size_t pick(std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng_() % n); }
+    std::size_t pick(std::size_t n) { return sim::pick(rng_, n); }
 
     const schedule& s_;
     std::mt19937_64 rng_;
     zookeeper zk_;
-    std::vector<client> clients_;
-    std::map<std::uint64_t, route> routes_;
-    std::uint64_t next_watch_ = 0;
-    int changes_left_ = 0, faults_left_ = 0;
-    std::set<std::tuple<std::string, std::int64_t, std::int32_t, std::string>> history_;
     outcome out_;
+    sim_clients<tree_cache_machine::input> net_;
+    std::vector<client> clients_;
+    int changes_left_ = 0, faults_left_ = 0;
+    std::map<std::tuple<std::string, std::int64_t, std::int32_t>, std::string> history_;  // (path, czxid, version) -> data
 };
 
 }  // namespace

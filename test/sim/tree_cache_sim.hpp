@@ -1,9 +1,9 @@
 // Deterministic simulation of the tree cache: K clients each run the real tree_cache_machine
-// (recipes/cache/tree_cache_machine.hpp) through the simulated client of zk_ops (zk_client_sim.hpp),
+// (recipes/cache/tree_cache_machine.hpp) through the simulated clients of zk_ops (sim_clients.hpp),
 // each with its own depth limit, while an operator creates, writes and deletes anywhere in the
 // subtree (whole subtrees too, the root among them, and makes nodes again under the same names),
-// connections drop (requests retried, or failed before they were applied) and sessions expire
-// (the old session's watches end with not_watching, as the connection ends them). The checkers:
+// connections drop and sessions expire as the connection makes them (requests retried or failed,
+// the old session's watches ended with not_watching: sim_clients.hpp). The checkers:
 // - every added or updated node is a state the server had (its czxid, version and data);
 // - events are exact differences: added for a path not shown (its parent shown), updated for a
 //   higher version of the node shown, removed for a node shown (its descendants removed first);

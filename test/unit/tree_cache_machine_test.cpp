@@ -19,9 +19,8 @@ struct cache {
     std::vector<cache_event> events;  // every event, in order
 
     explicit cache(std::string root = "/t", int max_depth = INT_MAX, std::int64_t session = 7, std::size_t window = 1000)
-        : m(tree_cache_config{std::move(root), max_depth, true, window}) {
-        feed(tree_in::start{session});
-    }
+        : cache(tree_cache_config{std::move(root), max_depth, true, window}, session) {}
+    cache(tree_cache_config config, std::int64_t session) : m(std::move(config)) { feed(tree_in::start{session}); }
 
     // The ops and events of this step only.
     std::pair<std::vector<zk::op>, std::vector<cache_event>> feed(const tree_cache_machine::input& e) {
@@ -261,4 +260,57 @@ TEST_CASE("tree cache machine: at most a window of reads in flight, the rest sen
     CHECK(ops.empty());
     CHECK(types(events) == std::vector<T>{T::initialized});
     CHECK(c.m.view().size() == 3);
+}
+
+TEST_CASE("tree cache machine: skipped names are never read nor shown, and data over the limit is kept as its stat alone") {
+    cache c(tree_cache_config{.root = "/t", .skip_names = {"_c_*", "x"}, .max_data = 3}, 7);
+    c.data("/t", "root-data", 0, 10);  // over the limit: no data, its stat
+    auto [ops, events] = c.listing("/t", {"_c_1-lock-0001", "a", "x", "xy"});
+    CHECK(ops.size() == 4);  // a's and xy's two reads: nothing for the skipped two
+    for (const auto& op : ops) {
+        const auto path = std::visit([](const auto& o) {
+            if constexpr (requires { o.path; }) return o.path;
+            else return std::string();
+        }, op);
+        CHECK((path == "/t/a" || path == "/t/xy"));
+    }
+    c.data("/t/a", "abc", 0, 11);  // at the limit: kept
+    c.listing("/t/a", {});
+    c.data("/t/xy", "abcd", 0, 12);
+    std::tie(ops, events) = c.listing("/t/xy", {});
+    CHECK(types(events) == std::vector<T>{T::initialized});
+    CHECK(children_of(c.m, "/t") == std::vector<std::string>{"a", "xy"});
+    CHECK(c.m.view().at("/t").data.empty());
+    CHECK(c.m.view().at("/t").stat.czxid == 10);
+    CHECK(c.m.view().at("/t/a").data == "abc");
+    CHECK(c.m.view().at("/t/xy").data.empty());
+    // A skipped name that comes later is not read either.
+    std::tie(ops, events) = c.feed(zk::watch_fired{c.newest<zk::get_children>("/t"), watch_event_type::node_children_changed});
+    std::tie(ops, events) = c.listing("/t", {"_c_1-lock-0001", "_c_2-lock-0002", "a", "x", "xy"});
+    CHECK(ops.empty());
+    CHECK(events.empty());
+}
+
+TEST_CASE("tree cache machine: a read that fails while connected is sent again after the retry delay, not left for a reconnection that already came") {
+    cache c;
+    c.data("/t", "", 0, 10);
+    c.listing("/t", {"b"});
+    // The connection dropped and came back; b's read, retried by the client in vain, fails after.
+    c.feed(zk::connection_changed{zkr::connection_state::suspended, 7});
+    c.feed(zk::connection_changed{zkr::connection_state::reconnected, 7});
+    auto [ops, events] = c.failed(c.newest<zk::get_data>("/t/b"), zkr::errc::connection_loss);
+    REQUIRE(ops.size() == 1);
+    const auto* timer = std::get_if<zk::after>(&ops[0]);
+    REQUIRE(timer);
+    CHECK(timer->delay == std::chrono::milliseconds(1000));
+    CHECK(c.failed(c.newest<zk::get_children>("/t/b"), zkr::errc::operation_timeout).first.empty());  // one timer for both
+    CHECK_FALSE(c.m.initialized());
+    std::tie(ops, events) = c.feed(zk::timer_due{timer->id});
+    CHECK(ops.size() == 2);  // b's two reads, again
+    c.data("/t/b", "B", 0, 12);
+    CHECK(types(c.listing("/t/b", {}).second) == std::vector<T>{T::initialized});
+    // While disconnected, a failure waits for the reconnection (no timer).
+    c.feed(zk::connection_changed{zkr::connection_state::suspended, 7});
+    c.feed(zk::watch_fired{c.newest<zk::get_data>("/t/b"), watch_event_type::node_data_changed});
+    CHECK(c.failed(c.newest<zk::get_data>("/t/b"), zkr::errc::connection_loss).first.empty());
 }
