@@ -3,13 +3,13 @@
 #include <zkr/leader_latch.hpp>
 
 #include "../../src/listener_registry.hpp"
+#include "../core/timed_waits.hpp"
 #include "election.hpp"
 
 #include <zkr/client.hpp>
 #include <zkr/path.hpp>
 
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -25,20 +25,16 @@ struct leader_latch::impl : detail::election, std::enable_shared_from_this<impl>
     impl(client& c, std::string path, std::string participant, options o)
         : election(c, std::move(path), queue_kind::latch, std::move(participant), "leader_latch"),
           opts(o),
-          callbacks(detail::callback_executor(detail::connection_of(c))) {}
+          callbacks(detail::callback_executor(detail::connection_of(c))),
+          waits(std::make_shared<detail::timed_waits>(callbacks)) {}
 
     const options opts;
     const boost::asio::any_io_executor callbacks;
     std::condition_variable changed_cv;
     error_code ended_by;                 // what ended the election (a closed client, another kind of lock)
     detail::listener_registry<std::function<void(bool)>> listeners;
-    // The async waits for leadership (async_await_leadership), each with its timer's id.
-    struct awaiter {
-        std::uint64_t id = 0;
-        await_done done;
-    };
-    std::vector<awaiter> awaiters;  // under m
-    std::uint64_t last_awaiter = 0;
+    // The async waits for leadership (async_await_leadership): added and taken under m.
+    const std::shared_ptr<detail::timed_waits> waits;
 
     bool ends_term(hold_state s) const {
         return s == hold_state::lost || s == hold_state::released || s == hold_state::releasing ||
@@ -58,15 +54,15 @@ struct leader_latch::impl : detail::election, std::enable_shared_from_this<impl>
 
     // Completes the async waits once there is a verdict; their handlers are posted (completion_on).
     void settle() {
-        std::vector<awaiter> done;
+        std::vector<await_done> done;
         std::optional<std::pair<error_code, bool>> v;
         {
             std::lock_guard lock(m);
             v = verdict();
             if (!v) return;
-            done.swap(awaiters);
+            done = waits->take_all();
         }
-        for (auto& a : done) a.done(v->first, v->second);
+        for (auto& d : done) d(v->first, v->second);
     }
 
     // Queues an untimed acquire (called under m, so that close() cancels it). Its outcome comes to
@@ -184,23 +180,7 @@ void leader_latch::start_await(const std::shared_ptr<impl>& self, std::chrono::m
         return done(v->first, v->second);
     }
     if (timeout.count() == 0) return refuse({});
-    const auto id = ++self->last_awaiter;
-    self->awaiters.push_back({id, std::move(done)});
-    lock.unlock();
-    // The timer is never cancelled (no call on it from another thread): when it fires after the
-    // wait was settled, it finds nothing of its id.
-    auto timer = std::make_shared<boost::asio::steady_timer>(self->callbacks, timeout);
-    timer->async_wait([timer, weak = std::weak_ptr<impl>(self), id](const error_code& ec) {
-        auto s = weak.lock();
-        if (ec || !s) return;
-        std::unique_lock l(s->m);
-        const auto it = std::find_if(s->awaiters.begin(), s->awaiters.end(), [id](const impl::awaiter& a) { return a.id == id; });
-        if (it == s->awaiters.end()) return;
-        auto late = std::move(it->done);
-        s->awaiters.erase(it);
-        l.unlock();
-        late({}, false);
-    });
+    self->waits->add(timeout, std::move(done));
 }
 
 bool leader_latch::has_leadership() const {
