@@ -93,6 +93,10 @@ void connection::prepare_protected_retry(const op_ptr& op, const boost::system::
         // this prefix. Our next node gets a prefix of its own, or a later recovery on this
         // session could find the old node first, take it for foreign, and create a third
         // while ours stayed behind (found by the lock simulation).
+        // A persistent node an earlier try made (its reply lost) would outlive both sessions
+        // beside the new one: it is looked for and deleted as a given-up create's node is (found
+        // by the persistent node's simulation: a protected sequential node left twice).
+        if (!is_ephemeral(op->req.create.mode)) forget_protected(op);
         op->protect_prefix = new_protect_prefix();
         op->recover_protected = false;
     }

@@ -1,12 +1,13 @@
 // ZooKeeper's operations as values: what any recipe machine asks of the server, and what comes
 // back. A machine returns ops among its actions; an engine (recipes/core/zk_engine.hpp) carries them
-// out on the real connection, and the simulation on its in-memory server (test/sim/zk_client_sim.hpp),
+// out on the real connection, and the simulation on its in-memory server (test/sim/sim_clients.hpp),
 // so the machine is the same in both. In the manner of Boost.MySQL's next_action: one small
 // vocabulary for every algorithm. (The lock machine keeps its own intents, lock_out, for now.)
 #pragma once
 
 #include <zkr/connection_state.hpp>
 #include <zkr/create_options.hpp>
+#include <zkr/error.hpp>
 #include <zkr/stat.hpp>
 #include <zkr/watch_event.hpp>
 
@@ -50,6 +51,8 @@ struct create {
     std::string data;
     create_mode mode = create_mode::persistent;
     bool parents = false;  ///< missing parents made as containers
+    bool protect = false;  ///< a protected name: the client finds its node after a lost reply (create_options::protect)
+    std::chrono::milliseconds ttl{0};  ///< the *_with_ttl modes'
 };
 /// setData; version -1: whatever the node's version.
 struct set_data {
@@ -100,3 +103,13 @@ struct connection_changed {
 using event = std::variant<reply, watch_fired, timer_due, connection_changed>;
 
 }  // namespace zkr::detail::zk
+
+namespace zkr::detail {
+
+/// A failure of the connection, not of the request: a machine sends the request again once
+/// connected (a write refused by a read-only server too).
+inline bool awaits_connection(const boost::system::error_code& ec) {
+    return is_retryable(ec) || ec == errc::not_read_only || ec == errc::closing;
+}
+
+}  // namespace zkr::detail

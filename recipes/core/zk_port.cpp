@@ -49,6 +49,8 @@ void send_op(zkr::client& c, const zk::op& op, std::function<void(zk::event)> fe
                 req.data = o.data;
                 req.create.mode = o.mode;
                 req.create.create_parents = o.parents;
+                req.create.protect = o.protect;
+                req.create.ttl = o.ttl;
             } else if constexpr (std::is_same_v<T, zk::set_data>) {
                 req.kind = op_kind::set_data;
                 req.path = o.path;

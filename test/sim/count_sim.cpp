@@ -1,7 +1,7 @@
 #include "count_sim.hpp"
 
 #include "../../recipes/shared/count_machine.hpp"
-#include "zk_client_sim.hpp"
+#include "sim_clients.hpp"
 
 #include "../../src/parse_number.hpp"
 
@@ -20,20 +20,11 @@ namespace zk = detail::zk;
 namespace count_out = detail::count_out;
 
 const std::string count_path = "/counts/c";
-constexpr std::uint64_t worker = 0, view = 1;  // who an op or event is for
+constexpr std::uint64_t view = 0, worker = 1;  // who an op or event is for (connection changes: the view)
 
-struct pending {
-    std::uint64_t who = view;
-    zk::op op;
-};
-
+// What each client runs beside its connection (sim_clients.hpp).
 struct client {
     int id = 0;
-    std::int64_t session = 0;
-    bool connected = true;
-    std::deque<pending> outbound;                                    // not applied yet (retried across drops)
-    std::deque<std::pair<std::uint64_t, count_machine::input>> inbound;  // replies and events, in order
-    std::deque<count_machine::input> stashed;                        // watch events while disconnected
     count_machine m{count_path};
     int done = 0;          // the worker's increments that took
     bool cas_out = false;  // the worker's compare-and-set is in flight
@@ -41,36 +32,24 @@ struct client {
     std::map<std::int64_t, std::int32_t> last_version;  // by czxid: the newest version applied
 };
 
-struct route {
-    int client = 0;
-    std::int64_t session = 0;
-    zk::ticket ticket = 0;
-};
-
 class world {
 public:
-    world(const schedule& s, bool traced) : s_(s), rng_(s.seed ^ 0x5bd1e995u) {
+    world(const schedule& s, bool traced) : s_(s), rng_(s.seed ^ 0x5bd1e995u), net_(zk_, rng_, out_) {
         out_.traced = traced;
         out_.kept_steps = 300;
         zk_.create_persistent("/counts", "c", "0");
         faults_left_ = s.faults;
         for (int i = 0; i < s.clients; ++i) {
+            net_.open();
             client c;
             c.id = i;
-            c.session = zk_.open_session();
             clients_.push_back(std::move(c));
         }
         for (auto& c : clients_) feed(c, detail::count_in::start{});
     }
 
     outcome run() {
-        while (out_.ok) {
-            if (++out_.steps > 200000) {
-                out_.violate("no quiescence after 200000 steps");
-                break;
-            }
-            if (!step()) break;
-        }
+        run_until_quiet(out_, 200000, [this] { return step(); });
         if (out_.ok) check_quiescent();
         return std::move(out_);
     }
@@ -81,9 +60,10 @@ private:
         if (faults_left_ == 0) heal();
         std::vector<std::pair<int, int>> choices;  // (what, client): 0 apply, 1 deliver, 2 worker
         for (auto& c : clients_) {
-            if (c.connected && !c.outbound.empty()) choices.push_back({0, c.id});
-            if (!c.inbound.empty()) choices.push_back({1, c.id});
-            if (c.connected && !c.cas_out && c.done < s_.increments && c.m.value()) choices.push_back({2, c.id});
+            const auto& conn = net_[c.id];
+            if (conn.connected && !conn.outbound.empty()) choices.push_back({0, c.id});
+            if (!conn.inbound.empty()) choices.push_back({1, c.id});
+            if (conn.connected && !c.cas_out && c.done < s_.increments && c.m.value()) choices.push_back({2, c.id});
         }
         if (faults_left_ > 0 && (choices.empty() || pick(100) < 6)) return fault(), true;
         if (choices.empty()) return false;  // (healed above: quiescence)
@@ -95,36 +75,15 @@ private:
         return true;
     }
 
-    // The server applies the client's next request; its reply joins the client's inbound.
+    // The server applies the client's next request.
     void apply(client& c) {
-        auto p = std::move(c.outbound.front());
-        c.outbound.pop_front();
-        const auto watch_id = ++next_watch_;
-        const auto ticket = std::visit([](const auto& o) { return o.id; }, p.op);
-        routes_[watch_id] = {c.id, c.session, ticket};
-        auto r = apply_op(zk_, c.session, p.op, watch_id);
-        out_.note("c" + std::to_string(c.id) + " applied " + std::string(p.who == worker ? "cas" : "read") + " #" + std::to_string(ticket) +
-             (r.ec ? " " + r.ec.message() : ""));
-        c.inbound.push_back({p.who, std::move(r)});
-        route_fired();
-    }
-
-    // Fired watches go to their client if its session is still the one that set them.
-    void route_fired() {
-        for (const auto& f : zk_.take_fired()) {
-            const auto it = routes_.find(f.watch_id);
-            if (it == routes_.end()) continue;
-            auto& c = clients_[static_cast<std::size_t>(it->second.client)];
-            if (c.session != it->second.session) continue;
-            zk::watch_fired w{it->second.ticket, f.type};
-            if (c.connected) c.inbound.push_back({view, w});
-            else c.stashed.emplace_back(std::in_place_type<zk::watch_fired>, w);  // (in place: GCC 14 -O3 misreads a moved temporary)
-        }
+        const auto a = net_.apply(net_[c.id]);
+        out_.note("c" + std::to_string(c.id) + " applied " + std::string(a.who == worker ? "cas" : "read") + " #" + std::to_string(a.reply.id) +
+                  (a.reply.ec ? " " + a.reply.ec.message() : ""));
     }
 
     void deliver(client& c) {
-        auto [who, e] = std::move(c.inbound.front());
-        c.inbound.pop_front();
+        auto [who, e] = net_.deliver(net_[c.id]);
         if (who == worker) return cas_answered(c, std::get<zk::reply>(e));
         feed(c, e);
     }
@@ -132,7 +91,7 @@ private:
     void feed(client& c, const count_machine::input& e) {
         for (const auto& a : c.m.resume(e)) {
             if (const auto* op = std::get_if<zk::op>(&a)) {
-                c.outbound.push_back({view, *op});
+                net_[c.id].outbound.push_back({view, *op});
             } else if (const auto* r = std::get_if<count_out::value_read>(&a)) {
                 ++out_.reads;
                 // A late reply never puts an older version of the same node back.
@@ -150,7 +109,7 @@ private:
     void start_cas(client& c) {
         const auto value = *c.m.value();
         c.cas_out = true;
-        c.outbound.push_back({worker, zk::set_data{++c.next_ticket, count_path, std::to_string(value + 1), c.m.version()}});
+        net_[c.id].outbound.push_back({worker, zk::set_data{++c.next_ticket, count_path, std::to_string(value + 1), c.m.version()}});
     }
 
     void cas_answered(client& c, const zk::reply& r) {
@@ -167,45 +126,11 @@ private:
     void fault() {
         --faults_left_;
         ++out_.faults;
-        auto& c = clients_[pick(clients_.size())];
+        auto& conn = net_[static_cast<int>(pick(clients_.size()))];
         switch (pick(5)) {
-            case 0:  // the connection drops: each request not yet applied is retried later, or fails now
-                if (!c.connected) return reconnect(c);
-                out_.note("c" + std::to_string(c.id) + " disconnected");
-                c.connected = false;
-                for (auto it = c.outbound.begin(); it != c.outbound.end();) {
-                    if (pick(2) == 0) {
-                        ++it;
-                        continue;
-                    }
-                    zk::reply failed;
-                    failed.id = std::visit([](const auto& o) { return o.id; }, it->op);
-                    failed.ec = make_error_code(errc::connection_loss);
-                    c.inbound.push_back({it->who, failed});
-                    it = c.outbound.erase(it);
-                }
-                c.inbound.push_back({view, zk::connection_changed{connection_state::suspended, c.session}});
-                return;
-            case 1: return c.connected ? void() : reconnect(c);
-            case 2: {  // the session expires: requests are retried on the new session
-                out_.note("c" + std::to_string(c.id) + " session expired");
-                // Its watches end as the connection ends them (src/connection_reactor.cpp): after
-                // `lost`, each one the client has not heard fire says not_watching, the ones that
-                // fired while it was away too.
-                std::vector<zk::watch_fired> ended;
-                for (const auto id : zk_.watches_of(c.session))
-                    if (const auto it = routes_.find(id); it != routes_.end()) ended.push_back({it->second.ticket, watch_event_type::not_watching});
-                for (const auto& e : c.stashed)
-                    if (const auto* w = std::get_if<zk::watch_fired>(&e)) ended.push_back({w->id, watch_event_type::not_watching});
-                zk_.expire(c.session);
-                c.session = zk_.open_session();
-                c.connected = true;
-                c.stashed.clear();
-                c.inbound.push_back({view, zk::connection_changed{connection_state::lost, 0}});
-                for (const auto& w : ended) c.inbound.push_back({view, w});
-                c.inbound.push_back({view, zk::connection_changed{connection_state::connected, c.session}});
-                return;
-            }
+            case 0: return net_.drop_or_reconnect(conn);
+            case 1: return net_.reconnect(conn);
+            case 2: return net_.expire(conn);
             case 3: {  // an operator writes: the same value again (a new version, no new value), or
                        // something that is not a number, put right by a later write
                 const node* n = zk_.find(count_path);
@@ -220,7 +145,7 @@ private:
                     out_.note("operator rewrites the count");
                     zk_.set_data(count_path, n->data);
                 }
-                route_fired();
+                net_.route_fired();
                 return;
             }
             default:  // an operator deletes the node, or makes it again with the value it had
@@ -232,7 +157,7 @@ private:
                 } else {
                     recreate();
                 }
-                route_fired();
+                net_.route_fired();
                 return;
         }
     }
@@ -249,34 +174,17 @@ private:
         zk_.create_persistent("/counts", "c", *std::exchange(deleted_value_, std::nullopt));
     }
 
-    void reconnect(client& c) {
-        out_.note("c" + std::to_string(c.id) + " reconnected");
-        c.connected = true;
-        c.inbound.push_back({view, zk::connection_changed{connection_state::reconnected, c.session}});
-        for (auto& w : c.stashed) c.inbound.push_back({view, std::move(w)});
-        c.stashed.clear();
-    }
-
-    // Nothing to do and no faults left: every client connected and the node there; false once
-    // there is nothing left to heal (quiescence).
-    bool heal() {
-        bool healed = false;
-        for (auto& c : clients_)
-            if (!c.connected) {
-                reconnect(c);
-                healed = true;
-            }
+    // No faults left: every client connected and the node there and a number.
+    void heal() {
+        net_.heal();
         if (garbled_value_ && zk_.find(count_path)) {
             put_right();
-            route_fired();
-            healed = true;
+            net_.route_fired();
         }
         if (deleted_value_) {
             recreate();
-            route_fired();
-            healed = true;
+            net_.route_fired();
         }
-        return healed;
     }
 
     // ---- the checker at quiescence ------------------------------------------------------------
@@ -294,20 +202,17 @@ private:
             out_.violate("lost increments: the count reads " + n->data + " after " + std::to_string(out_.successes) + " that took");
     }
 
-
-
-    std::size_t pick(std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng_() % n); }
+    std::size_t pick(std::size_t n) { return sim::pick(rng_, n); }
 
     const schedule& s_;
     std::mt19937_64 rng_;
     zookeeper zk_;
+    outcome out_;
+    sim_clients<count_machine::input> net_;
     std::vector<client> clients_;
-    std::map<std::uint64_t, route> routes_;
-    std::uint64_t next_watch_ = 0;
     int faults_left_ = 0;
     std::optional<std::string> deleted_value_;
     std::optional<std::string> garbled_value_;  // the number the count had before an operator's word
-    outcome out_;
 };
 
 }  // namespace

@@ -230,14 +230,7 @@ public:
     }
 
     outcome run() {
-        constexpr long step_limit = 200000;
-        while (out_.ok) {
-            if (++out_.steps > step_limit) {
-                out_.violate("no quiescence after " + std::to_string(step_limit) + " steps");
-                break;
-            }
-            if (!step()) break;
-        }
+        run_until_quiet(out_, 200000, [this] { return step(); });
         if (out_.ok) check_quiescent();
         out_.faults = s_.faults - faults_left_;
         return std::move(out_);

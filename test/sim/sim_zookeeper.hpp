@@ -64,6 +64,10 @@ public:
                                    const std::string& data);
     /// A persistent node `<parent>/<name>` (node_exists if it is there); parents as above.
     create_result create_persistent(const std::string& parent, const std::string& name, const std::string& data);
+    /// Any kind of node: `<parent>/<name>`, with a sequence suffix when sequential, owned by session
+    /// when ephemeral; parents as above.
+    create_result create(std::int64_t session, const std::string& parent, const std::string& name, const std::string& data,
+                         bool sequential, bool ephemeral = true);
     /// A protected create's recovery: a child of parent whose name starts with prefix.
     std::optional<create_result> find_protected(const std::string& parent, const std::string& prefix) const;
     std::optional<std::vector<std::string>> children(const std::string& path) const;
@@ -89,8 +93,6 @@ public:
     std::vector<fired_watch> take_fired() { return std::exchange(fired_, {}); }
 
 private:
-    create_result create(std::int64_t session, const std::string& parent, const std::string& name, const std::string& data,
-                         bool sequential, bool ephemeral = true);
     void fire(const std::string& path, watch_event_type type);
     void fire_children(const std::string& path, watch_event_type type);
     void add_node(const std::string& path, node n);

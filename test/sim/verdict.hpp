@@ -39,4 +39,14 @@ struct verdict {
     std::size_t kept_steps = 200;
 };
 
+/// Runs a world: step() until it returns false (the world is quiet) or a promise breaks. A world
+/// still busy after max_steps breaks the promise that it gets quiet.
+template <typename Step>
+void run_until_quiet(verdict& v, long max_steps, Step step) {
+    while (v.ok) {
+        if (++v.steps > max_steps) return v.violate("no quiescence after " + std::to_string(max_steps) + " steps");
+        if (!step()) return;
+    }
+}
+
 }  // namespace zkr::sim

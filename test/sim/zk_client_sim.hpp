@@ -35,7 +35,9 @@ inline zkr::stat stat_of(const node& n) {
 }
 
 /// Applies op for `session`; a watch it asks for is set under watch_id. (Timers are the world's.)
-inline detail::zk::reply apply_op(zookeeper& zk, std::int64_t session, const detail::zk::op& op, std::uint64_t watch_id) {
+/// A protected create's name begins with protect_prefix ("_c_<id>-"), the same for every try of it.
+inline detail::zk::reply apply_op(zookeeper& zk, std::int64_t session, const detail::zk::op& op, std::uint64_t watch_id,
+                                  const std::string& protect_prefix = {}) {
     namespace zk_ops = detail::zk;
     zk_ops::reply r;
     std::visit(
@@ -67,13 +69,19 @@ inline detail::zk::reply apply_op(zookeeper& zk, std::int64_t session, const det
                 const auto slash = o.path.rfind('/');
                 const auto parent = slash == 0 ? std::string("/") : o.path.substr(0, slash);
                 const auto name = o.path.substr(slash + 1);
-                // (Persistent and ephemeral modes; parents are made as containers by the server model.)
-                const bool ephemeral = o.mode == create_mode::ephemeral;
                 if (!o.parents && !zk.find(parent)) {
                     r.ec = error_of(rc::no_node);
                     return;
                 }
-                const auto made = ephemeral ? zk.create_ephemeral(session, parent, name, o.data) : zk.create_persistent(parent, name, o.data);
+                // A protected create finds the node an earlier try of it made (its reply lost).
+                if (o.protect)
+                    if (const auto found = zk.find_protected(parent, protect_prefix + name)) {
+                        r.path = found->path;
+                        r.stat = stat_of(found->stat);
+                        return;
+                    }
+                const auto made = zk.create(session, parent, (o.protect ? protect_prefix : std::string()) + name, o.data,
+                                            is_sequential(o.mode), is_ephemeral(o.mode));
                 r.ec = error_of(made.code);
                 r.path = made.path;
                 if (!r.ec) r.stat = stat_of(made.stat);

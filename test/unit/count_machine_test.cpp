@@ -1,5 +1,6 @@
 // The shared count's machine (recipes/shared/count_machine.hpp), event by event, without a server.
 #include "../../recipes/shared/count_machine.hpp"
+#include "zk_actions.hpp"
 
 #include <zkr/error.hpp>
 
@@ -12,15 +13,7 @@ using namespace zkr::detail;
 // The first action of type T: an op (zk::get_data, ...) or an outcome (count_out::...).
 template <typename T>
 const T* find(const std::vector<count_machine::action>& actions) {
-    for (const auto& a : actions) {
-        if constexpr (std::is_constructible_v<zk::op, T>) {
-            if (const auto* op = std::get_if<zk::op>(&a))
-                if (const auto* t = std::get_if<T>(op)) return t;
-        } else if (const auto* t = std::get_if<T>(&a)) {
-            return t;
-        }
-    }
-    return nullptr;
+    return zkr::test::find_action<T>(actions);
 }
 
 zk::reply data_reply(zk::ticket id, std::string data, std::int32_t version, std::int64_t czxid = 100) {

@@ -1,0 +1,308 @@
+// The simulated clients of any world whose machines speak zk_ops: each client's connection to the
+// in-memory server (requests not applied yet, what comes back in order, watch events held while it
+// is disconnected), and the faults production's connection has, made the way it makes them:
+//   - a dropped connection: each request not applied yet is retried after the reconnection or
+//     fails with connection_loss, now or after the reconnection (the retry policy decides,
+//     src/connection_reactor.cpp), the machine hears `suspended`, and watch events wait for the
+//     reconnection;
+//   - an expired session: each request not applied yet fails with session_expired or is retried on
+//     the new session (again the retry policy), the machine hears `lost`, then not_watching for
+//     every watch it had not heard fire, then `connected` on the new session;
+//   - a reply lost with its connection: the request was applied, the machine never hears its
+//     reply; the client retries the request after the reconnection or fails it with
+//     connection_loss. A protected create's retry finds the node its lost try made; a failed one's
+//     node is removed by the client once it is connected again (src/protected_create.cpp), and a
+//     retry on a new session draws a new name prefix, as the client does.
+// A world owns one sim_clients, picks which client's next request the server applies and which
+// reply or event a machine hears next, and keeps its own checkers. Requests and replies carry a
+// tag of the world's (`who`: the machine, or another part of the client such as a worker), so
+// that a world with more than one requester per client routes replies back.
+#pragma once
+
+#include "sim_zookeeper.hpp"
+#include "verdict.hpp"
+#include "zk_client_sim.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace zkr::sim {
+
+/// A uniform pick in [0, n) from the world's stream (0 when n is 0).
+inline std::size_t pick(std::mt19937_64& rng, std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng() % n); }
+
+/// Input: the machine's input variant (it holds every zk::event alternative).
+template <typename Input>
+class sim_clients {
+public:
+    /// One client's connection.
+    struct connection {
+        int id = 0;
+        std::int64_t session = 0;
+        bool connected = true;
+        std::deque<std::pair<std::uint64_t, detail::zk::op>> outbound;  ///< (who, op) not applied yet
+        std::deque<std::pair<std::uint64_t, Input>> inbound;            ///< (who, reply or event), in order
+        std::deque<std::pair<std::uint64_t, Input>> stashed;            ///< watch events while disconnected
+        std::deque<std::pair<std::uint64_t, Input>> late;               ///< failures heard after the reconnection
+    };
+    /// What the server did with a request (for the world's trace).
+    struct applied {
+        std::uint64_t who = 0;
+        detail::zk::op op;
+        const detail::zk::reply& reply;
+    };
+
+    sim_clients(zookeeper& zk, std::mt19937_64& rng, verdict& out) : zk_(zk), rng_(rng), out_(out) {}
+
+    /// A new client with a session of its own.
+    connection& open() {
+        connection c;
+        c.id = static_cast<int>(clients_.size());
+        c.session = zk_.open_session();
+        clients_.push_back(std::move(c));
+        return clients_.back();
+    }
+    std::vector<connection>& all() noexcept { return clients_; }
+    connection& operator[](int id) { return clients_[static_cast<std::size_t>(id)]; }
+
+    /// The server applies c's next request; the reply joins c's inbound, and the watches it fired
+    /// go where they belong.
+    applied apply(connection& c) {
+        auto [who, op] = std::move(c.outbound.front());
+        c.outbound.pop_front();
+        const auto watch_id = ++next_watch_;
+        const auto ticket = ticket_of(op);
+        routes_[watch_id] = {c.id, c.session, ticket, who};
+        std::string prefix;
+        if (const auto* create = std::get_if<detail::zk::create>(&op); create && create->protect) {
+            auto& p = prefixes_[{c.id, who, ticket}];
+            if (p.empty()) p = "_c_" + std::to_string(++next_prefix_) + "-";
+            prefix = p;
+        }
+        auto r = apply_op(zk_, c.session, op, watch_id, prefix);
+        unanswered_[{c.id, who, ticket}] = {who, op, watch_id};
+        c.inbound.emplace_back(std::piecewise_construct, std::forward_as_tuple(who),
+                               std::forward_as_tuple(std::in_place_type<detail::zk::reply>, std::move(r)));
+        const auto& reply = std::get<detail::zk::reply>(c.inbound.back().second);
+        route_fired();
+        return {who, std::move(op), reply};
+    }
+
+    /// The next reply or event c's machine hears.
+    std::pair<std::uint64_t, Input> deliver(connection& c) {
+        auto next = std::move(c.inbound.front());
+        c.inbound.pop_front();
+        if (const auto* r = std::get_if<detail::zk::reply>(&next.second)) {
+            unanswered_.erase({c.id, next.first, r->id});
+            prefixes_.erase({c.id, next.first, r->id});
+        }
+        return next;
+    }
+
+    /// A reply c has not heard yet is lost with the connection (see above); false if c has none
+    /// to lose or is disconnected. The connection then drops.
+    bool lose_reply(connection& c) {
+        if (!c.connected) return false;
+        std::vector<std::size_t> lost;  // replies of applied requests, not failures
+        for (std::size_t i = 0; i < c.inbound.size(); ++i)
+            if (const auto* r = std::get_if<detail::zk::reply>(&c.inbound[i].second); r && unanswered_.count({c.id, c.inbound[i].first, r->id}))
+                lost.push_back(i);
+        if (lost.empty()) return false;
+        const auto i = lost[pick(rng_, lost.size())];
+        const auto id = std::get<detail::zk::reply>(c.inbound[i].second).id;
+        const auto key = std::tuple{c.id, c.inbound[i].first, id};
+        const auto request = unanswered_.at(key);
+        unanswered_.erase(key);
+        routes_.erase(request.watch_id);  // the client never heard its watch was set
+        c.inbound.erase(c.inbound.begin() + static_cast<std::ptrdiff_t>(i));
+        out_.note("c" + std::to_string(c.id) + " lost the reply to #" + std::to_string(id));
+        const auto* create = std::get_if<detail::zk::create>(&request.op);
+        drop_or_reconnect(c);
+        if (pick(rng_, 2) == 0) {
+            c.outbound.emplace_front(request.who, request.op);  // retried after the reconnection
+        } else {
+            fail(c, {request.who, request.op}, errc::connection_loss);
+        }
+        if (create) lost_creates_.insert({c.id, request.who});
+        return true;
+    }
+
+    /// Whether a create of c's `who` ever lost its reply.
+    bool lost_a_create(int client, std::uint64_t who) const { return lost_creates_.count({client, who}) > 0; }
+
+    /// Fired watches go to their client if its session is still the one that set them (held while
+    /// it is disconnected). Call after every change the world makes on the server.
+    void route_fired() {
+        for (const auto& f : zk_.take_fired()) {
+            const auto it = routes_.find(f.watch_id);
+            if (it == routes_.end()) continue;
+            auto& c = clients_[static_cast<std::size_t>(it->second.client)];
+            if (c.session != it->second.session) continue;
+            const detail::zk::watch_fired w{it->second.ticket, f.type};
+            // (In place: GCC 14 at -O3 misreads a moved temporary variant holding a reply.)
+            (c.connected ? c.inbound : c.stashed)
+                .emplace_back(std::piecewise_construct, std::forward_as_tuple(it->second.who), std::forward_as_tuple(std::in_place_type<detail::zk::watch_fired>, w));
+        }
+    }
+
+    /// The connection drops (a connected client) or comes back (a disconnected one).
+    void drop_or_reconnect(connection& c) {
+        if (!c.connected) return reconnect(c);
+        out_.note("c" + std::to_string(c.id) + " disconnected");
+        c.connected = false;
+        for (auto it = c.outbound.begin(); it != c.outbound.end();) {
+            if (pick(rng_, 2) == 0) {
+                ++it;  // retried after the reconnection
+                continue;
+            }
+            // Failed now, or retried in vain and failed once connected again (the retry policy's
+            // sleep outlasted the outage): the machine hears that after `reconnected`.
+            fail(c, *it, errc::connection_loss, pick(rng_, 2) == 0 ? c.late : c.inbound);
+            it = c.outbound.erase(it);
+        }
+        tell(c, detail::zk::connection_changed{connection_state::suspended, c.session});
+    }
+
+    void reconnect(connection& c) {
+        if (c.connected) return;
+        out_.note("c" + std::to_string(c.id) + " reconnected");
+        c.connected = true;
+        remove_orphans(c);
+        tell(c, detail::zk::connection_changed{connection_state::reconnected, c.session});
+        for (auto& w : c.stashed) c.inbound.push_back(std::move(w));
+        c.stashed.clear();
+        for (auto& f : c.late) c.inbound.push_back(std::move(f));
+        c.late.clear();
+    }
+
+    /// c's session expires; it is connected again at once, on a new session.
+    void expire(connection& c) {
+        out_.note("c" + std::to_string(c.id) + " session expired");
+        // Its watches end as the connection ends them: after `lost`, each one the client has not
+        // heard fire says not_watching, the ones that fired while it was away too.
+        std::vector<std::pair<std::uint64_t, detail::zk::watch_fired>> ended;
+        for (const auto id : zk_.watches_of(c.session))
+            if (const auto it = routes_.find(id); it != routes_.end())
+                ended.push_back({it->second.who, {it->second.ticket, watch_event_type::not_watching}});
+        for (const auto& [who, e] : c.stashed)
+            if (const auto* w = std::get_if<detail::zk::watch_fired>(&e)) ended.push_back({who, {w->id, watch_event_type::not_watching}});
+        zk_.expire(c.session);
+        c.session = zk_.open_session();
+        for (auto it = c.outbound.begin(); it != c.outbound.end();) {
+            if (pick(rng_, 2) == 0) {
+                new_prefix_for(c, *it);
+                ++it;  // retried on the new session
+                continue;
+            }
+            fail(c, *it, errc::session_expired);
+            it = c.outbound.erase(it);
+        }
+        c.connected = true;
+        c.stashed.clear();
+        remove_orphans(c);
+        tell(c, detail::zk::connection_changed{connection_state::lost, 0});
+        for (const auto& [who, w] : ended)
+            c.inbound.emplace_back(std::piecewise_construct, std::forward_as_tuple(who), std::forward_as_tuple(std::in_place_type<detail::zk::watch_fired>, w));
+        tell(c, detail::zk::connection_changed{connection_state::connected, c.session});
+        for (auto& f : c.late) c.inbound.push_back(std::move(f));
+        c.late.clear();
+    }
+
+    /// Every client connected again (the faults are over).
+    void heal() {
+        for (auto& c : clients_) reconnect(c);
+    }
+
+    /// Every machine of c hears a connection change (tag 0: a world whose clients have more than
+    /// one machine routes it itself).
+    void tell(connection& c, const detail::zk::connection_changed& change, std::uint64_t who = 0) {
+        c.inbound.emplace_back(std::piecewise_construct, std::forward_as_tuple(who), std::forward_as_tuple(std::in_place_type<detail::zk::connection_changed>, change));
+    }
+
+    static detail::zk::ticket ticket_of(const detail::zk::op& op) {
+        return std::visit([](const auto& o) { return o.id; }, op);
+    }
+
+private:
+    struct sent_request {
+        std::uint64_t who = 0;
+        detail::zk::op op;
+        std::uint64_t watch_id = 0;
+    };
+    struct orphan {
+        int client = 0;
+        std::string path;
+    };
+
+    // A protected create retried on a new session gets a new name prefix, and one given up on is
+    // done with its own: a node an earlier try made under the old prefix (its reply lost) is the
+    // client's to remove. (An ephemeral one of an ended session is gone already.)
+    void new_prefix_for(connection& c, const std::pair<std::uint64_t, detail::zk::op>& request) {
+        const auto it = prefixes_.find({c.id, request.first, ticket_of(request.second)});
+        if (it == prefixes_.end()) return;
+        const auto& create = std::get<detail::zk::create>(request.second);
+        const auto slash = create.path.rfind('/');
+        const auto parent = slash == 0 ? std::string("/") : create.path.substr(0, slash);
+        if (const auto found = zk_.find_protected(parent, it->second + create.path.substr(slash + 1))) orphans_.push_back({c.id, found->path});
+        prefixes_.erase(it);
+    }
+
+    // The client removes the node of a protected create it gave up on, once connected (an
+    // ephemeral one of an ended session is gone already).
+    void remove_orphans(connection& c) {
+        for (auto it = orphans_.begin(); it != orphans_.end();) {
+            if (it->client != c.id) {
+                ++it;
+                continue;
+            }
+            if (const node* n = zk_.find(it->path); n && (n->owner == 0 || n->owner == c.session)) {
+                out_.note("c" + std::to_string(c.id) + " removes its orphan " + it->path);
+                zk_.remove(it->path);
+            }
+            it = orphans_.erase(it);
+        }
+        route_fired();
+    }
+
+    struct route {
+        int client = 0;
+        std::int64_t session = 0;
+        detail::zk::ticket ticket = 0;
+        std::uint64_t who = 0;
+    };
+
+    // A request given up on. A protected create's node that a lost try made is the client's to
+    // remove (src/protected_create.cpp).
+    void fail(connection& c, const std::pair<std::uint64_t, detail::zk::op>& request, errc why) { fail(c, request, why, c.inbound); }
+    void fail(connection& c, const std::pair<std::uint64_t, detail::zk::op>& request, errc why, std::deque<std::pair<std::uint64_t, Input>>& to) {
+        new_prefix_for(c, request);
+        detail::zk::reply failed;
+        failed.id = ticket_of(request.second);
+        failed.ec = make_error_code(why);
+        to.emplace_back(std::piecewise_construct, std::forward_as_tuple(request.first),
+                               std::forward_as_tuple(std::in_place_type<detail::zk::reply>, std::move(failed)));
+    }
+
+    zookeeper& zk_;
+    std::mt19937_64& rng_;
+    verdict& out_;
+    std::vector<connection> clients_;
+    std::map<std::uint64_t, route> routes_;
+    std::uint64_t next_watch_ = 0;
+    using request_key = std::tuple<int, std::uint64_t, detail::zk::ticket>;  // (client, who, ticket)
+    std::map<request_key, sent_request> unanswered_;  // applied, reply not heard
+    std::map<request_key, std::string> prefixes_;     // a protected create's, for all its tries
+    std::uint64_t next_prefix_ = 0;
+    std::vector<orphan> orphans_;
+    std::set<std::pair<int, std::uint64_t>> lost_creates_;
+};
+
+}  // namespace zkr::sim
