@@ -7,6 +7,7 @@
 #include <zkr/client_options.hpp>
 #include <zkr/connection_state.hpp>
 #include <zkr/create_options.hpp>
+#include <zkr/distributed_barrier.hpp>
 #include <zkr/error.hpp>
 #include <zkr/fair_lock.hpp>
 #include <zkr/hold_state.hpp>
@@ -26,6 +27,8 @@
 #include <zkr/path.hpp>
 #include <zkr/results.hpp>
 #include <zkr/retry_policy.hpp>
+#include <zkr/persistent_node.hpp>
+#include <zkr/group_member.hpp>
 #include <zkr/shared_count.hpp>
 #include <zkr/tree_cache.hpp>
 #include <zkr/node_cache.hpp>

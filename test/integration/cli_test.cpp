@@ -4,6 +4,7 @@
 #include "recipe_checks.hpp"
 #include "tcp_proxy.hpp"
 
+#include <zkr/group_member.hpp>
 #include <zkr/interprocess_mutex.hpp>
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/leader_latch.hpp>
@@ -408,6 +409,10 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         {{"watch", "--connect", cs}, 2, "zkr watch: needs a PATH"},
         {{"watch", "--connect", cs, "/x", "--depth", "-1"}, 2, "--depth: must be a number from 0"},
         {{"watch", "--connect", cs, "/x", "--", "ls"}, 2, "takes no COMMAND"},
+        {{"watch", "--connect", cs, "/x", "--skip", ""}, 2, "empty pattern"},
+        {{"members", "--connect", cs}, 2, "zkr members: needs a PATH"},
+        {{"members", "--connect", cs, "x"}, 2, "bad PATH \"x\""},
+        {{"members", "--connect", cs, "/x", "--", "ls"}, 2, "takes no COMMAND"},
         {{"lock", "--connect", cs, cli_path("no-such-command"), "--", "/no/such/command"}, 127, "cannot run /no/such/command"},
     };
     for (const auto& c : cases) {
@@ -418,7 +423,7 @@ TEST_CASE("zkr: bad input gets a clear error and exit 2 (3 when ZooKeeper is unr
         CHECK(run_to_end(c.args, nullptr, &err) == c.code);
         CHECK_THAT(err, zkr::test::contains(c.says));
     }
-    for (const char* command : {"lock", "elect", "status", "revoke", "watch", "demo"}) {
+    for (const char* command : {"lock", "elect", "status", "revoke", "watch", "members", "demo"}) {
         std::string out;
         CHECK(run_to_end({command, "--help"}, &out) == 0);
         CHECK_THAT(out, zkr::test::contains(std::string("usage: zkr ") + command));
@@ -581,7 +586,7 @@ TEST_CASE("zkr watch prints a subtree that does not exist yet as it is made, the
     const auto path = cli_path("watch");
     auto c = connect(zk.connect_string());
     cli_run text({"watch", "--connect", zk.connect_string(), path});
-    cli_run json({"watch", "--json", "--depth", "1", "--connect", zk.connect_string(), path});
+    cli_run json({"watch", "--json", "--depth", "1", "--skip", "s*", "--connect", zk.connect_string(), path});
     REQUIRE(zkr::test::eventually([&] { return text.stdout_text().find("initialized") != std::string::npos; }, 10s));
     REQUIRE(zkr::test::eventually([&] { return json.stdout_text().find("initialized") != std::string::npos; }, 10s));
     // Each change once the last one shows: a change overwritten before the cache reads the node
@@ -594,6 +599,10 @@ TEST_CASE("zkr watch prints a subtree that does not exist yet as it is made, the
     REQUIRE(shows("added " + path + " (version 0): top"));
     c->create(path + "/a", "one");
     REQUIRE(shows("added " + path + "/a (version 0): one", "\"path\":\"" + path + "/a\",\"data\":\"one\""));
+    c->create(path + "/skipped", "by --skip s*");
+    REQUIRE(shows("added " + path + "/skipped (version 0): by --skip s*"));
+    c->remove(path + "/skipped");
+    REQUIRE(shows("removed " + path + "/skipped"));
     c->create(path + "/a/deep", "below the depth of 1");
     REQUIRE(shows("added " + path + "/a/deep (version 0): below the depth of 1"));
     c->set_data(path + "/a", "two");
@@ -604,16 +613,57 @@ TEST_CASE("zkr watch prints a subtree that does not exist yet as it is made, the
     REQUIRE(zkr::test::eventually([&] { return json.stdout_text().find("\"removed\",\"path\":\"" + path + "/a\"") != std::string::npos; }, 10s));
     const auto lines = zkr::test::read_lines(text.out);
     const std::vector<std::string> expected = {"initialized", "added " + path + " (version 0): top", "added " + path + "/a (version 0): one",
+                                               "added " + path + "/skipped (version 0): by --skip s*", "removed " + path + "/skipped",
                                                "added " + path + "/a/deep (version 0): below the depth of 1", "updated " + path + "/a (version 1): two",
                                                "removed " + path + "/a/deep", "removed " + path + "/a"};
     CHECK(lines == expected);
     CHECK_THAT(json.stdout_text(), zkr::test::contains("{\"event\":\"updated\",\"path\":\"" + path + "/a\",\"data\":\"two\",\"version\":1}"));
-    CHECK(json.stdout_text().find("deep") == std::string::npos);  // below --depth 1
+    CHECK(json.stdout_text().find("deep") == std::string::npos);     // below --depth 1
+    CHECK(json.stdout_text().find("skipped") == std::string::npos);  // --skip s*
     text.process.kill(SIGTERM);
     json.process.kill(SIGTERM);
     CHECK(text.wait() == 0);
     CHECK(json.wait() == 0);
     c->remove(path);
+}
+
+TEST_CASE("zkr members prints a group's members once, as JSON, and follows joins, updates and departures with --watch") {
+    auto& zk = zkr::test::shared_server();
+    const auto group = cli_path("members");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    std::string out;
+    CHECK(run_to_end({"members", "--connect", zk.connect_string(), group}, &out) == 0);  // no group yet: no members
+    CHECK(out.empty());
+    zkr::group_member ma(*a, group, "w1", "10.0.0.3:8080");
+    ma.start();
+    REQUIRE(ma.wait_joined(5s));
+    auto mb = std::make_unique<zkr::group_member>(*b, group, "curator-7", "10.0.0.7:8080");
+    mb->start();
+    REQUIRE(mb->wait_joined(5s));
+    CHECK(run_to_end({"members", "--connect", zk.connect_string(), group}, &out) == 0);
+    CHECK(out == "curator-7\t10.0.0.7:8080\nw1\t10.0.0.3:8080\n");
+    CHECK(run_to_end({"members", "--json", "--connect", zk.connect_string(), group}, &out) == 0);
+    CHECK(out == "{\"curator-7\":\"10.0.0.7:8080\",\"w1\":\"10.0.0.3:8080\"}\n");
+    cli_run text({"members", "--watch", "--connect", zk.connect_string(), group});
+    cli_run json({"members", "--watch", "--json", "--connect", zk.connect_string(), group});
+    REQUIRE(text.says("w1\t10.0.0.3:8080\n"));
+    REQUIRE(json.says("\"w1\":\"10.0.0.3:8080\"}\n"));
+    mb.reset();  // leaves
+    REQUIRE(text.says("left\tcurator-7\n"));
+    REQUIRE(json.says("{\"w1\":\"10.0.0.3:8080\"}\n"));
+    ma.set_data("10.0.0.3:9090");
+    REQUIRE(text.says("updated\tw1\t10.0.0.3:9090\n"));
+    zkr::group_member mc(*b, group, "w2", "10.0.0.4:8080");
+    mc.start();
+    REQUIRE(text.says("joined\tw2\t10.0.0.4:8080\n"));
+    REQUIRE(json.says("{\"w1\":\"10.0.0.3:9090\",\"w2\":\"10.0.0.4:8080\"}\n"));
+    text.process.kill(SIGTERM);
+    json.process.kill(SIGTERM);
+    CHECK(text.wait() == 0);
+    CHECK(json.wait() == 0);
+    CHECK(zkr::test::read_lines(text.out) == std::vector<std::string>{"curator-7\t10.0.0.7:8080", "w1\t10.0.0.3:8080", "left\tcurator-7",
+                                                                       "updated\tw1\t10.0.0.3:9090", "joined\tw2\t10.0.0.4:8080"});
 }
 
 TEST_CASE("zkr revoke asks a revocable holder to let go, and names the node") {

@@ -1,6 +1,7 @@
 // zkr and Apache Curator (Debian's 5.4, a Java process: test/peers/CuratorWorker.java) on one
 // path: the mutexes exclude each other, and so do the read-write locks, both ways; a semaphore in
 // Curator's layout never has more holders than its maximum between them.
+#include "peers.hpp"
 #include "recipe_checks.hpp"
 
 #include <zkr/interprocess_mutex.hpp>
@@ -20,15 +21,9 @@ namespace {
 
 using zkr::test::connect;
 
-#ifdef ZKR_CURATOR_CLASSPATH
-constexpr const char* curator_classpath = ZKR_CURATOR_CLASSPATH;
-#else
-constexpr const char* curator_classpath = nullptr;
-#endif
-
 zkr::test::child_process curator(const std::string& connect_string, const std::string& recipe, const std::string& path,
                                  int iterations, int hold_ms, const std::string& log) {
-    return zkr::test::child_process({"/usr/bin/java", "-Xmx128m", "-cp", curator_classpath, "CuratorWorker", connect_string, recipe, path,
+    return zkr::test::child_process({"/usr/bin/java", "-Xmx128m", "-cp", zkr::test::curator_classpath, "CuratorWorker", connect_string, recipe, path,
                                      std::to_string(iterations), std::to_string(hold_ms), log});
 }
 
@@ -64,7 +59,7 @@ bool logged(const std::string& log, const std::string& kind) {
 }
 
 void require_curator() {
-    if (!curator_classpath)
+    if (!zkr::test::curator_classpath)
         FAIL("the interop tests need javac and Debian's libcurator-recipes-java when configuring (scripts/run installs them)");
 }
 

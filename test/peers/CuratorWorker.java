@@ -5,17 +5,42 @@
 // "ACQ <pid> 0 1" and then "REVOKED <pid>"; revoke: waits for a lock node under PATH and asks its
 // holder to let go with Curator's Revoker; semaphore:MAX: an InterProcessSemaphoreV2 of MAX leases,
 // one lease at a time ("ACQ|REL <pid> 0 1"). Curator has no fencing token: it logs 0.
-//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX PATH ITERATIONS HOLD_MS LOG
+// treecache, curatorcache: a TreeCache or a CuratorCache on PATH (ITERATIONS and HOLD_MS unused)
+// that, every 50 ms when its view changed, writes the view to LOG (a temporary file renamed over
+// it): a first line "initialized" or "loading", then "PATH<TAB>VERSION<TAB>CZXID<TAB>DATA" per node
+// shown, sorted by path; until it is killed.
+// groupmember: a GroupMember of the group PATH with the id ID and the data "curator:ID" that,
+// every 50 ms when its view changed, writes the members it sees to LOG as above ("initialized",
+// then "ID<TAB>DATA" per member, sorted); on SIGTERM it leaves the group and closes its session.
+// barrier-wait: a DistributedBarrier on PATH: logs "WAITING <pid>", waits on the barrier (untimed),
+// logs "PASSED <pid>" and ends. barrier-set: sets the barrier, logs "SET <pid>", sleeps HOLD_MS,
+// logs "REMOVING <pid>", removes it and ends.
+//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX|treecache|curatorcache|groupmember|barrier-wait|barrier-set PATH ITERATIONS HOLD_MS LOG [ID]
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.recipes.cache.TreeCache;
+import org.apache.curator.framework.recipes.cache.TreeCacheEvent;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.nodes.GroupMember;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -30,6 +55,36 @@ public class CuratorWorker {
         out.write((s + "\n").getBytes(StandardCharsets.US_ASCII));
     }
 
+    static String entry(ChildData d) {
+        byte[] data = d.getData() == null ? new byte[0] : d.getData();
+        return d.getPath() + "\t" + d.getStat().getVersion() + "\t" + d.getStat().getCzxid() + "\t" + new String(data, StandardCharsets.UTF_8);
+    }
+
+    static void walk(TreeCache cache, String path, TreeMap<String, String> view) {
+        ChildData d = cache.getCurrentData(path);
+        if (d == null) return;
+        view.put(path, entry(d));
+        Map<String, ChildData> children = cache.getCurrentChildren(path);
+        if (children == null) return;
+        for (String name : children.keySet()) walk(cache, path + "/" + name, view);
+    }
+
+    // Writes the cache's view whenever it changed, until killed.
+    static void writeViews(Supplier<TreeMap<String, String>> view, AtomicBoolean initialized, String file) throws Exception {
+        Path target = Paths.get(file), temporary = Paths.get(file + ".tmp");
+        String last = null;
+        for (;;) {
+            StringBuilder text = new StringBuilder(initialized.get() ? "initialized\n" : "loading\n");
+            for (String line : view.get().values()) text.append(line).append('\n');
+            if (!text.toString().equals(last)) {
+                last = text.toString();
+                Files.write(temporary, last.getBytes(StandardCharsets.UTF_8));
+                Files.move(temporary, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            }
+            Thread.sleep(50);
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         String connect = args[0], recipe = args[1], path = args[2];
         int iterations = Integer.parseInt(args[3]), holdMs = Integer.parseInt(args[4]);
@@ -38,6 +93,62 @@ public class CuratorWorker {
         CuratorFramework c = CuratorFrameworkFactory.newClient(connect, 10000, 15000, new ExponentialBackoffRetry(100, 5));
         c.start();
         c.blockUntilConnected();
+        if (recipe.equals("treecache")) {
+            AtomicBoolean initialized = new AtomicBoolean();
+            TreeCache cache = TreeCache.newBuilder(c, path).build();
+            cache.getListenable().addListener((client, event) -> {
+                if (event.getType() == TreeCacheEvent.Type.INITIALIZED) initialized.set(true);
+            });
+            cache.start();
+            writeViews(() -> {
+                TreeMap<String, String> view = new TreeMap<>();
+                walk(cache, path, view);
+                return view;
+            }, initialized, args[5]);
+        }
+        if (recipe.equals("curatorcache")) {
+            AtomicBoolean initialized = new AtomicBoolean();
+            CuratorCache cache = CuratorCache.build(c, path);
+            cache.listenable().addListener(CuratorCacheListener.builder().forInitialized(() -> initialized.set(true)).build());
+            cache.start();
+            writeViews(() -> {
+                TreeMap<String, String> view = new TreeMap<>();
+                cache.stream().forEach(d -> view.put(d.getPath(), entry(d)));
+                return view;
+            }, initialized, args[5]);
+        }
+        if (recipe.equals("barrier-wait") || recipe.equals("barrier-set")) {
+            DistributedBarrier barrier = new DistributedBarrier(c, path);
+            try (FileOutputStream out = new FileOutputStream(args[5], true)) {
+                if (recipe.equals("barrier-wait")) {
+                    line(out, "WAITING " + pid);
+                    barrier.waitOnBarrier();
+                    line(out, "PASSED " + pid);
+                } else {
+                    barrier.setBarrier();
+                    line(out, "SET " + pid);
+                    Thread.sleep(holdMs);
+                    line(out, "REMOVING " + pid);
+                    barrier.removeBarrier();
+                }
+            }
+            c.close();
+            return;
+        }
+        if (recipe.equals("groupmember")) {
+            String id = args[6];
+            GroupMember member = new GroupMember(c, path, id, ("curator:" + id).getBytes(StandardCharsets.UTF_8));
+            member.start();
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                member.close();
+                c.close();
+            }));
+            writeViews(() -> {
+                TreeMap<String, String> view = new TreeMap<>();
+                member.getCurrentMembers().forEach((k, v) -> view.put(k, k + "\t" + new String(v, StandardCharsets.UTF_8)));
+                return view;
+            }, new AtomicBoolean(true), args[5]);
+        }
         if (recipe.equals("latch")) {
             try (FileOutputStream out = new FileOutputStream(args[5], true)) {
                 LeaderLatch latch = new LeaderLatch(c, path, "curator-" + pid);
