@@ -459,8 +459,12 @@ void connection::on_parent_created(int rc, const char*, const struct Stat*, cons
     auto [self, f] = claim(data);
     if (rc == ZOK || rc == ZNODEEXISTS) return;
     self->options_.logger->debug("creating a parent failed: {}", zerror(rc));
-    // Not a retryable failure: the create's own "no node" would hide the reason, so keep this one.
-    if (auto op = f ? f->parent_of.lock() : nullptr; op && !op->parent_error && !is_retryable(to_error_code(rc)))
+    // A definite failure (an ephemeral parent, no permission): the create's own "no node" would
+    // hide the reason, so keep this one. Not "no node": that parent's own parent went between the
+    // pipelined creates (the server reaps an empty container at any moment), and the create's
+    // next round of parents makes it again.
+    if (auto op = f ? f->parent_of.lock() : nullptr;
+        op && !op->parent_error && rc != ZNONODE && !is_retryable(to_error_code(rc)))
         op->parent_error = rc;
 }
 

@@ -1,5 +1,6 @@
 // Every operation against a real server: modes, versions, watches, multi, parents, protection.
 #include "shared_server.hpp"
+#include "tcp_proxy.hpp"
 #include "tcp_segments.hpp"
 
 #include <zkr/detail/request.hpp>
@@ -104,6 +105,37 @@ TEST_CASE("missing parents are created as containers, in one go") {
     // When the leaf goes, the container parents go too (bottom up).
     c.remove(r.path);
     CHECK(zkr::test::eventually([&] { return !c.exists("/p"); }, 15s));
+}
+
+// Found by CI (a worker's lock failed with "node does not exist"): the server reaps an empty
+// container at any moment, so a parent's own parent can go between the pipelined creates. That
+// parent's "no node" is not a definite failure, as a parent under an ephemeral node is: the create
+// makes its parents again. Here the proxy holds the pipeline after the first parent's create while
+// another client deletes that parent.
+TEST_CASE("a parent deleted between the pipelined parent creates is made again, and the create succeeds") {
+    const auto name_space = zkr::test::unique_namespace("parent-race");
+    zkr::test::tcp_proxy proxy(zkr::test::shared_server().client_port(0));
+    auto o = zkr::test::test_options("127.0.0.1:" + std::to_string(proxy.port()), 30s);  // (no ping meanwhile)
+    o.name_space = name_space;
+    started_client s(o);
+    auto& c = s.c;
+    c.create("/g", "");  // a plain node: only the other client removes it
+    auto other_options = zkr::test::test_options(zkr::test::shared_server().connect_string());
+    other_options.name_space = name_space;
+    started_client other(other_options);
+    // The create itself (no node: /g/p is missing) and the parents' creates down to /g (the
+    // namespace's root and /g exist) go through; /g/p's create and the create again wait in the proxy.
+    proxy.pass_requests(3);
+    auto created = std::async(std::launch::async, [&] {
+        return c.create("/g/p/leaf", "v", {.create_parents = true});
+    });
+    REQUIRE(zkr::test::eventually([&] { return proxy.requests_held() == 2; }));
+    other.c.remove("/g");
+    proxy.pass_all_requests();
+    REQUIRE(created.wait_for(10s) == std::future_status::ready);
+    CHECK(created.get().path == "/g/p/leaf");
+    CHECK(other.c.get_data("/g/p/leaf").data == "v");
+    c.remove("/g/p/leaf");
 }
 
 TEST_CASE("protected create names its node with a unique prefix") {

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <list>
 #include <stdexcept>
@@ -45,8 +46,18 @@ struct pipe_pair {
     int server = -1;
     std::string to_server;  // read from the client, not yet written
     std::string to_client;
+    std::size_t passable = 0;  // the bytes at the front of to_server that may go now
     bool dead = false;
 };
+
+// The length of the whole frame at `at` (a 4-byte big-endian length, then that many bytes), or 0
+// while it has not all arrived.
+std::size_t whole_frame(const std::string& buffer, std::size_t at) {
+    if (buffer.size() < at + 4) return 0;
+    const auto* b = reinterpret_cast<const unsigned char*>(buffer.data() + at);
+    const std::size_t length = (std::size_t{b[0]} << 24) | (std::size_t{b[1]} << 16) | (std::size_t{b[2]} << 8) | b[3];
+    return buffer.size() < at + 4 + length ? 0 : 4 + length;
+}
 
 // Moves what can move from src into buffer (or drops it); false when src is closed or failed.
 bool pull(int src, std::string& buffer, bool discard) {
@@ -58,8 +69,8 @@ bool pull(int src, std::string& buffer, bool discard) {
     return true;
 }
 
-bool push(int dst, std::string& buffer) {
-    const ssize_t n = ::send(dst, buffer.data(), buffer.size(), MSG_NOSIGNAL);
+bool push(int dst, std::string& buffer, std::size_t limit = std::string::npos) {
+    const ssize_t n = ::send(dst, buffer.data(), std::min(limit, buffer.size()), MSG_NOSIGNAL);
     if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
     buffer.erase(0, static_cast<std::size_t>(n));
     return true;
@@ -122,6 +133,16 @@ void tcp_proxy::drop_replies(bool on) {
     wake();
 }
 
+void tcp_proxy::pass_requests(std::size_t n) {
+    request_budget_ = static_cast<long>(n);
+    wake();
+}
+
+void tcp_proxy::pass_all_requests() {
+    request_budget_ = -1;
+    wake();
+}
+
 void tcp_proxy::reset_all() {
     ++resets_requested_;
     wake();
@@ -146,6 +167,25 @@ void tcp_proxy::loop() {
         }
         open_ = pairs.size();
 
+        // Which of the requests read so far may go to the server (all, or up to the budget).
+        std::size_t held = 0;
+        for (auto& p : pairs) {
+            for (std::size_t frame; p.passable < p.to_server.size();) {
+                if (request_budget_.load() < 0) {
+                    p.passable = p.to_server.size();
+                    break;
+                }
+                if ((frame = whole_frame(p.to_server, p.passable)) == 0) break;
+                if (request_budget_.load() == 0) {
+                    for (std::size_t at = p.passable; (frame = whole_frame(p.to_server, at)) != 0; at += frame) ++held;
+                    break;
+                }
+                --request_budget_;
+                p.passable += frame;
+            }
+        }
+        held_ = held;
+
         const bool frozen = blackhole_;
         std::vector<pollfd> fds{{wake_pipe_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
         std::vector<pipe_pair*> owners{nullptr, nullptr};
@@ -154,7 +194,7 @@ void tcp_proxy::loop() {
             if (!frozen) {
                 if (p.to_server.size() < max_buffered) client_events |= POLLIN;
                 if (p.to_client.size() < max_buffered) server_events |= POLLIN;
-                if (!p.to_server.empty()) server_events |= POLLOUT;
+                if (p.passable > 0) server_events |= POLLOUT;
                 if (!p.to_client.empty()) client_events |= POLLOUT;
             }
             fds.push_back({p.client, client_events, 0});
@@ -205,7 +245,9 @@ void tcp_proxy::loop() {
                 }
             }
             if (ev & POLLOUT) {
-                if (is_client ? !push(p.client, p.to_client) : !push(p.server, p.to_server)) p.dead = true;
+                const std::size_t before = p.to_server.size();
+                if (is_client ? !push(p.client, p.to_client) : !push(p.server, p.to_server, p.passable)) p.dead = true;
+                p.passable -= before - p.to_server.size();
             }
         }
     }

@@ -6,6 +6,9 @@
 //   drop_replies(true)   requests go to the server, its replies are thrown away: a reply lost after
 //                        the server applied the request (the protected-create path)
 //   reset_all()          every open connection is reset (RST), as a dropped connection
+//   pass_requests(n)     from now on only n more whole requests (ZooKeeper's length-prefixed
+//                        frames) go to the server; the rest wait in the proxy, in order, until
+//                        pass_all_requests(): so a test can act between two pipelined requests
 // A server that is down is seen as a refused connection: the proxy resets the client's.
 #pragma once
 
@@ -31,6 +34,10 @@ public:
     void blackhole(bool on);
     void drop_replies(bool on);
     void reset_all();
+    void pass_requests(std::size_t n);
+    void pass_all_requests();
+    /// Whole requests waiting in the proxy after pass_requests' n went through.
+    std::size_t requests_held() const { return held_.load(); }
     /// Connections open now.
     std::size_t connections() const { return open_.load(); }
 
@@ -50,6 +57,8 @@ private:
     std::atomic<int> resets_requested_{0};
     std::atomic<bool> stop_{false};
     std::atomic<std::size_t> open_{0};
+    std::atomic<long> request_budget_{-1};  // whole requests still to pass; -1: all
+    std::atomic<std::size_t> held_{0};
     std::thread thread_;
 };
 
