@@ -4,6 +4,7 @@
 //   zkr status [options] PATH
 //   zkr revoke [options] PATH
 //   zkr watch [options] PATH
+//   zkr members [options] PATH    zkr counter [options] PATH [get | set N | add N]
 //   zkr demo [options]
 // Every subcommand is parsed by CLI11 (its own file adds it); what follows "--" is the command.
 #include "commands.hpp"
@@ -51,7 +52,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer("zkr COMMAND --help shows a command's options.");
     std::vector<std::pair<CLI::App*, std::unique_ptr<command>>> commands;
-    for (auto add : {add_lock_command, add_elect_command, add_status_command, add_revoke_command, add_watch_command, add_members_command, add_demo_command, add_demo_worker_command}) {
+    for (auto add : {add_lock_command, add_elect_command, add_status_command, add_revoke_command, add_watch_command, add_members_command, add_counter_command, add_demo_command, add_demo_worker_command}) {
         auto cmd = add(app);
         commands.emplace_back(app.get_subcommands({}).back(), std::move(cmd));
     }

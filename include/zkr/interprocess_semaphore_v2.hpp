@@ -76,8 +76,9 @@ struct semaphore_options {
  * - Closing the client or losing the session while waiting queues the lease again without the
  *   inner mutex: still at most max_leases holders (a node holds only with fewer than max_leases
  *   nodes ahead of it), but that waiter may pass others.
- * A shared_count works with this layout among zkr processes; Curator's SharedCount stores its value
- * as 4 bytes, zkr's as text, so a mixed fleet needs a fixed maximum.
+ * A live maximum shared with Curator processes is a shared_count in Curator's format
+ * (shared_count_options, count_format::int32_big_endian); one in zkr's text format works among zkr
+ * processes only.
  */
 class interprocess_semaphore_v2 {
 public:

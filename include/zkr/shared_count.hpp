@@ -6,14 +6,40 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace zkr {
 
+/// How a count is written in its node.
+enum class count_format {
+    /// Decimal text ("42", "-7"): readable with any ZooKeeper tool; zkr's default.
+    decimal_text,
+    /// 4 bytes, a big-endian two's-complement 32-bit integer: Apache Curator's SharedCount, and
+    /// Kazoo's Counter made with support_curator=True. Use it to share a count with them.
+    int32_big_endian,
+};
+
+/// The node data that holds `value` in `format`.
+std::string count_to_data(std::int32_t value, count_format format);
+/// The count that `data` holds in `format`, or nullopt when it holds none: text that is not a
+/// whole decimal 32-bit integer, or binary data not exactly 4 bytes long (Curator reads the
+/// first 4 of a longer node; zkr refuses it, since that node was not written as a count).
+std::optional<std::int32_t> count_from_data(std::string_view data, count_format format);
+
+/// What a shared_count is opened with.
+struct shared_count_options {
+    /// How the value is written and read; every process that shares the node must use the same.
+    count_format format = count_format::decimal_text;
+};
+
 /**
- * A count kept in a persistent node as decimal text (readable with any ZooKeeper tool). Every
- * process that opens the same path sees the same value; a watch keeps count() current, and
- * listeners hear each change. Used as a semaphore's live maximum.
+ * A count kept in a persistent node, as decimal text (readable with any ZooKeeper tool) or in
+ * Curator's SharedCount format (shared_count_options::format): with the latter, zkr, Curator
+ * (SharedCount, and a semaphore's SharedCount maximum) and Kazoo (Counter with support_curator)
+ * processes share one count. Every process that opens the same path sees the same value; a watch
+ * keeps count() current, and listeners hear each change. Used as a semaphore's live maximum.
  *
  * The constructor creates the node with `seed` when it does not exist (missing parents become
  * containers), then reads it; it throws zkr::error when it cannot.
@@ -25,7 +51,9 @@ namespace zkr {
 class shared_count {
 public:
     /// Opens the count at `path`, creating it with `seed` when it does not exist (see above).
-    shared_count(client& c, std::string path, std::int32_t seed);
+    /// Throws invalid_path for a bad path, invalid_argument when the node holds no count in the
+    /// format asked for (the message shows what it holds).
+    shared_count(client& c, std::string path, std::int32_t seed, shared_count_options options = {});
     /// Stops re-reading the count on reconnection.
     ~shared_count();
     shared_count(const shared_count&) = delete;
@@ -43,11 +71,14 @@ public:
     state_subscription add_listener(std::function<void(std::int32_t)> listener);
     /// The count's node path.
     const std::string& path() const noexcept { return path_; }
+    /// How the value is written in the node.
+    count_format format() const noexcept { return format_; }
 
 private:
     struct state;
     client& client_;
     std::string path_;
+    count_format format_;
     std::shared_ptr<state> state_;
 };
 

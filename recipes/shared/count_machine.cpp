@@ -2,8 +2,6 @@
 
 #include <zkr/error.hpp>
 
-#include "../../src/parse_number.hpp"  // the client layer's one parse
-
 namespace zkr::detail {
 
 std::vector<count_machine::action> count_machine::resume(const input& e) {
@@ -50,7 +48,7 @@ void count_machine::apply(const zk::reply& r) {
     // Replies come in order, so the newest read's is the newest state; still, never a version of
     // the same node older than one applied.
     if (st.czxid == czxid_ && st.version < version_) return;
-    const auto parsed = parse_number<std::int32_t>(r.data);
+    const auto parsed = count_from_data(r.data, format_);
     if (!parsed) {
         out_->push_back(count_out::unreadable{r.data});
         return;

@@ -7,6 +7,8 @@
 
 #include "../core/zk_ops.hpp"
 
+#include <zkr/shared_count.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,7 +31,7 @@ struct value_read {
     std::int64_t czxid = 0;
     bool changed = false;
 };
-/// The node holds something that is not a 32-bit integer: the last value stays.
+/// The node holds no 32-bit integer in the count's format: the last value stays.
 struct unreadable {
     std::string data;
 };
@@ -46,7 +48,8 @@ public:
     using input = std::variant<count_in::start, zk::reply, zk::watch_fired, zk::timer_due, zk::connection_changed>;
     using action = std::variant<zk::op, count_out::value_read, count_out::unreadable, count_out::gone, count_out::read_failed>;
 
-    explicit count_machine(std::string path) : path_(std::move(path)) {}
+    explicit count_machine(std::string path, count_format format = count_format::decimal_text)
+        : path_(std::move(path)), format_(format) {}
 
     std::vector<action> resume(const input& e);
 
@@ -66,6 +69,7 @@ private:
     void apply(const zk::reply& r);
 
     std::string path_;
+    count_format format_;
     std::vector<action>* out_ = nullptr;
     zk::ticket last_ticket_ = 0;
     zk::ticket read_ = 0;    // the newest getData: older replies and their watches are stale

@@ -744,3 +744,53 @@ TEST_CASE("zkr elect --lose-on-doubt: a suspended connection stops the command, 
     CHECK_THAT(leader.stderr_text(), zkr::test::contains("our node is deleted"));
     std::remove(log.c_str());
 }
+
+TEST_CASE("zkr counter gets, sets and adds in either format, concurrent adds lose nothing, and bad input is refused clearly") {
+    auto& zk = zkr::test::shared_server();
+    const auto cs = zk.connect_string();
+    const auto path = cli_path("counter") + "/count";
+    auto c = connect(cs);
+    std::string out, err;
+    // No count yet: get says so (exit 1); add starts at 0 and makes the node and its parents.
+    CHECK(run_to_end({"counter", "--connect", cs, path}, &out, &err) == 1);
+    CHECK_THAT(err, zkr::test::contains("no count at " + path));
+    CHECK(run_to_end({"counter", "--connect", cs, path, "add", "5"}, &out) == 0);
+    CHECK(out == "5\n");
+    CHECK(c->get_data(path).data == "5");
+    CHECK(run_to_end({"counter", "--connect", cs, path, "add", "-7"}, &out) == 0);
+    CHECK(out == "-2\n");
+    CHECK(run_to_end({"counter", "--connect", cs, path, "get"}, &out) == 0);
+    CHECK(out == "-2\n");
+    // Three processes add at once: every add is counted.
+    {
+        std::vector<std::unique_ptr<cli_run>> adders;
+        for (int i = 0; i < 3; ++i) adders.push_back(std::make_unique<cli_run>(std::vector<std::string>{"counter", "--connect", cs, path, "add", "10"}));
+        for (auto& a : adders) CHECK(a->wait() == 0);
+    }
+    CHECK(c->get_data(path).data == "28");
+    // Curator's format: 4 big-endian bytes, and each format refuses the other's data.
+    CHECK(run_to_end({"counter", "--connect", cs, "--format", "int32", path}, &out, &err) == 1);
+    CHECK_THAT(err, zkr::test::contains("holds \"28\", not a count in 4 big-endian bytes"));
+    CHECK(run_to_end({"counter", "--connect", cs, "--format", "int32", path, "set", "258"}, &out) == 0);
+    CHECK(c->get_data(path).data == std::string("\x00\x00\x01\x02", 4));
+    CHECK(run_to_end({"counter", "--connect", cs, "--format", "int32", path, "add", "1"}, &out) == 0);
+    CHECK(out == "259\n");
+    CHECK(run_to_end({"counter", "--connect", cs, path}, &out, &err) == 1);
+    CHECK_THAT(err, zkr::test::contains("holds \"\\x00\\x00\\x01\\x03\", not a count in decimal text"));
+    // Past the 32-bit range: refused, nothing written.
+    CHECK(run_to_end({"counter", "--connect", cs, "--format", "int32", path, "add", "2147483647"}, &out, &err) == 1);
+    CHECK_THAT(err, zkr::test::contains("leaves the 32-bit range"));
+    CHECK(c->get_data(path).data == std::string("\x00\x00\x01\x03", 4));
+    // Bad usage: exit 2, with what was wrong.
+    CHECK(run_to_end({"counter", "--connect", cs, path, "add"}, &out, &err) == 2);
+    CHECK_THAT(err, zkr::test::contains("add needs a number N"));
+    CHECK(run_to_end({"counter", "--connect", cs, path, "add", "1.5"}, &out, &err) == 2);
+    CHECK_THAT(err, zkr::test::contains("whole number from -2147483648 to 2147483647, got \"1.5\""));
+    CHECK(run_to_end({"counter", "--connect", cs, path, "bump"}, &out, &err) == 2);
+    CHECK_THAT(err, zkr::test::contains("unknown action \"bump\""));
+    CHECK(run_to_end({"counter", "--connect", cs, path, "get", "3"}, &out, &err) == 2);
+    CHECK_THAT(err, zkr::test::contains("unexpected \"3\" after get"));
+    CHECK(run_to_end({"counter", "--connect", cs, "--format", "hex", path}, &out, &err) == 2);
+    CHECK(run_to_end({"counter", "--connect", cs, "no-slash"}, &out, &err) == 2);
+    c->remove(path);
+}

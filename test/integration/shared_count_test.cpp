@@ -1,6 +1,8 @@
 // zkr::shared_count against a real ZooKeeper: the view follows every change (another client's,
-// a deletion and re-creation, a change made while its session expired), and compare-and-set
-// from two clients never loses an increment.
+// a deletion and re-creation, a change made while its session expired), compare-and-set from two
+// clients never loses an increment, and in Curator's format one count is shared with Curator's
+// SharedCount and Kazoo's Counter, each in a process of its own.
+#include "peers.hpp"
 #include "recipe_checks.hpp"
 
 #include <zkr/shared_count.hpp>
@@ -8,6 +10,7 @@
 #include "zkr_catch.hpp"
 
 #include <atomic>
+#include <cstdio>
 #include <future>
 #include <thread>
 
@@ -70,4 +73,40 @@ TEST_CASE("shared count: compare-and-set from two clients never loses an increme
     CHECK(a->get_data(path).data == std::to_string(2 * each));
     CHECK(zkr::test::eventually([&] { return ca.count() == 2 * each && cb.count() == 2 * each; }, 5s));
     a->remove(path);
+}
+
+TEST_CASE("shared count in Curator's format: zkr, Curator's SharedCount and Kazoo's Counter increment one count, no increment lost") {
+    if (!zkr::test::curator_classpath) FAIL("the count interop test needs javac and Debian's Curator (scripts/run installs them)");
+    auto& zk = zkr::test::shared_server();
+    const auto cs = zk.connect_string();
+    const auto path = count_path("interop");
+    auto a = connect(cs);
+    const zkr::shared_count_options curator_format{.format = zkr::count_format::int32_big_endian};
+    zkr::shared_count count(*a, path, 0, curator_format);
+    CHECK(a->get_data(path).data == std::string(4, '\0'));  // the seed, as Curator writes it
+    constexpr int each = 30;
+    const auto log = zkr::test::temp_file("count-interop");
+    zkr::test::child_process curator({"/usr/bin/java", "-Xmx128m", "-cp", zkr::test::curator_classpath, "CuratorWorker", cs, "sharedcount", path,
+                                      std::to_string(each), "0", log});
+    zkr::test::child_process kazoo({"/usr/bin/python3", ZKR_KAZOO_COUNTER_WORKER, cs, path, std::to_string(each), log});
+    for (int done = 0; done < each;) {
+        const auto seen = count.count();
+        if (count.try_set_count(seen, seen + 1)) ++done;
+        else std::this_thread::sleep_for(1ms);  // the view catches up through its watch
+    }
+    CHECK(curator.wait() == 0);
+    CHECK(kazoo.wait() == 0);
+    CHECK(zkr::test::read_lines(log).size() == 2);  // each peer's DONE line: it read and wrote the bytes
+    CHECK(a->get_data(path).data == zkr::count_to_data(3 * each, zkr::count_format::int32_big_endian));
+    CHECK(zkr::test::eventually([&] { return count.count() == 3 * each; }, 5s));
+    // A zkr process of the text format is told what the node holds, not given a wrong number.
+    try {
+        zkr::shared_count text(*a, path, 0);
+        FAIL_CHECK("a count in Curator's format was read as text");
+    } catch (const zkr::error& e) {
+        CHECK(e.code() == zkr::errc::invalid_argument);
+        CHECK_THAT(e.what(), zkr::test::contains("\\x00\\x00\\x00Z") && zkr::test::contains("not a count in decimal text"));
+    }
+    a->remove(path);
+    std::remove(log.c_str());
 }

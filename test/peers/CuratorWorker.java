@@ -15,7 +15,9 @@
 // barrier-wait: a DistributedBarrier on PATH: logs "WAITING <pid>", waits on the barrier (untimed),
 // logs "PASSED <pid>" and ends. barrier-set: sets the barrier, logs "SET <pid>", sleeps HOLD_MS,
 // logs "REMOVING <pid>", removes it and ends.
-//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX|treecache|curatorcache|groupmember|barrier-wait|barrier-set PATH ITERATIONS HOLD_MS LOG [ID]
+// sharedcount: a SharedCount on PATH (seed 0), incremented ITERATIONS times by the compare-and-set
+// loop Curator's users write (getVersionedValue, trySetCount); then logs "DONE <pid> <its view>".
+//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX|treecache|curatorcache|groupmember|barrier-wait|barrier-set|sharedcount PATH ITERATIONS HOLD_MS LOG [ID]
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -41,6 +43,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.nodes.GroupMember;
+import org.apache.curator.framework.recipes.shared.SharedCount;
+import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -132,6 +136,23 @@ public class CuratorWorker {
                     barrier.removeBarrier();
                 }
             }
+            c.close();
+            return;
+        }
+        if (recipe.equals("sharedcount")) {
+            SharedCount count = new SharedCount(c, path, 0);
+            count.start();
+            for (int i = 0; i < iterations; ++i) {
+                for (;;) {
+                    VersionedValue<Integer> seen = count.getVersionedValue();
+                    if (count.trySetCount(seen, seen.getValue() + 1)) break;
+                    Thread.sleep(1);  // the view catches up through its watch
+                }
+            }
+            try (FileOutputStream out = new FileOutputStream(args[5], true)) {
+                line(out, "DONE " + pid + " " + count.getCount());
+            }
+            count.close();
             c.close();
             return;
         }

@@ -4,6 +4,8 @@
 
 #include <zkr/error.hpp>
 
+#include <cstdint>
+
 #include "zkr_catch.hpp"
 
 namespace {
@@ -97,4 +99,41 @@ TEST_CASE("count machine: a deleted node keeps the last value, an exists watch w
     REQUIRE(find<count_out::unreadable>(a));
     CHECK(find<count_out::unreadable>(a)->data == "many");
     CHECK(m.value() == 1);
+}
+
+TEST_CASE("count formats: decimal text, and Curator SharedCount's 4 big-endian bytes") {
+    using zkr::count_format;
+    CHECK(zkr::count_to_data(258, count_format::int32_big_endian) == std::string("\x00\x00\x01\x02", 4));  // Curator's, as read from its node
+    CHECK(zkr::count_to_data(-1, count_format::int32_big_endian) == std::string("\xff\xff\xff\xff", 4));
+    CHECK(zkr::count_to_data(-7, count_format::decimal_text) == "-7");
+    for (const std::int32_t v : {0, 1, -1, 258, 65536, INT32_MAX, INT32_MIN}) {
+        INFO(v);
+        for (const auto f : {count_format::decimal_text, count_format::int32_big_endian})
+            CHECK(zkr::count_from_data(zkr::count_to_data(v, f), f) == v);
+    }
+    // Not a count: the wrong length, or text that is not a whole 32-bit number.
+    CHECK_FALSE(zkr::count_from_data("", count_format::int32_big_endian));  // Kazoo's Counter's node before its first change
+    CHECK_FALSE(zkr::count_from_data(std::string("\x00\x01\x02", 3), count_format::int32_big_endian));
+    CHECK_FALSE(zkr::count_from_data(std::string("\x00\x00\x00\x01\x00", 5), count_format::int32_big_endian));
+    CHECK_FALSE(zkr::count_from_data("", count_format::decimal_text));
+    CHECK_FALSE(zkr::count_from_data("12a", count_format::decimal_text));
+    CHECK_FALSE(zkr::count_from_data("2147483648", count_format::decimal_text));
+    // Four digits are four bytes too: each format reads its own.
+    CHECK(zkr::count_from_data("1234", count_format::decimal_text) == 1234);
+    CHECK(zkr::count_from_data("1234", count_format::int32_big_endian) == 0x31323334);
+}
+
+TEST_CASE("count machine: in Curator's format it reads 4 big-endian bytes, and text is not a count") {
+    count_machine m("/c", zkr::count_format::int32_big_endian);
+    auto a = m.resume(count_in::start{});
+    const auto first = find<zk::get_data>(a)->id;
+    a = m.resume(data_reply(first, std::string("\x00\x00\x01\x02", 4), 0));
+    REQUIRE(find<count_out::value_read>(a));
+    CHECK(find<count_out::value_read>(a)->value == 258);
+    a = m.resume(zk::watch_fired{first, zkr::watch_event_type::node_data_changed});
+    const auto second = find<zk::get_data>(a)->id;
+    a = m.resume(data_reply(second, "259", 1));  // a zkr process of the text format wrote it
+    REQUIRE(find<count_out::unreadable>(a));
+    CHECK(find<count_out::unreadable>(a)->data == "259");
+    CHECK(m.value() == 258);
 }
