@@ -23,12 +23,7 @@ const T* find_barrier(const barrier_actions& all) {
     return zkr::test::find_action<T>(all);
 }
 
-zk::reply set_reply(zk::ticket id) {
-    zk::reply r;
-    r.id = id;
-    r.stat = zkr::stat{};
-    return r;
-}
+zk::reply set_reply(zk::ticket id) { return zkr::test::present_reply(id); }
 
 // A wait that found the barrier set: returns the ticket of the exists whose watch is set.
 zk::ticket waiting_on(barrier_machine& m) {

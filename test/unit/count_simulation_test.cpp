@@ -7,10 +7,7 @@
 
 #include "zkr_catch.hpp"
 
-#include <chrono>
-#include <cstdlib>
 #include <iostream>
-#include <optional>
 #include <string>
 
 namespace {
@@ -26,32 +23,17 @@ constexpr long default_count_schedules = 50000;
 
 TEST_CASE("count simulation: random schedules keep every guarantee") {
     namespace count = zkr::sim::count;
-    using zkr::test::env_number;
-    if (const auto seed = env_number("ZKR_COUNT_SIM_SEED")) {
-        const auto s = count::draw_schedule(static_cast<std::uint64_t>(*seed));
-        const auto o = count::run(s, true);
-        std::cout << count::describe(s) << "\n";
-        for (const auto& line : o.trace) std::cout << "  " << line << "\n";
-        INFO(o.violation);
-        CHECK(o.ok);
-        return;
-    }
-    const long n = env_number("ZKR_COUNT_SIM_SCHEDULES").value_or(default_count_schedules);
-    const auto start = std::chrono::steady_clock::now();
     long successes = 0, conflicts = 0, faults = 0, reads = 0;
-    for (long i = 0; i < n; ++i) {
-        // The lock simulation's seed sequence, so that test/sim/mutate counts schedules alike.
-        const auto s = count::draw_schedule(1000003ULL * static_cast<std::uint64_t>(i) + 7);
-        const auto o = count::run(s);
-        if (!o.ok)
-            FAIL(count::describe(s) + ": " + o.violation + "\n  replay: ZKR_COUNT_SIM_SEED=" + std::to_string(s.seed) +
-                 " zkr_unit_tests \"count simulation: random schedules keep every guarantee\"");
-        successes += o.successes;
-        conflicts += o.conflicts;
-        faults += o.faults;
-        reads += o.reads;
-    }
-    const auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const auto done = zkr::test::run_schedules(
+        {"count simulation: random schedules keep every guarantee", "ZKR_COUNT_SIM_SEED", "ZKR_COUNT_SIM_SCHEDULES", default_count_schedules},
+        count::draw_schedule, count::run, count::describe, [&](const count::outcome& o) {
+            successes += o.successes;
+            conflicts += o.conflicts;
+            faults += o.faults;
+            reads += o.reads;
+        });
+    if (!done) return;  // (one schedule replayed)
+    const auto [n, secs] = *done;
     std::cout << n << " count schedules in " << secs << " s: " << successes << " increments, " << conflicts << " compare-and-set conflicts, "
               << faults << " faults, " << reads << " reads applied\n";
     CHECK(successes > n);       // the workers do increment

@@ -36,6 +36,14 @@ inline detail::zk::reply failed_reply(detail::zk::ticket id, errc e) {
     return r;
 }
 
+/// The reply of a read or write `id` that found or made its node: a stat, and no error.
+inline detail::zk::reply present_reply(detail::zk::ticket id) {
+    detail::zk::reply r;
+    r.id = id;
+    r.stat = zkr::stat{};
+    return r;
+}
+
 /// The reply of an exists `id` that found no node: no stat, and no error.
 inline detail::zk::reply absent_reply(detail::zk::ticket id) {
     detail::zk::reply r;
