@@ -1,0 +1,43 @@
+// The double barrier's simulation (test/sim/double_barrier_sim.hpp): many random schedules, each
+// checked after every step and at quiescence.
+//   ZKR_DOUBLE_BARRIER_SIM_SCHEDULES=<n>  how many (default: 30,000; 2,000 under the sanitizers)
+//   ZKR_DOUBLE_BARRIER_SIM_SEED=<n>       replay one schedule and print its trace
+#include "../sim/double_barrier_sim.hpp"
+#include "sim_env.hpp"
+
+#include "zkr_catch.hpp"
+
+#include <iostream>
+#include <string>
+
+namespace {
+
+#ifdef ZKR_SANITIZED_BUILD
+constexpr long default_double_barrier_schedules = 2000;
+#else
+constexpr long default_double_barrier_schedules = 30000;
+#endif
+
+}  // namespace
+
+TEST_CASE("double barrier simulation: random schedules keep every guarantee") {
+    namespace barriers = zkr::sim::double_barriers;
+    long faults = 0, entered = 0, left = 0, gave_up = 0, lost = 0;
+    const auto done = zkr::test::run_schedules(
+        {"double barrier simulation: random schedules keep every guarantee", "ZKR_DOUBLE_BARRIER_SIM_SEED", "ZKR_DOUBLE_BARRIER_SIM_SCHEDULES", default_double_barrier_schedules},
+        barriers::draw_schedule, barriers::run, barriers::describe, [&](const barriers::outcome& o) {
+            faults += o.faults;
+            entered += o.entered;
+            left += o.left;
+            gave_up += o.gave_up;
+            lost += o.lost_replies;
+        });
+    if (!done) return;  // (one schedule replayed)
+    const auto [n, secs] = *done;
+    std::cout << n << " double barrier schedules in " << secs << " s: " << entered << " entered, " << left << " left, " << gave_up
+              << " gave up, " << faults << " faults, " << lost << " replies lost\n";
+    CHECK(faults > n);      // under faults
+    CHECK(lost > n / 10);   // replies lost with their connection
+    CHECK(left > n);        // rounds completed
+    CHECK(gave_up > n / 20);  // and given up
+}
