@@ -8,6 +8,7 @@
 #include <zkr/connection_state.hpp>
 #include <zkr/create_options.hpp>
 #include <zkr/distributed_barrier.hpp>
+#include <zkr/double_barrier.hpp>
 #include <zkr/error.hpp>
 #include <zkr/fair_lock.hpp>
 #include <zkr/hold_state.hpp>

@@ -15,9 +15,11 @@
 // barrier-wait: a DistributedBarrier on PATH: logs "WAITING <pid>", waits on the barrier (untimed),
 // logs "PASSED <pid>" and ends. barrier-set: sets the barrier, logs "SET <pid>", sleeps HOLD_MS,
 // logs "REMOVING <pid>", removes it and ends.
+// doublebarrier:N: a DistributedDoubleBarrier of N members on PATH: logs "ENTERING <pid>", enters
+// (untimed), logs "ENTERED <pid>", sleeps HOLD_MS, logs "LEAVING <pid>", leaves, logs "LEFT <pid>".
 // sharedcount: a SharedCount on PATH (seed 0), incremented ITERATIONS times by the compare-and-set
 // loop Curator's users write (getVersionedValue, trySetCount); then logs "DONE <pid> <its view>".
-//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX|treecache|curatorcache|groupmember|barrier-wait|barrier-set|sharedcount PATH ITERATIONS HOLD_MS LOG [ID]
+//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX|treecache|curatorcache|groupmember|barrier-wait|barrier-set|doublebarrier:N|sharedcount PATH ITERATIONS HOLD_MS LOG [ID]
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -33,6 +35,7 @@ import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
@@ -135,6 +138,20 @@ public class CuratorWorker {
                     line(out, "REMOVING " + pid);
                     barrier.removeBarrier();
                 }
+            }
+            c.close();
+            return;
+        }
+        if (recipe.startsWith("doublebarrier:")) {
+            DistributedDoubleBarrier barrier = new DistributedDoubleBarrier(c, path, Integer.parseInt(recipe.substring(14)));
+            try (FileOutputStream out = new FileOutputStream(args[5], true)) {
+                line(out, "ENTERING " + pid);
+                barrier.enter();
+                line(out, "ENTERED " + pid);
+                Thread.sleep(holdMs);
+                line(out, "LEAVING " + pid);
+                barrier.leave();
+                line(out, "LEFT " + pid);
             }
             c.close();
             return;
