@@ -3,11 +3,12 @@
 // node's version, tried again when another process wrote first: no increment is lost.
 #include "commands.hpp"
 
+#include "../src/parse_number.hpp"  // the client layer's one parse of a whole number
+
 #include <zkr/path.hpp>
 #include <zkr/shared_count.hpp>
 
 #include <algorithm>
-#include <charconv>
 
 namespace zkr::cli {
 
@@ -44,11 +45,8 @@ struct counter_command final : command {
     }
 
     static std::int32_t number(const std::string& text) {
-        std::int32_t value = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (text.empty() || ec != std::errc{} || end != text.data() + text.size())
-            throw usage_error("N must be a whole number from -2147483648 to 2147483647, got \"" + text + "\"");
-        return value;
+        if (const auto value = detail::parse_number<std::int32_t>(text)) return *value;
+        throw usage_error("N must be a whole number from -2147483648 to 2147483647, got \"" + text + "\"");
     }
 
     static int print(std::int32_t value) {
