@@ -8,6 +8,7 @@
 #include <zkr/connection_state.hpp>
 #include <zkr/create_options.hpp>
 #include <zkr/error.hpp>
+#include <zkr/multi_op.hpp>
 #include <zkr/stat.hpp>
 #include <zkr/watch_event.hpp>
 
@@ -67,13 +68,19 @@ struct remove {
     std::string path;
     std::int32_t version = -1;
 };
+/// An atomic multi: all of ops or none. Its reply's ec is the failing operation's (none when
+/// every operation took).
+struct multi {
+    ticket id = 0;
+    std::vector<multi_op> ops;
+};
 /// A timer: timer_due after delay.
 struct after {
     ticket id = 0;
     std::chrono::milliseconds delay{0};
 };
 
-using op = std::variant<get_data, exists, get_children, create, set_data, remove, after>;
+using op = std::variant<get_data, exists, get_children, create, set_data, remove, multi, after>;
 
 /// The reply to the op of `id`. stat: the node's, when the op read or wrote one (an exists of a
 /// missing node: none, and no error; a getChildren: the listed node's).

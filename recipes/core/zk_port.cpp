@@ -63,6 +63,10 @@ void send_op(zkr::client& c, const zk::op& op, std::function<void(zk::event)> fe
                 req.version = o.version;
                 req.no_node_is_an_answer = true;
                 has_stat = false;
+            } else if constexpr (std::is_same_v<T, zk::multi>) {
+                req.kind = op_kind::multi;
+                req.ops = o.ops;
+                has_stat = false;
             } else {
                 static_assert(std::is_same_v<T, zk::after>, "a new op needs its request here");
             }

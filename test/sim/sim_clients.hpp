@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <tuple>
@@ -52,6 +53,7 @@ public:
         std::deque<std::pair<std::uint64_t, Input>> inbound;            ///< (who, reply or event), in order
         std::deque<std::pair<std::uint64_t, Input>> stashed;            ///< watch events while disconnected
         std::deque<std::pair<std::uint64_t, Input>> late;               ///< failures heard after the reconnection
+        std::vector<std::pair<std::int64_t, detail::zk::op>> escaped;    ///< (session, op): failed, yet still on its way (late_applies)
     };
     /// What the server did with a request (for the world's trace).
     struct applied {
@@ -61,6 +63,12 @@ public:
     };
 
     sim_clients(zookeeper& zk, std::mt19937_64& rng, verdict& out) : zk_(zk), rng_(rng), out_(out) {}
+
+    /// Opt-in (it draws from the world's stream): a request that failed with connection_loss
+    /// when its connection dropped may have reached a server all the same, which applies it
+    /// later (an ensemble's server forwards it to the leader while the client reconnects
+    /// elsewhere), while its session lives. The world applies such a request with apply_escaped.
+    bool late_applies = false;
 
     /// A new client with a session of its own.
     connection& open() {
@@ -72,6 +80,7 @@ public:
     }
     std::vector<connection>& all() noexcept { return clients_; }
     connection& operator[](int id) { return clients_[static_cast<std::size_t>(id)]; }
+    const connection& at(int id) const { return clients_[static_cast<std::size_t>(id)]; }
 
     /// The server applies c's next request; the reply joins c's inbound, and the watches it fired
     /// go where they belong.
@@ -166,6 +175,7 @@ public:
             // Failed now, or retried in vain and failed once connected again (the retry policy's
             // sleep outlasted the outage): the machine hears that after `reconnected`.
             fail(c, *it, errc::connection_loss, pick(rng_, 2) == 0 ? c.late : c.inbound);
+            if (late_applies && pick(rng_, 2) == 0) c.escaped.push_back({c.session, it->second});
             it = c.outbound.erase(it);
         }
         tell(c, detail::zk::connection_changed{connection_state::suspended, c.session});
@@ -214,6 +224,21 @@ public:
         tell(c, detail::zk::connection_changed{connection_state::connected, c.session});
         for (auto& f : c.late) c.inbound.push_back(std::move(f));
         c.late.clear();
+    }
+
+    /// The server applies one of c's escaped requests (see late_applies), if its session still
+    /// lives: the request and the reply that goes nowhere (the client heard connection_loss).
+    /// Nothing if c has none, or its session ended (the request is dropped then).
+    std::optional<std::pair<detail::zk::op, detail::zk::reply>> apply_escaped(connection& c) {
+        if (c.escaped.empty()) return std::nullopt;
+        const auto i = pick(rng_, c.escaped.size());
+        auto [session, op] = std::move(c.escaped[i]);
+        c.escaped.erase(c.escaped.begin() + static_cast<std::ptrdiff_t>(i));
+        if (!zk_.alive(session)) return std::nullopt;
+        auto r = apply_op(zk_, session, op, 0);
+        out_.note("c" + std::to_string(c.id) + "'s escaped request #" + std::to_string(r.id) + " applied late" + (r.ec ? ": " + r.ec.message() : ""));
+        route_fired();
+        return std::pair{std::move(op), std::move(r)};
     }
 
     /// Every client connected again (the faults are over).

@@ -132,19 +132,40 @@ rc zookeeper::remove(const std::string& path) {
     return rc::ok;
 }
 
-rc zookeeper::multi(const std::vector<multi_step>& steps) {
-    // Check first on a copy of what matters: every step's node must exist in turn.
-    std::set<std::string> removed;
-    for (const auto& s : steps) {
-        if (!nodes_.count(s.path) || removed.count(s.path)) return rc::no_node;
-        if (s.what == multi_step::remove) {
-            if (!descendants(s.path).empty()) return rc::not_empty;
-            removed.insert(s.path);
+rc zookeeper::multi(std::int64_t session, const std::vector<multi_step>& steps) {
+    // Applied in turn on the real tree; a failing step puts back what the steps before it changed.
+    const auto nodes = nodes_;
+    const auto watches = watches_;
+    const auto child_watches = child_watches_;
+    const auto fired = fired_.size();
+    const auto zxid = zxid_;
+    const auto step_rc = [&](const multi_step& s) {
+        const node* n = find(s.path);
+        switch (s.what) {
+            case multi_step::check:
+                return !n ? rc::no_node : s.version >= 0 && n->version != s.version ? rc::bad_version : rc::ok;
+            case multi_step::set_data: return set_data(s.path, s.data, s.version);
+            case multi_step::remove:
+                if (n && s.version >= 0 && n->version != s.version) return rc::bad_version;
+                return remove(s.path);
+            case multi_step::create: {
+                const auto slash = s.path.rfind('/');
+                const auto parent = slash == 0 ? std::string("/") : s.path.substr(0, slash);
+                if (!find(parent)) return rc::no_node;
+                return create(session, parent, s.path.substr(slash + 1), s.data, false, s.ephemeral).code;
+            }
         }
-    }
+        return rc::ok;
+    };
     for (const auto& s : steps) {
-        if (s.what == multi_step::set_data) set_data(s.path, {});
-        else if (s.what == multi_step::remove) remove(s.path);
+        if (const auto code = step_rc(s); code != rc::ok) {
+            nodes_ = nodes;
+            watches_ = watches;
+            child_watches_ = child_watches;
+            fired_.resize(fired);
+            zxid_ = zxid;
+            return code;
+        }
     }
     return rc::ok;
 }

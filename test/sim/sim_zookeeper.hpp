@@ -35,8 +35,11 @@ struct fired_watch {
 
 /// One operation of a multi.
 struct multi_step {
-    enum kind { check, set_data, remove } what = check;
+    enum kind { check, set_data, remove, create } what = check;
     std::string path;
+    std::string data;          // set_data, create
+    std::int32_t version = -1; // check, set_data, remove: -1, whatever the node's version
+    bool ephemeral = false;    // create (its parent must exist, as in a real multi)
 };
 
 /// ZooKeeper's return codes, as the C client names them.
@@ -79,8 +82,8 @@ public:
     /// version -1: whatever the node's version; else bad_version unless it is that one.
     rc set_data(const std::string& path, const std::string& data, std::int32_t version = -1);
     rc remove(const std::string& path);
-    /// All or nothing.
-    rc multi(const std::vector<multi_step>& steps);
+    /// All or nothing: the first failing step's code, and nothing changed (no watch fired).
+    rc multi(std::int64_t session, const std::vector<multi_step>& steps);
     /// Removes every empty container (the server's periodic check).
     void reap_containers();
 

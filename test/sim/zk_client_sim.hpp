@@ -65,6 +65,21 @@ inline detail::zk::reply apply_op(zookeeper& zk, std::int64_t session, const det
                 const node* n = zk.find(o.path);
                 if (n && o.version >= 0 && n->version != o.version) r.ec = error_of(rc::bad_version);
                 else r.ec = error_of(zk.remove(o.path));
+            } else if constexpr (std::is_same_v<T, zk_ops::multi>) {
+                std::vector<multi_step> steps;
+                for (const auto& m : o.ops) {
+                    multi_step s;
+                    s.path = m.path;
+                    s.data = m.data;
+                    s.version = m.version;
+                    s.ephemeral = is_ephemeral(m.mode);
+                    s.what = m.type == multi_op::kind::check ? multi_step::check
+                             : m.type == multi_op::kind::set_data ? multi_step::set_data
+                             : m.type == multi_op::kind::remove   ? multi_step::remove
+                                                                  : multi_step::create;
+                    steps.push_back(std::move(s));
+                }
+                r.ec = error_of(zk.multi(session, steps));
             } else if constexpr (std::is_same_v<T, zk_ops::create>) {
                 const auto slash = o.path.rfind('/');
                 const auto parent = slash == 0 ? std::string("/") : o.path.substr(0, slash);
