@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
 
 namespace zkr::detail {
@@ -23,6 +24,13 @@ inline std::string format_protect_prefix(std::uint64_t high, std::uint64_t low) 
     put(low);
     put(high);
     return out;
+}
+
+/// A random UUID's 36 characters (lowercase hex, dashed), as Curator names its members and ids.
+inline std::string random_uuid() {
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    const std::uint64_t high = rng(), low = rng();
+    return format_protect_prefix(high, low).substr(3, 36);  // (without "_c_" and the last '-')
 }
 
 }  // namespace zkr::detail

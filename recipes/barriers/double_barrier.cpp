@@ -15,7 +15,6 @@
 
 #include <condition_variable>
 #include <mutex>
-#include <random>
 
 namespace zkr {
 
@@ -62,18 +61,8 @@ struct double_barrier::state {
     }
 };
 
-namespace {
-
-std::string random_uuid() {
-    thread_local std::mt19937_64 rng{std::random_device{}()};
-    const std::uint64_t high = rng(), low = rng();
-    return detail::format_protect_prefix(high, low).substr(3, 36);  // (without "_c_" and the last '-')
-}
-
-}  // namespace
-
 double_barrier::double_barrier(client& c, std::string path, std::size_t member_count)
-    : client_(c), path_(std::move(path)), id_(random_uuid()) {
+    : client_(c), path_(std::move(path)), id_(detail::random_uuid()) {
     if (auto e = path_error(path_))
         throw zkr::error(make_error_code(errc::invalid_path), path_, "invalid double barrier path \"" + printable_path(path_) + "\": " + *e);
     if (path_ == "/") throw zkr::error(make_error_code(errc::invalid_path), path_, "the root \"/\" cannot be a double barrier");

@@ -19,7 +19,9 @@
 // (untimed), logs "ENTERED <pid>", sleeps HOLD_MS, logs "LEAVING <pid>", leaves, logs "LEFT <pid>".
 // sharedcount: a SharedCount on PATH (seed 0), incremented ITERATIONS times by the compare-and-set
 // loop Curator's users write (getVersionedValue, trySetCount); then logs "DONE <pid> <its view>".
-//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX|treecache|curatorcache|groupmember|barrier-wait|barrier-set|doublebarrier:N|sharedcount PATH ITERATIONS HOLD_MS LOG [ID]
+// atomiclong: a DistributedAtomicLong on PATH (10 optimistic tries, then PromotedToLock on
+// PATH-lock), incremented until ITERATIONS increments succeeded; then logs "DONE <pid> <tries>".
+//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX|treecache|curatorcache|groupmember|barrier-wait|barrier-set|doublebarrier:N|sharedcount|atomiclong PATH ITERATIONS HOLD_MS LOG [ID]
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -34,6 +36,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.atomic.AtomicValue;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.atomic.PromotedToLock;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
 import org.apache.curator.framework.recipes.cache.ChildData;
@@ -56,6 +61,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.locks.Revoker;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.retry.RetryNTimes;
 
 public class CuratorWorker {
     static void line(FileOutputStream out, String s) throws IOException {
@@ -152,6 +158,23 @@ public class CuratorWorker {
                 line(out, "LEAVING " + pid);
                 barrier.leave();
                 line(out, "LEFT " + pid);
+            }
+            c.close();
+            return;
+        }
+        if (recipe.equals("atomiclong")) {
+            DistributedAtomicLong value = new DistributedAtomicLong(c, path, new RetryNTimes(10, 1),
+                PromotedToLock.builder().lockPath(path + "-lock").retryPolicy(new RetryNTimes(10, 1)).build());
+            long tries = 0;
+            for (int i = 0; i < iterations; ++i) {
+                for (;;) {
+                    ++tries;
+                    AtomicValue<Long> r = value.increment();
+                    if (r.succeeded()) break;
+                }
+            }
+            try (FileOutputStream out = new FileOutputStream(args[5], true)) {
+                line(out, "DONE " + pid + " " + tries);
             }
             c.close();
             return;

@@ -1,0 +1,55 @@
+// An atomic long's incrementer in a process of its own, for the atomic long's fault test: it
+// increments the value at PATH (a zkr::distributed_atomic_long with receipts that outlive a
+// session, promoted to a lock on PATH-lock, with a session of SESSION_MS) until COUNT increments
+// succeeded, then appends one line to LOG (one write, O_APPEND) and exits 0:
+//   done <succeeded> <not succeeded> <unknown> <other errors> <promoted>
+// "unknown": an increment that threw session_expired (its outcome unknown); with these receipts
+// there must be none. Every other error is counted, and its first message printed.
+// Usage: zkr_atomic_worker CONNECT SESSION_MS PATH COUNT LOG
+#include <zkr/distributed_atomic_long.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+int main(int argc, char** argv) {
+    if (argc != 6) {
+        std::cerr << "usage: zkr_atomic_worker CONNECT SESSION_MS PATH COUNT LOG\n";
+        return 2;
+    }
+    const std::string path = argv[3];
+    const long count = std::atol(argv[4]);
+    zkr::client_options o;
+    o.connect_string = argv[1];
+    o.session_timeout = std::chrono::milliseconds(std::atoi(argv[2]));
+    zkr::client c(o);
+    c.start();
+    long succeeded = 0, refused = 0, unknown = 0, errors = 0, promoted = 0;
+    {
+        zkr::atomic_long_options options;
+        options.promote_to_lock = zkr::atomic_promotion{path + "-lock", std::chrono::seconds(60), 10};
+        options.receipt_ttl = std::chrono::minutes(10);
+        zkr::distributed_atomic_long value(c, path, options);
+        while (succeeded < count) {
+            try {
+                const auto v = value.increment();
+                (v.succeeded ? succeeded : refused) += 1;
+                if (v.stats.promoted_tries) ++promoted;
+            } catch (const zkr::error& e) {
+                if (e.code() == zkr::errc::session_expired) ++unknown;
+                else ++errors;
+                if (unknown + errors == 1) std::cerr << "zkr_atomic_worker: " << e.what() << "\n";
+            }
+        }
+    }
+    c.close();
+    const std::string line = "done " + std::to_string(succeeded) + " " + std::to_string(refused) + " " + std::to_string(unknown) + " " +
+                             std::to_string(errors) + " " + std::to_string(promoted) + "\n";
+    const int fd = ::open(argv[5], O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 || ::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) return 4;
+    ::close(fd);
+    return 0;
+}
