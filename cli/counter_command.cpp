@@ -1,10 +1,13 @@
 // zkr counter: reads, sets or adds to a count kept in one node, in zkr::shared_count's decimal
 // text or in Curator SharedCount's 4 bytes (--format int32). An add is a compare-and-set on the
-// node's version, tried again when another process wrote first: no increment is lost.
+// node's version, tried again when another process wrote first: no increment is lost. With
+// --format int64 the count is a zkr::distributed_atomic_long (Curator DistributedAtomicLong's 8
+// bytes), whose add is applied exactly once even when a reply is lost.
 #include "commands.hpp"
 
 #include "../src/parse_number.hpp"  // the client layer's one parse of a whole number
 
+#include <zkr/distributed_atomic_long.hpp>
 #include <zkr/path.hpp>
 #include <zkr/shared_count.hpp>
 
@@ -31,6 +34,7 @@ struct counter_command final : command {
         const std::size_t wanted = action == "get" ? std::min<std::size_t>(words.size(), 2) : 3;
         if (words.size() < wanted) throw usage_error(action + " needs a number N: zkr counter PATH " + action + " N");
         if (words.size() > wanted) throw usage_error("unexpected \"" + words[wanted] + "\" after " + action);
+        if (format_name == "int64") return run_int64(path, action, action == "get" ? 0 : number64(words[2]));
         const std::int32_t n = action == "get" ? 0 : number(words[2]);
         const auto format = format_name == "int32" ? count_format::int32_big_endian : count_format::decimal_text;
         auto client = connection.connect();
@@ -42,6 +46,33 @@ struct counter_command final : command {
             if (e.code() == zkr::errc::invalid_path) throw usage_error(e.what());
             throw exit_error(exit_zookeeper, e.what());
         }
+    }
+
+    // Curator's DistributedAtomicLong: get, try_set and add of a zkr::distributed_atomic_long.
+    int run_int64(const std::string& path, const std::string& action, std::int64_t n) {
+        auto client = connection.connect();
+        try {
+            zkr::distributed_atomic_long value(*client, path, {.optimistic_tries = max_tries, .backoff = std::chrono::milliseconds(1)});
+            if (action == "get") {
+                if (!client->exists(path)) throw exit_error(exit_conflict, "no count at " + path + ": the node does not exist");
+                say(std::to_string(value.get().pre_value));
+                return 0;
+            }
+            const auto v = action == "set" ? value.try_set(n) : value.add(n);
+            if (!v.succeeded)
+                throw exit_error(exit_zookeeper, "gave up on " + path + ": other processes wrote first " + std::to_string(max_tries) + " times");
+            say(std::to_string(v.post_value));
+            return 0;
+        } catch (const zkr::error& e) {
+            if (e.code() == zkr::errc::invalid_path) throw usage_error(e.what());
+            if (e.code() == zkr::errc::invalid_argument) throw exit_error(exit_conflict, e.what());  // other data, or an overflow
+            throw exit_error(exit_zookeeper, e.what());
+        }
+    }
+
+    static std::int64_t number64(const std::string& text) {
+        if (const auto value = detail::parse_number<std::int64_t>(text)) return *value;
+        throw usage_error("N must be a whole 64-bit number, got \"" + text + "\"");
     }
 
     static std::int32_t number(const std::string& text) {
@@ -119,8 +150,9 @@ std::unique_ptr<command> add_counter_command(CLI::App& app) {
     sub->add_option("PATH", cmd->words, "the count's node, then get (the default), set N or add N")->type_name("");
     sub->add_option("--format", cmd->format_name,
                     "text: decimal text (zkr::shared_count's default); int32: 4 big-endian bytes (Curator's SharedCount, "
-                    "Kazoo's Counter with support_curator)")
-        ->check(CLI::IsMember({"text", "int32"}))
+                    "Kazoo's Counter with support_curator); int64: 8 big-endian bytes (Curator's DistributedAtomicLong, "
+                    "zkr::distributed_atomic_long)")
+        ->check(CLI::IsMember({"text", "int32", "int64"}))
         ->type_name("FORMAT");
     cmd->connection.add_to(*sub);
     sub->footer(
@@ -130,9 +162,10 @@ std::unique_ptr<command> add_counter_command(CLI::App& app) {
         "                           compare-and-set on the node's version, tried again when another\n"
         "                           process wrote first, so no change is lost; a missing count starts at 0\n"
         "The count is zkr::shared_count's: decimal text, or with --format int32 Curator SharedCount's\n"
-        "4 big-endian bytes.\n\n"
+        "4 big-endian bytes. With --format int64 it is a zkr::distributed_atomic_long (Curator\n"
+        "DistributedAtomicLong's 8 bytes): an add is applied exactly once, even when a reply is lost.\n\n"
         "exit codes: 0 done; 1 no count at PATH (the node is missing, or holds no count in the format),\n"
-        "or an add would leave the 32-bit range; 2 bad usage; 3 ZooKeeper unreachable or failing.");
+        "or an add would leave the 32-bit (int64: 64-bit) range; 2 bad usage; 3 ZooKeeper unreachable or failing.");
     return cmd;
 }
 

@@ -794,3 +794,35 @@ TEST_CASE("zkr counter gets, sets and adds in either format, concurrent adds los
     CHECK(run_to_end({"counter", "--connect", cs, "no-slash"}, &out, &err) == 2);
     c->remove(path);
 }
+
+TEST_CASE("zkr counter --format int64 is Curator's DistributedAtomicLong: concurrent adds exact, other data refused, no receipt left") {
+    auto& zk = zkr::test::shared_server();
+    const auto cs = zk.connect_string();
+    const auto path = cli_path("counter-int64") + "/count";
+    auto c = connect(cs);
+    std::string out, err;
+    CHECK(run_to_end({"counter", "--connect", cs, "--format", "int64", path}, &out, &err) == 1);
+    CHECK_THAT(err, zkr::test::contains("no count at " + path));
+    CHECK(run_to_end({"counter", "--connect", cs, "--format", "int64", path, "add", "5000000000"}, &out) == 0);
+    CHECK(out == "5000000000\n");
+    CHECK(c->get_data(path).data == std::string("\x00\x00\x00\x01\x2a\x05\xf2\x00", 8));
+    {
+        std::vector<std::unique_ptr<cli_run>> adders;
+        for (int i = 0; i < 3; ++i)
+            adders.push_back(std::make_unique<cli_run>(std::vector<std::string>{"counter", "--connect", cs, "--format", "int64", path, "add", "-1"}));
+        for (auto& a : adders) CHECK(a->wait() == 0);
+    }
+    CHECK(run_to_end({"counter", "--connect", cs, "--format", "int64", path, "get"}, &out) == 0);
+    CHECK(out == "4999999997\n");
+    CHECK(run_to_end({"counter", "--connect", cs, "--format", "int64", path, "set", "-3"}, &out) == 0);
+    CHECK(out == "-3\n");
+    CHECK(c->get_children(path).children.empty());  // every process's receipt deleted
+    // Curator's SharedCount (4 bytes) is not a 64-bit value: refused, with what the node holds.
+    c->set_data(path, std::string("\x00\x00\x01\x02", 4), -1);
+    CHECK(run_to_end({"counter", "--connect", cs, "--format", "int64", path, "add", "1"}, &out, &err) == 1);
+    CHECK_THAT(err, zkr::test::contains("holds 4 bytes, not a 64-bit value"));
+    CHECK(run_to_end({"counter", "--connect", cs, "--format", "int64", path, "add", "x"}, &out, &err) == 2);
+    CHECK_THAT(err, zkr::test::contains("whole 64-bit number, got \"x\""));
+    CHECK(zkr::test::eventually([&] { return c->get_children(path).children.empty(); }, 5s));
+    c->remove(path);
+}
