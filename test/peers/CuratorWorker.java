@@ -20,7 +20,8 @@
 // sharedcount: a SharedCount on PATH (seed 0), incremented ITERATIONS times by the compare-and-set
 // loop Curator's users write (getVersionedValue, trySetCount); then logs "DONE <pid> <its view>".
 // atomiclong: a DistributedAtomicLong on PATH (10 optimistic tries, then PromotedToLock on
-// PATH-lock), incremented until ITERATIONS increments succeeded; then logs "DONE <pid> <tries>".
+// PATH-lock), incremented until ITERATIONS increments succeeded; then logs "DONE <pid> <tries>
+// <ms of the increments>".
 //   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX|treecache|curatorcache|groupmember|barrier-wait|barrier-set|doublebarrier:N|sharedcount|atomiclong PATH ITERATIONS HOLD_MS LOG [ID]
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -166,6 +167,8 @@ public class CuratorWorker {
             DistributedAtomicLong value = new DistributedAtomicLong(c, path, new RetryNTimes(10, 1),
                 PromotedToLock.builder().lockPath(path + "-lock").retryPolicy(new RetryNTimes(10, 1)).build());
             long tries = 0;
+            value.get();  // (connected, before the clock starts)
+            long started = System.nanoTime();
             for (int i = 0; i < iterations; ++i) {
                 for (;;) {
                     ++tries;
@@ -174,7 +177,7 @@ public class CuratorWorker {
                 }
             }
             try (FileOutputStream out = new FileOutputStream(args[5], true)) {
-                line(out, "DONE " + pid + " " + tries);
+                line(out, "DONE " + pid + " " + tries + " " + (System.nanoTime() - started) / 1000000);
             }
             c.close();
             return;

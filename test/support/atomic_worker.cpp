@@ -2,10 +2,11 @@
 // increments the value at PATH (a zkr::distributed_atomic_long with receipts that outlive a
 // session, promoted to a lock on PATH-lock, with a session of SESSION_MS) until COUNT increments
 // succeeded, then appends one line to LOG (one write, O_APPEND) and exits 0:
-//   done <succeeded> <not succeeded> <unknown> <other errors> <promoted>
+//   done <succeeded> <not succeeded> <unknown> <other errors> <promoted> <ms of the increments>
 // "unknown": an increment that threw session_expired (its outcome unknown); with these receipts
-// there must be none. Every other error is counted, and its first message printed.
-// Usage: zkr_atomic_worker CONNECT SESSION_MS PATH COUNT LOG
+// there must be none. Every other error is counted, and its first message printed. With "bench"
+// after LOG (bench/atomic_compare.py) the receipts are ephemeral, as a user's default.
+// Usage: zkr_atomic_worker CONNECT SESSION_MS PATH COUNT LOG [bench]
 #include <zkr/distributed_atomic_long.hpp>
 
 #include <fcntl.h>
@@ -16,8 +17,8 @@
 #include <string>
 
 int main(int argc, char** argv) {
-    if (argc != 6) {
-        std::cerr << "usage: zkr_atomic_worker CONNECT SESSION_MS PATH COUNT LOG\n";
+    if (argc != 6 && !(argc == 7 && std::string(argv[6]) == "bench")) {
+        std::cerr << "usage: zkr_atomic_worker CONNECT SESSION_MS PATH COUNT LOG [bench]\n";
         return 2;
     }
     const std::string path = argv[3];
@@ -28,11 +29,14 @@ int main(int argc, char** argv) {
     zkr::client c(o);
     c.start();
     long succeeded = 0, refused = 0, unknown = 0, errors = 0, promoted = 0;
+    long long ms = 0;
     {
         zkr::atomic_long_options options;
         options.promote_to_lock = zkr::atomic_promotion{path + "-lock", std::chrono::seconds(60), 10};
-        options.receipt_ttl = std::chrono::minutes(10);
+        if (argc == 6) options.receipt_ttl = std::chrono::minutes(10);
         zkr::distributed_atomic_long value(c, path, options);
+        value.get();  // (connected, before the clock starts)
+        const auto started = std::chrono::steady_clock::now();
         while (succeeded < count) {
             try {
                 const auto v = value.increment();
@@ -44,10 +48,11 @@ int main(int argc, char** argv) {
                 if (unknown + errors == 1) std::cerr << "zkr_atomic_worker: " << e.what() << "\n";
             }
         }
+        ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
     }
     c.close();
     const std::string line = "done " + std::to_string(succeeded) + " " + std::to_string(refused) + " " + std::to_string(unknown) + " " +
-                             std::to_string(errors) + " " + std::to_string(promoted) + "\n";
+                             std::to_string(errors) + " " + std::to_string(promoted) + " " + std::to_string(ms) + "\n";
     const int fd = ::open(argv[5], O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0 || ::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) return 4;
     ::close(fd);
