@@ -278,6 +278,7 @@ private:
         --faults_left_;
         ++out_.faults;
         auto& conn = net_[static_cast<int>(pick(clients_.size()))];
+        const bool escaped_before = !conn.escaped.empty();  // (one that escapes now arrives at a later fault)
         switch (pick(5)) {
             case 0:
             case 1: net_.drop_or_reconnect(conn); break;  // (twice as often: its failed writes may take later)
@@ -288,7 +289,7 @@ private:
         }
         // A storm: during an outage a write that failed with its connection arrives late, and the
         // outage goes on past the session.
-        if (s_.storm && !conn.escaped.empty() && pick(2) == 0) {
+        if (s_.storm && escaped_before && !conn.escaped.empty() && pick(2) == 0) {
             late_write(clients_[static_cast<std::size_t>(conn.id)]);
             ++out_.faults;
             net_.expire(conn);
