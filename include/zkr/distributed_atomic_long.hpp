@@ -17,8 +17,8 @@ namespace zkr {
 struct atomic_stats {
     unsigned optimistic_tries = 0;  ///< versioned writes tried without the lock
     unsigned promoted_tries = 0;    ///< ... and under the promotion lock
-    std::chrono::milliseconds optimistic_time{0};
-    std::chrono::milliseconds promoted_time{0};  ///< from asking for the lock to the answer
+    std::chrono::milliseconds optimistic_time{0};  ///< from the call to the answer, or to asking for the lock
+    std::chrono::milliseconds promoted_time{0};    ///< from asking for the lock to the answer
 };
 
 /// An atomic operation's answer (Curator's AtomicValue).
@@ -29,7 +29,7 @@ struct atomic_value {
     bool succeeded = false;
     T pre_value{};   ///< the value before (the last one read)
     T post_value{};  ///< the value written (the value read, for get()); 0 when not succeeded
-    atomic_stats stats;
+    atomic_stats stats;  ///< the tries and times it took
 };
 
 /// Curator's PromotedToLock: when the optimistic tries run out, take an interprocess_mutex and try
