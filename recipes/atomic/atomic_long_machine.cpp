@@ -15,8 +15,8 @@ std::string long_to_data(std::int64_t value) {
 }
 
 std::optional<std::int64_t> long_from_data(std::string_view data) {
-    if (data.empty()) return 0;  // Curator reads an empty node as 0
-    if (data.size() != 8) return std::nullopt;
+    if (data.empty()) return 0;  // Curator reads an empty node as 0 (sim-one-way: long-format)
+    if (data.size() != 8) return std::nullopt;  // sim-one-way: long-format
     std::uint64_t bits = 0;
     for (const char c : data) bits = (bits << 8) | static_cast<unsigned char>(c);
     return static_cast<std::int64_t>(bits);
@@ -45,7 +45,7 @@ std::vector<atomic_long_machine::action> atomic_long_machine::resume(const input
 void atomic_long_machine::on(const atomic_in::begin& b) {
     if (busy()) return;  // (the class runs one operation at a time)
     req_ = b.request;
-    if (b.session) session_ = b.session;
+    if (b.session) session_ = b.session;  // sim-one-way: begin-session
     attempts_.clear();
     unresolved_ = in_doubt_ = promoted_ = false;
     tries_ = promoted_tries_ = 0;
@@ -76,9 +76,9 @@ void atomic_long_machine::read_value() {
 }
 
 void atomic_long_machine::on(const zk::reply& r) {
-    if (r.ec == errc::closing || r.ec == errc::closed) {
-        if (busy() && (r.id == pending_ || r.id == value_read_ || r.id == receipt_read_)) fail(make_error_code(errc::closed), "the client closed");
-        return;
+    if (r.ec == errc::closing || r.ec == errc::closed) {  // sim-one-way: client-closed
+        if (busy() && (r.id == pending_ || r.id == value_read_ || r.id == receipt_read_)) fail(make_error_code(errc::closed), "the client closed");  // sim-unreachable: client-closed
+        return;  // sim-unreachable: client-closed
     }
     if (step_ == step::reading && r.id && (r.id == value_read_ || r.id == receipt_read_)) {
         if (connection_failed(r.ec)) {
@@ -100,13 +100,13 @@ void atomic_long_machine::on(const zk::reply& r) {
                 if (!r.ec) {
                     receipt_version_ = 0;
                     receipt_session_ = session_;
-                } else if (r.ec != errc::node_exists && !connection_failed(r.ec)) {
-                    receipt_.clear();  // not made: the next is made under a new name
+                } else if (r.ec != errc::node_exists && !connection_failed(r.ec)) {  // sim-one-way: final-error
+                    receipt_.clear();  // not made: the next is made under a new name (sim-unreachable: final-error)
                 }  // (node_exists: ours, its reply lost and the create resent; the next round reads it)
             }
             if (!r.ec || r.ec == errc::node_exists || r.ec == errc::no_node) return read();  // (no_node: the value went)
-            if (connection_failed(r.ec)) return await_connection();
-            return fail(r.ec, "creating " + (step_ == step::making_value ? cfg_.path : cfg_.receipt + std::to_string(generation_)));
+            if (connection_failed(r.ec)) return await_connection();  // sim-one-way: final-error
+            return fail(r.ec, "creating " + (step_ == step::making_value ? cfg_.path : cfg_.receipt + std::to_string(generation_)));  // sim-unreachable: final-error
         case step::writing:
             if (!r.ec) {
                 ++receipt_version_;
@@ -118,8 +118,8 @@ void atomic_long_machine::on(const zk::reply& r) {
                 in_doubt_ = true;
                 return await_connection();
             }
-            if (r.ec == errc::bad_version || r.ec == errc::no_node || r.ec == errc::node_exists) return after_conflict();
-            return fail(r.ec, "writing " + cfg_.path);
+            if (r.ec == errc::bad_version || r.ec == errc::no_node || r.ec == errc::node_exists) return after_conflict();  // sim-one-way: final-error
+            return fail(r.ec, "writing " + cfg_.path);  // sim-unreachable: final-error
         case step::fencing:
             if (!r.ec) {
                 ++receipt_version_;
@@ -139,9 +139,9 @@ void atomic_long_machine::decide() {
     std::int64_t value = 0;
     if (exists) {
         const auto parsed = long_from_data(v.data);
-        if (!parsed)
-            return fail(make_error_code(errc::invalid_argument),
-                        "the node " + cfg_.path + " holds " + std::to_string(v.data.size()) + " bytes, not a 64-bit value (8 big-endian bytes)");
+        if (!parsed)  // sim-one-way: long-format
+            return fail(make_error_code(errc::invalid_argument),  // sim-unreachable: long-format
+                        "the node " + cfg_.path + " holds " + std::to_string(v.data.size()) + " bytes, not a 64-bit value (8 big-endian bytes)");  // sim-unreachable: long-format
         value = *parsed;
         value_version_ = v.stat ? v.stat->version : -1;
         value_czxid_ = v.stat ? v.stat->czxid : 0;
@@ -190,9 +190,9 @@ void atomic_long_machine::decide() {
             next = req_.operand;
             break;
         case atomic_request::kind::add:
-            if (__builtin_add_overflow(value, req_.operand, &next))
-                return fail(make_error_code(errc::invalid_argument),
-                            "adding " + std::to_string(req_.operand) + " to " + std::to_string(value) + " overflows a 64-bit value");
+            if (__builtin_add_overflow(value, req_.operand, &next))  // sim-one-way: overflow
+                return fail(make_error_code(errc::invalid_argument),  // sim-unreachable: overflow
+                            "adding " + std::to_string(req_.operand) + " to " + std::to_string(value) + " overflows a 64-bit value");  // sim-unreachable: overflow
             break;
         case atomic_request::kind::set: next = req_.operand; break;
     }
@@ -272,13 +272,13 @@ void atomic_long_machine::on(const zk::timer_due& t) {
 }
 
 void atomic_long_machine::on(const zk::connection_changed& c) {
-    if (c.state == connection_state::closed) {
-        connected_ = false;
-        if (busy()) fail(make_error_code(errc::closed), "the client closed");
-        return;
+    if (c.state == connection_state::closed) {  // sim-one-way: client-closed
+        connected_ = false;  // sim-unreachable: client-closed
+        if (busy()) fail(make_error_code(errc::closed), "the client closed");  // sim-unreachable: client-closed
+        return;  // sim-unreachable: client-closed
     }
     connected_ = is_connected(c.state);
-    if (connected_ && c.session) session_ = c.session;
+    if (connected_ && c.session) session_ = c.session;  // sim-one-way: misread-decision
     if (connected_ && step_ == step::waiting_connection) {
         timer_ = 0;
         read();
@@ -286,7 +286,7 @@ void atomic_long_machine::on(const zk::connection_changed& c) {
 }
 
 void atomic_long_machine::on(const atomic_in::lock_granted& g) {
-    if (step_ != step::locking) return;
+    if (step_ != step::locking) return;  // sim-one-way: lock-answer-guard
     promoted_ = true;
     lock_session_ = g.session;
     lock_node_ = g.node;
@@ -315,7 +315,7 @@ void atomic_long_machine::finish(atomic_out::finished f) {
     f.optimistic_tries = tries_;
     f.receipts_made = generation_;
     f.promoted_tries = promoted_tries_;
-    if (promoted_ || step_ == step::locking) out_->emplace_back(std::in_place_type<atomic_out::lock_done>);
+    if (promoted_ || step_ == step::locking) out_->emplace_back(std::in_place_type<atomic_out::lock_done>);  // sim-one-way: misread-decision
     step_ = step::idle;
     promoted_ = unresolved_ = in_doubt_ = false;
     pending_ = value_read_ = receipt_read_ = timer_ = 0;

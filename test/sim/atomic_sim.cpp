@@ -120,11 +120,12 @@ private:
 
     void begin(client& c) {
         atomic_request r;
-        switch (pick(7)) {
+        switch (pick(8)) {
             case 0: r = {atomic_request::kind::compare_and_set, c.seen + 1, c.seen}; break;
             case 1: r = {atomic_request::kind::add, 2}; break;
             case 2: r = {atomic_request::kind::add, -1}; break;
             case 3: r = {atomic_request::kind::get}; break;
+            case 4: r = {atomic_request::kind::set, c.seen + 3}; break;
             default: r = {atomic_request::kind::add, 1}; break;
         }
         const int index = c.started++;

@@ -1,7 +1,7 @@
 // Deterministic simulation of the atomic long: K clients, each running the real
 // atomic_long_machine (recipes/atomic/atomic_long_machine.hpp) on a simulated client of its own
-// (sim_clients.hpp), each doing a few operations one after another: adds of +1, +2 or -1, and
-// compare-and-sets from the value it last saw; with few optimistic tries, so that operations
+// (sim_clients.hpp), each doing a few operations one after another: adds of +1, +2 or -1, gets,
+// and compare-and-sets and sets from the value it last saw; with few optimistic tries, so that operations
 // run out of them and, in some schedules, are promoted to a lock (the world's own: one holder at a
 // time, as an ephemeral node of the holder's session, granted or refused at random). Connections
 // drop, sessions expire, replies are lost with their connection and resent by the client, as the
