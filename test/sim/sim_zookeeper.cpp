@@ -124,8 +124,10 @@ rc zookeeper::set_data(const std::string& path, const std::string& data, std::in
     return rc::ok;
 }
 
-rc zookeeper::remove(const std::string& path) {
-    if (!nodes_.count(path) || path == "/") return rc::no_node;
+rc zookeeper::remove(const std::string& path, std::int32_t version) {
+    const auto it = nodes_.find(path);
+    if (it == nodes_.end() || path == "/") return rc::no_node;
+    if (version >= 0 && it->second.version != version) return rc::bad_version;
     if (!descendants(path).empty()) return rc::not_empty;
     ++zxid_;
     erase_node(path);
@@ -140,19 +142,17 @@ rc zookeeper::multi(std::int64_t session, const std::vector<multi_step>& steps) 
     const auto fired = fired_.size();
     const auto zxid = zxid_;
     const auto step_rc = [&](const multi_step& s) {
-        const node* n = find(s.path);
         switch (s.what) {
-            case multi_step::check:
+            case multi_step::check: {
+                const node* n = find(s.path);
                 return !n ? rc::no_node : s.version >= 0 && n->version != s.version ? rc::bad_version : rc::ok;
+            }
             case multi_step::set_data: return set_data(s.path, s.data, s.version);
-            case multi_step::remove:
-                if (n && s.version >= 0 && n->version != s.version) return rc::bad_version;
-                return remove(s.path);
+            case multi_step::remove: return remove(s.path, s.version);
             case multi_step::create: {
-                const auto slash = s.path.rfind('/');
-                const auto parent = slash == 0 ? std::string("/") : s.path.substr(0, slash);
+                const auto parent = parent_of(s.path);
                 if (!find(parent)) return rc::no_node;
-                return create(session, parent, s.path.substr(slash + 1), s.data, false, s.ephemeral).code;
+                return create(session, parent, s.path.substr(s.path.rfind('/') + 1), s.data, false, s.ephemeral).code;
             }
         }
         return rc::ok;

@@ -81,7 +81,9 @@ public:
     const node* read(const std::string& path, std::int64_t session, std::uint64_t watch_id, bool exists_watch);
     /// version -1: whatever the node's version; else bad_version unless it is that one.
     rc set_data(const std::string& path, const std::string& data, std::int32_t version = -1);
-    rc remove(const std::string& path);
+    /// version -1: whatever the node's version; else bad_version unless it is that one (checked
+    /// before the children, as the server does).
+    rc remove(const std::string& path, std::int32_t version = -1);
     /// All or nothing: the first failing step's code, and nothing changed (no watch fired).
     rc multi(std::int64_t session, const std::vector<multi_step>& steps);
     /// Removes every empty container (the server's periodic check).

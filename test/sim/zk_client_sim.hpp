@@ -62,9 +62,7 @@ inline detail::zk::reply apply_op(zookeeper& zk, std::int64_t session, const det
                 r.ec = error_of(zk.set_data(o.path, o.data, o.version));
                 if (const node* n = r.ec ? nullptr : zk.find(o.path)) r.stat = stat_of(*n);
             } else if constexpr (std::is_same_v<T, zk_ops::remove>) {
-                const node* n = zk.find(o.path);
-                if (n && o.version >= 0 && n->version != o.version) r.ec = error_of(rc::bad_version);
-                else r.ec = error_of(zk.remove(o.path));
+                r.ec = error_of(zk.remove(o.path, o.version));
             } else if constexpr (std::is_same_v<T, zk_ops::multi>) {
                 std::vector<multi_step> steps;
                 for (const auto& m : o.ops) {
