@@ -61,9 +61,7 @@ void atomic_long_machine::read() {
     step_ = step::reading;
     value_reply_.reset();
     receipt_reply_.reset();
-    const bool ephemeral = cfg_.receipt_ttl.count() == 0;
-    const bool need_receipt = req_.what != atomic_request::kind::get && !receipt_.empty() &&
-                              (unresolved_ || receipt_version_ < 0 || (ephemeral && receipt_session_ != session_));
+    const bool need_receipt = req_.what != atomic_request::kind::get && !receipt_.empty() && (unresolved_ || !receipt_known());
     receipt_read_ = need_receipt ? ++last_ticket_ : 0;
     value_read_ = 0;
     if (need_receipt) out_->push_back(zk::op{zk::get_data{receipt_read_, receipt_, false}});
@@ -197,12 +195,8 @@ void atomic_long_machine::decide() {
         case atomic_request::kind::set: next = req_.operand; break;
     }
     if (req_.what != atomic_request::kind::compare_and_set) {
-        if (promoted_ ? promoted_tries_ >= cfg_.promoted_tries : tries_ >= cfg_.optimistic_tries) {
-            if (promoted_ || !cfg_.promote) return give_up(value);
-            step_ = step::locking;
-            out_->emplace_back(std::in_place_type<atomic_out::lock_needed>);
-            return;
-        }
+        if (promoted_ ? promoted_tries_ >= cfg_.promoted_tries : tries_ >= cfg_.optimistic_tries)
+            return promoted_ || !cfg_.promote ? give_up(value) : ask_for_lock();
     }
     if (!exists) {
         // Made with 0 first (what a missing node reads as): the change itself is always a receipted write.
@@ -211,7 +205,7 @@ void atomic_long_machine::decide() {
         out_->push_back(zk::op{zk::create{pending_, cfg_.path, long_to_data(0), create_mode::persistent, true}});
         return;
     }
-    if (receipt_version_ < 0 || (cfg_.receipt_ttl.count() == 0 && receipt_session_ != session_)) {
+    if (!receipt_known()) {
         // A new name each time: a write in doubt still names the receipt it was sent with, and
         // a receipt made again under that name would start at the version it expects.
         step_ = step::making_receipt;
@@ -222,13 +216,19 @@ void atomic_long_machine::decide() {
         out_->push_back(zk::op{std::move(c)});
         return;
     }
-    if (promoted_ && lock_session_ != session_) {
-        // The lock died with its session: take it again before writing.
-        step_ = step::locking;
-        out_->emplace_back(std::in_place_type<atomic_out::lock_needed>);
-        return;
-    }
+    if (promoted_ && lock_session_ != session_) return ask_for_lock();  // it died with its session: take it again
     write(value, next, value_version_);
+}
+
+// The receipt's version is known, and the receipt still there as far as we know (an ephemeral one
+// died with any session but the one it was read or made on).
+bool atomic_long_machine::receipt_known() const {
+    return receipt_version_ >= 0 && (cfg_.receipt_ttl.count() > 0 || receipt_session_ == session_);
+}
+
+void atomic_long_machine::ask_for_lock() {
+    step_ = step::locking;
+    out_->emplace_back(std::in_place_type<atomic_out::lock_needed>);
 }
 
 void atomic_long_machine::write(std::int64_t pre, std::int64_t post, std::int32_t version) {

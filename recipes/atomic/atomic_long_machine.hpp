@@ -121,6 +121,8 @@ private:
     void write(std::int64_t pre, std::int64_t post, std::int32_t version);
     void after_conflict();
     void await_connection();
+    bool receipt_known() const;
+    void ask_for_lock();
     void fence();
     void give_up(std::int64_t pre);  // an answer of "not succeeded"
     void finish(atomic_out::finished f);
