@@ -1,5 +1,7 @@
 #include "atomic_long_machine.hpp"
 
+#include "../core/big_endian.hpp"
+
 #include <zkr/error.hpp>
 
 #include <algorithm>
@@ -7,19 +9,11 @@
 
 namespace zkr::detail {
 
-std::string long_to_data(std::int64_t value) {
-    const auto bits = static_cast<std::uint64_t>(value);  // two's complement, as Java's long
-    std::string out(8, '\0');
-    for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>(bits >> (56 - 8 * i));
-    return out;
-}
+std::string long_to_data(std::int64_t value) { return big_endian_bytes(value); }
 
 std::optional<std::int64_t> long_from_data(std::string_view data) {
     if (data.empty()) return 0;  // Curator reads an empty node as 0 (sim-one-way: long-format)
-    if (data.size() != 8) return std::nullopt;  // sim-one-way: long-format
-    std::uint64_t bits = 0;
-    for (const char c : data) bits = (bits << 8) | static_cast<unsigned char>(c);
-    return static_cast<std::int64_t>(bits);
+    return from_big_endian_bytes<std::int64_t>(data);
 }
 
 namespace {
