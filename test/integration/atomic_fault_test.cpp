@@ -36,7 +36,6 @@ void run_atomic_nemesis(int servers, int processes, int each) {
     const auto seed = std::random_device{}();
     INFO("seed " << seed << ", " << servers << " server(s)");
     std::mt19937 rng(seed);
-    const auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
 
     const auto log = zkr::test::temp_file("atomic");
     const auto t0 = std::chrono::steady_clock::now();
@@ -45,15 +44,12 @@ void run_atomic_nemesis(int servers, int processes, int each) {
         workers.emplace_back(std::vector<std::string>{ZKR_ATOMIC_WORKER, net.connect_string, "2000", path, std::to_string(each), log});
     const auto all_done = [&] { return static_cast<int>(zkr::test::read_finished_lines(log).size()) == processes; };
 
-    std::vector<std::string> faults;
-    std::vector<int> kinds = {0, 1, 2, 3, 4};
-    std::shuffle(kinds.begin(), kinds.end(), rng);
-    for (std::size_t n = 0; n < kinds.size() || !all_done(); ++n) {
-        const int kind = n < kinds.size() ? kinds[n] : static_cast<int>(pick(zkr::test::process_fault_kinds));
-        faults.push_back(zkr::test::process_fault(kind, zk, net, workers, session, rng));
-        std::this_thread::sleep_for(std::chrono::milliseconds(200 + pick(600)));
-        REQUIRE(std::chrono::steady_clock::now() - t0 < 240s);
-    }
+    const auto faults = zkr::test::process_faults_while(
+        [&] {
+            REQUIRE(std::chrono::steady_clock::now() - t0 < 240s);
+            return !all_done();
+        },
+        zk, net, workers, session, rng);
     std::string said;
     for (const auto& f : faults) said += f + "; ";
     INFO("faults: " << said);

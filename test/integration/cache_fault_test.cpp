@@ -101,7 +101,6 @@ void run_cache_nemesis(int servers) {
     const auto seed = std::random_device{}();
     INFO("seed " << seed << ", " << servers << " server(s)");
     std::mt19937 rng(seed);
-    const auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
 
     // The writer: random changes below root; a change that fails (a server down) is skipped.
     std::mt19937 write_rng(seed + 1);
@@ -157,15 +156,8 @@ void run_cache_nemesis(int servers) {
         }
     });
     // Every kind of fault once, in a random order, then random ones until the time is up.
-    std::vector<int> kinds = {0, 1, 2, 3, 4};
-    std::shuffle(kinds.begin(), kinds.end(), rng);
-    std::vector<std::string> faults;
     const auto until = std::chrono::steady_clock::now() + fault_time;
-    for (std::size_t n = 0; n < kinds.size() || std::chrono::steady_clock::now() < until; ++n) {
-        const int kind = n < kinds.size() ? kinds[n] : static_cast<int>(pick(zkr::test::process_fault_kinds));
-        faults.push_back(zkr::test::process_fault(kind, zk, net, caches, session, rng));
-        std::this_thread::sleep_for(std::chrono::milliseconds(200 + pick(600)));
-    }
+    const auto faults = zkr::test::process_faults_while([&] { return std::chrono::steady_clock::now() < until; }, zk, net, caches, session, rng);
     writing = false;
     writes.join();
     std::string said;

@@ -9,6 +9,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <random>
@@ -76,6 +77,23 @@ inline std::string process_fault(int kind, zk_cluster& zk, proxied_servers& net,
             return said;
         }
     }
+}
+
+/// Every kind of process_fault once, in a random order, then random ones until go_on() says
+/// no, with a pause of 200 to 800 ms after each; says what each fault was, in order.
+template <typename GoOn>
+std::vector<std::string> process_faults_while(GoOn go_on, zk_cluster& zk, proxied_servers& net, std::vector<child_process>& processes,
+                                              std::chrono::milliseconds session, std::mt19937& rng) {
+    std::vector<int> kinds(process_fault_kinds);
+    for (int k = 0; k < process_fault_kinds; ++k) kinds[static_cast<std::size_t>(k)] = k;
+    std::shuffle(kinds.begin(), kinds.end(), rng);
+    std::vector<std::string> faults;
+    for (std::size_t n = 0; n < kinds.size() || go_on(); ++n) {
+        const int kind = n < kinds.size() ? kinds[n] : static_cast<int>(rng() % process_fault_kinds);
+        faults.push_back(process_fault(kind, zk, net, processes, session, rng));
+        std::this_thread::sleep_for(std::chrono::milliseconds(200 + rng() % 600));
+    }
+    return faults;
 }
 
 }  // namespace zkr::test
