@@ -34,6 +34,13 @@ std::optional<std::string> path_error(std::string_view path) {
     return std::nullopt;
 }
 
+std::optional<std::string> node_name_error(std::string_view name) {
+    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos)
+        return "it must be one node name (not empty, no '/', not \".\" or \"..\")";
+    if (auto e = path_error(std::string("/").append(name))) return e;
+    return std::nullopt;
+}
+
 std::string join_path(std::string_view parent, std::string_view child) {
     std::string out(parent);
     if (out.empty() || out.back() != '/') out += '/';

@@ -12,6 +12,10 @@ namespace zkr {
 /// control characters (U+0000-U+001F, U+007F-U+009F).
 std::optional<std::string> path_error(std::string_view path);
 
+/// Why `name` cannot be one node's name under a parent (empty, a '/', "." or "..", or a character
+/// a path refuses), or nullopt when it can.
+std::optional<std::string> node_name_error(std::string_view name);
+
 /// parent + "/" + child, handling the root.
 std::string join_path(std::string_view parent, std::string_view child);
 

@@ -13,13 +13,9 @@ namespace {
 std::string member_path(const std::string& group_path, const std::string& id) {
     if (auto e = path_error(group_path))
         throw zkr::error(make_error_code(errc::invalid_path), group_path, "invalid group path \"" + group_path + "\": " + *e);
-    if (id.empty() || id == "." || id == ".." || id.find('/') != std::string::npos)
-        throw zkr::error(make_error_code(errc::invalid_argument), group_path,
-                         "invalid member id \"" + id + "\": it must be one node name (not empty, no '/', not \".\" or \"..\")");
-    const auto path = join_path(group_path, id);
-    if (auto e = path_error(path))
-        throw zkr::error(make_error_code(errc::invalid_argument), group_path, "invalid member id \"" + id + "\": " + *e);
-    return path;
+    if (auto e = node_name_error(id))
+        throw zkr::error(make_error_code(errc::invalid_argument), group_path, "invalid member id \"" + printable_path(id) + "\": " + *e);
+    return join_path(group_path, id);
 }
 
 }  // namespace

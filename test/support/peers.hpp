@@ -10,4 +10,11 @@ inline constexpr const char* curator_classpath = ZKR_CURATOR_CLASSPATH;
 inline constexpr const char* curator_classpath = nullptr;
 #endif
 
+// And curator-x-discovery's (CuratorDiscoveryWorker.java, when Debian's libcurator-discovery-java is there).
+#ifdef ZKR_CURATOR_DISCOVERY_CLASSPATH
+inline constexpr const char* curator_discovery_classpath = ZKR_CURATOR_DISCOVERY_CLASSPATH;
+#else
+inline constexpr const char* curator_discovery_classpath = nullptr;
+#endif
+
 }  // namespace zkr::test
