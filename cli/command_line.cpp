@@ -66,6 +66,7 @@ std::unique_ptr<zkr::client> connection_options::connect(std::optional<std::chro
     zkr::client_options o;
     o.connect_string = connect_string();
     o.session_timeout = seconds_to_ms(session_timeout);
+    if (logger) o.logger = logger;
     auto limit = seconds_to_ms(connect_timeout);
     if (cap) limit = std::min(limit, *cap);
     std::unique_ptr<zkr::client> c;
@@ -115,23 +116,6 @@ void say(const std::string& line) {
     (void)!::write(1, l.data(), l.size());
 }
 
-// "\"text\"" for JSON: quotes, backslashes and control characters escaped.
-std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += ch;
-        } else if (c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += ch;
-        }
-    }
-    return out + "\"";
-}
+void say_json(const json& value) { say(value.dump(-1, ' ', false, json::error_handler_t::replace)); }
 
 }  // namespace zkr::cli

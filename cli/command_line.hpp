@@ -5,6 +5,7 @@
 #include <zkr/client.hpp>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <memory>
@@ -47,6 +48,8 @@ struct connection_options {
     std::optional<std::string> servers;  // --connect
     double connect_timeout = 10;
     double session_timeout = 10;
+    /// Where the client logs (default: nowhere).
+    std::shared_ptr<spdlog::logger> logger;
 
     void add_to(CLI::App& app, bool with_session = true);
     /// The servers: --connect, else $ZKR_CONNECT, else 127.0.0.1:2181.
@@ -74,7 +77,10 @@ std::chrono::milliseconds seconds_to_ms(double s);
 /// One write per line: lines of several processes never mix.
 void say(const std::string& line);
 
-/// "\"text\"" for JSON: quotes, backslashes and control characters escaped.
-std::string json_string(const std::string& s);
+/// The --json output's values, fields in the order given.
+using json = nlohmann::ordered_json;
+/// One JSON value on one line (say). Bytes that are not UTF-8 (node data may be any bytes) are
+/// written as U+FFFD: the line is always JSON.
+void say_json(const json& value);
 
 }  // namespace zkr::cli

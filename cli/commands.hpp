@@ -14,6 +14,8 @@ std::unique_ptr<command> add_revoke_command(CLI::App& app);
 std::unique_ptr<command> add_watch_command(CLI::App& app);
 std::unique_ptr<command> add_members_command(CLI::App& app);
 std::unique_ptr<command> add_counter_command(CLI::App& app);
+std::unique_ptr<command> add_services_command(CLI::App& app);
+std::unique_ptr<command> add_register_command(CLI::App& app);
 std::unique_ptr<command> add_demo_command(CLI::App& app);
 /// The demo's worker processes (hidden).
 std::unique_ptr<command> add_demo_worker_command(CLI::App& app);

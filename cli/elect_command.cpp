@@ -162,9 +162,11 @@ struct elect_command final : command {
     void print(const std::string& path, const std::string& leader, const std::string& node, std::int64_t epoch,
                std::size_t participants) const {
         if (json) {
-            say("{\"path\":" + json_string(path) + ",\"leader\":" + (node.empty() ? "null" : json_string(leader)) +
-                ",\"node\":" + (node.empty() ? "null" : json_string(node)) + ",\"epoch\":" + std::to_string(epoch) +
-                ",\"participants\":" + std::to_string(participants) + "}");
+            say_json({{"path", path},
+                      {"leader", node.empty() ? cli::json(nullptr) : cli::json(leader)},
+                      {"node", node.empty() ? cli::json(nullptr) : cli::json(node)},
+                      {"epoch", epoch},
+                      {"participants", participants}});
         } else if (node.empty()) {
             say(path + ": no leader");
         } else {

@@ -5,6 +5,7 @@
 //   zkr revoke [options] PATH
 //   zkr watch [options] PATH
 //   zkr members [options] PATH    zkr counter [options] PATH [get | set N | add N]
+//   zkr services [options] [NAME]    zkr register [options] NAME -- COMMAND [ARGS...]
 //   zkr demo [options]
 // Every subcommand is parsed by CLI11 (its own file adds it); what follows "--" is the command.
 #include "commands.hpp"
@@ -27,7 +28,9 @@ public:
         if (const auto at = usage.find("Usage: "); at != std::string::npos)
             usage.replace(at, 7, app->get_parent() ? "usage: zkr " : "usage: ");
         if (const auto at = usage.find(" [PATH...]"); at != std::string::npos) usage.replace(at, 10, " PATH");
-        const std::string command = app->get_name() == "lock"    ? " -- COMMAND [ARGS...]"
+        if (const auto at = usage.find(" [NAME...]"); at != std::string::npos)
+            usage.replace(at, 10, app->get_name() == "services" ? " [NAME]" : " NAME");
+        const std::string command = app->get_name() == "lock" || app->get_name() == "register" ? " -- COMMAND [ARGS...]"
                                     : app->get_name() == "elect" ? " -- COMMAND [ARGS...] (none with --observe)"
                                                                  : "";
         if (const auto end = usage.find('\n'); !command.empty() && end != std::string::npos) usage.insert(end, command);
@@ -52,7 +55,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer("zkr COMMAND --help shows a command's options.");
     std::vector<std::pair<CLI::App*, std::unique_ptr<command>>> commands;
-    for (auto add : {add_lock_command, add_elect_command, add_status_command, add_revoke_command, add_watch_command, add_members_command, add_counter_command, add_demo_command, add_demo_worker_command}) {
+    for (auto add : {add_lock_command, add_elect_command, add_status_command, add_revoke_command, add_watch_command, add_members_command, add_counter_command, add_services_command, add_register_command, add_demo_command, add_demo_worker_command}) {
         auto cmd = add(app);
         commands.emplace_back(app.get_subcommands({}).back(), std::move(cmd));
     }

@@ -75,9 +75,9 @@ struct members_command final : command {
 
     void print_all(const member_map& m) const {
         if (json) {
-            std::string line = "{";
-            for (const auto& [id, data] : m) line += (line.size() > 1 ? "," : "") + json_string(id) + ":" + json_string(data);
-            return say(line + "}");
+            cli::json all = cli::json::object();
+            for (const auto& [id, data] : m) all[id] = data;
+            return say_json(all);
         }
         for (const auto& [id, data] : m) say(id + "\t" + data);
     }

@@ -100,25 +100,26 @@ void print_text(const std::string& path, const queue_report& q) {
 }
 
 // One JSON object on one line, for scripts and dashboards.
-std::string json(const std::string& path, const std::vector<queue_report>& queues, std::size_t other_nodes) {
-    std::string out = "{\"path\":" + json_string(path) + ",\"free\":" + (queues.empty() ? "true" : "false") +
-                      ",\"other_nodes\":" + std::to_string(other_nodes) + ",\"queues\":[";
-    for (std::size_t i = 0; i < queues.size(); ++i) {
-        const auto& q = queues[i];
-        out += std::string(i ? "," : "") + "{\"kind\":" + json_string(q.kind) +
-               ",\"max_leases\":" + (q.max_leases ? std::to_string(*q.max_leases) : "null") + ",\"holding\":" + std::to_string(q.holding) +
-               ",\"waiting\":" + std::to_string(q.waiting) + ",\"nodes\":[";
-        for (std::size_t j = 0; j < q.nodes.size(); ++j) {
-            const auto& n = q.nodes[j];
-            out += std::string(j ? "," : "") + "{\"node\":" + json_string(n.name) + ",\"role\":" +
-                   json_string(n.holds ? holder_role(q) : "waiting") +
-                   ",\"position\":" + std::to_string(n.position) + ",\"data\":" + json_string(n.data) +
-                   ",\"leases\":" + std::to_string(n.leases) + ",\"side\":" + (n.side.empty() ? "null" : json_string(n.side)) +
-                   ",\"age_ms\":" + std::to_string(n.age_ms) + ",\"token\":" + std::to_string(n.token) + "}";
-        }
-        out += "]}";
+json json_report(const std::string& path, const std::vector<queue_report>& queues, std::size_t other_nodes) {
+    json out_queues = json::array();
+    for (const auto& q : queues) {
+        json nodes = json::array();
+        for (const auto& n : q.nodes)
+            nodes.push_back({{"node", n.name},
+                             {"role", n.holds ? holder_role(q) : "waiting"},
+                             {"position", n.position},
+                             {"data", n.data},
+                             {"leases", n.leases},
+                             {"side", n.side.empty() ? json(nullptr) : json(n.side)},
+                             {"age_ms", n.age_ms},
+                             {"token", n.token}});
+        out_queues.push_back({{"kind", q.kind},
+                              {"max_leases", q.max_leases ? json(*q.max_leases) : json(nullptr)},
+                              {"holding", q.holding},
+                              {"waiting", q.waiting},
+                              {"nodes", std::move(nodes)}});
     }
-    return out + "]}";
+    return {{"path", path}, {"free", queues.empty()}, {"other_nodes", other_nodes}, {"queues", std::move(out_queues)}};
 }
 
 struct status_command final : command {
@@ -148,7 +149,7 @@ struct status_command final : command {
         }
         const auto other_nodes = children.size() - participants;
         if (as_json) {
-            say(json(path, queues, other_nodes));
+            say_json(json_report(path, queues, other_nodes));
             return 0;
         }
         if (ec == zkr::errc::no_node) {

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -62,15 +63,17 @@ void close_pipe(const int (&fds)[2]) {
 /// Forks and execs the command, in a process group of its own, with the lock's environment;
 /// throws exit_error when it cannot run. The command runs only once the guardian watches its
 /// group: a zkr killed before that (SIGKILL right after the fork) leaves no command unguarded.
-pid_t start_command(const std::vector<std::string>& command, const std::string& node, std::int64_t token, bool take_terminal,
-                    zkr::cli::guardian& guard) {
+pid_t start_command(const std::vector<std::string>& command, const held& h, bool take_terminal, zkr::cli::guardian& guard) {
     // Argument and environment arrays are made before the fork: zkr's client threads run, and
     // after fork() the child may only make async-signal-safe calls (a malloc or setenv there can
     // wait for ever on a lock another thread held at the fork).
-    std::vector<std::string> env_strings = {"ZKR_LOCK_PATH=" + node, "ZKR_FENCING_TOKEN=" + std::to_string(token)};
+    std::vector<std::string> env_strings = h.environment;
+    if (env_strings.empty()) env_strings = {"ZKR_LOCK_PATH=" + h.node, "ZKR_FENCING_TOKEN=" + std::to_string(h.token)};
+    const auto ours = env_strings.size();
     for (char** e = environ; *e; ++e) {
         const std::string_view v(*e);
-        if (!v.starts_with("ZKR_LOCK_PATH=") && !v.starts_with("ZKR_FENCING_TOKEN=")) env_strings.emplace_back(v);
+        const auto same_name = [&](const std::string& mine) { return v.substr(0, v.find('=') + 1) == mine.substr(0, mine.find('=') + 1); };
+        if (std::none_of(env_strings.begin(), env_strings.begin() + static_cast<long>(ours), same_name)) env_strings.emplace_back(v);
     }
     std::vector<char*> envp;
     for (auto& e : env_strings) envp.push_back(e.data());
@@ -157,7 +160,7 @@ int run_while_held(held& h, const std::atomic<bool>& lost, const std::vector<std
         throw exit_error(exit_cannot_run, std::string("cannot start the guardian process: ") + e.what());
     }
     const bool terminal = have_terminal();
-    const pid_t child = start_command(command, h.node, h.token, terminal, *guard);
+    const pid_t child = start_command(command, h, terminal, *guard);
     int status = 0;
     bool child_done = false, stopping = false, killed = false;
     steady::time_point kill_at = steady::time_point::max(), killed_at{};

@@ -40,11 +40,14 @@ T wait_interruptibly(std::future<T>& acquiring, const std::function<void()>& can
     return acquiring.get();
 }
 
-/// What a command runs under: a lock, a lease, or a term of leadership.
+/// What a command runs under: a lock, a lease, a term of leadership, or a registration.
 struct held {
     std::string node;  ///< ZKR_LOCK_PATH
     std::int64_t token = 0;  ///< ZKR_FENCING_TOKEN
     std::function<boost::system::error_code()> release;
+    /// The command's variables ("NAME=VALUE") instead of ZKR_LOCK_PATH and ZKR_FENCING_TOKEN, when
+    /// not empty; they replace inherited ones of the same names.
+    std::vector<std::string> environment;
 };
 
 /// How run_while_held tells and ends.

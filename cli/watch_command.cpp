@@ -74,10 +74,13 @@ struct watch_command final : command {
     void print(const cache_event& e) const {
         const bool has_node = e.node.has_value();
         if (json) {
-            std::string line = std::string("{\"event\":\"") + event_name(e.type) + "\"";
-            if (!e.path.empty()) line += ",\"path\":" + json_string(e.path);
-            if (has_node) line += ",\"data\":" + json_string(e.node->data) + ",\"version\":" + std::to_string(e.node->stat.version);
-            return say(line + "}");
+            cli::json line{{"event", event_name(e.type)}};
+            if (!e.path.empty()) line["path"] = e.path;
+            if (has_node) {
+                line["data"] = e.node->data;
+                line["version"] = e.node->stat.version;
+            }
+            return say_json(line);
         }
         std::string line = event_name(e.type);
         if (!e.path.empty()) line += " " + e.path;

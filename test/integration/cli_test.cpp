@@ -826,3 +826,73 @@ TEST_CASE("zkr counter --format int64 is Curator's DistributedAtomicLong: concur
     CHECK(zkr::test::eventually([&] { return c->get_children(path).children.empty(); }, 5s));
     c->remove(path);
 }
+
+TEST_CASE("zkr register keeps an instance while its command runs, zkr services lists it (and Curator's JSON), and bad input is refused before anything is sent") {
+    auto& zk = zkr::test::shared_server();
+    const auto cs = zk.connect_string();
+    const auto base = cli_path("services");
+    auto c = connect(cs);
+    struct bad {
+        std::vector<std::string> args;
+        std::string says;
+    };
+    for (const auto& b : std::vector<bad>{
+             {{"register", "--connect", cs, "--base", base, "--address", "h", "--", "true"}, "no NAME"},
+             {{"register", "--connect", cs, "--base", base, "--address", "h", "api"}, "no COMMAND"},
+             {{"register", "--connect", cs, "--base", base, "api", "--", "true"}, "--address is required"},
+             {{"register", "--connect", cs, "--base", base, "--address", "h", "a/b", "--", "true"}, "invalid service NAME \"a/b\""},
+             {{"register", "--connect", cs, "--base", base, "--address", "h", "--id", "..", "api", "--", "true"}, "invalid --id"},
+             {{"register", "--connect", cs, "--base", base, "--address", "h", "--port", "70000", "api", "--", "true"}, "--port: must be a number from 0 to 65535"},
+             {{"register", "--connect", cs, "--base", base, "--address", "h", "--payload", "hello", "api", "--", "true"}, "payload is not one JSON value"},
+             {{"register", "--connect", cs, "--base", base, "--address", "h", "--uri-spec", "{port", "api", "--", "true"}, "not closed"},
+             {{"register", "--connect", cs, "--base", "services", "--address", "h", "api", "--", "true"}, "invalid --base"},
+             {{"services", "--connect", cs, "--base", base, "a/b"}, "invalid service NAME"},
+             {{"services", "--connect", cs, "--base", base, "a", "b"}, "one NAME at most"},
+             {{"services", "--connect", cs, "--base", base, "--", "ls"}, "takes no COMMAND"}}) {
+        std::string joined;
+        for (const auto& a : b.args) joined += a + " ";
+        INFO("zkr " << joined);
+        std::string err;
+        CHECK(run_to_end(b.args, nullptr, &err) == 2);
+        CHECK_THAT(err, zkr::test::contains(b.says));
+    }
+    CHECK_FALSE(c->exists(base));  // nothing was sent
+    std::string out, err;
+    CHECK(run_to_end({"services", "--connect", cs, "--base", base}, &out) == 0);  // no services yet
+    CHECK(out.empty());
+    CHECK(run_to_end({"register", "--help"}, &out) == 0);
+    CHECK_THAT(out, zkr::test::contains("usage: zkr register [OPTIONS] NAME -- COMMAND [ARGS...]"));
+    CHECK(run_to_end({"services", "--help"}, &out) == 0);
+    CHECK_THAT(out, zkr::test::contains("usage: zkr services [OPTIONS] [NAME]\n"));
+
+    // The instance exists while the command runs, with the command's environment naming it.
+    const auto node = zkr::join_path(zkr::join_path(base, "api"), "r1");
+    cli_run reg({"register", "--connect", cs, "--base", base, "--address", "10.0.0.9", "--port", "8080", "--id", "r1", "--payload", "\"v2\"",
+                 "--uri-spec", "{scheme}://{address}:{port}", "api", "--", "sh", "-c",
+                 "echo \"$ZKR_SERVICE_NAME $ZKR_SERVICE_ID $ZKR_SERVICE_PATH\"; sleep 60"});
+    REQUIRE(reg.says("api r1 " + node + "\n"));
+    CHECK(c->exists(node)->ephemeral_owner != 0);
+    c->create(zkr::join_path(zkr::join_path(base, "api"), "junk"), "not an instance");
+    CHECK(run_to_end({"services", "--connect", cs, "--base", base}, &out, &err) == 0);
+    CHECK(out == "api\tr1\t10.0.0.9\t8080\t-\tDYNAMIC\tenabled\thttp://10.0.0.9:8080\n");
+    CHECK_THAT(err, zkr::test::contains("zkr services: service api: " + base + "/api/junk is not a service instance, left out: not JSON"));
+    CHECK(run_to_end({"services", "--connect", cs, "--base", base, "api", "--json"}, &out) == 0);
+    CHECK_THAT(out, zkr::test::starts_with(R"({"api":[{"name":"api","id":"r1","address":"10.0.0.9","port":8080,"sslPort":null,"payload":"v2","registrationTimeUTC":)"));
+    CHECK_THAT(out, zkr::test::ends_with(R"("serviceType":"DYNAMIC","uriSpec":{"parts":[{"value":"scheme","variable":true},{"value":"://","variable":false},{"value":"address","variable":true},{"value":":","variable":false},{"value":"port","variable":true}]}}]})" "\n"));
+    // A signal to zkr reaches the command; once it has exited the instance is gone.
+    reg.process.kill(SIGTERM);
+    CHECK(reg.wait() == 143);
+    CHECK_FALSE(c->exists(node));
+    // The command's exit status is zkr's; and zkr killed with -9 leaves nothing once its session ends.
+    CHECK(run_to_end({"register", "--connect", cs, "--base", base, "--address", "h", "api", "--", "sh", "-c", "exit 7"}) == 7);
+    cli_run killed({"register", "--connect", cs, "--session-timeout", "2", "--base", base, "--address", "h", "--id", "k1", "api", "--", "sh", "-c",
+                    "echo up; sleep 60"});
+    REQUIRE(killed.says("up\n"));
+    const auto killed_node = zkr::join_path(zkr::join_path(base, "api"), "k1");
+    CHECK(c->exists(killed_node));
+    killed.process.kill(SIGKILL);
+    killed.wait();
+    CHECK(zkr::test::eventually([&] { return !c->exists(killed_node); }, 10s));
+    c->remove(zkr::join_path(zkr::join_path(base, "api"), "junk"));
+    CHECK(zkr::test::nodes_under(*c, zkr::join_path(base, "api")) == 0);
+}

@@ -27,6 +27,15 @@ inline auto contains(const std::string& part, case_sensitivity cs = Catch::CaseS
 #endif
 }
 
+/// A matcher: the string starts with `head`.
+inline auto starts_with(const std::string& head) {
+#if ZKR_CATCH2_MAJOR >= 3
+    return Catch::Matchers::StartsWith(head);
+#else
+    return Catch::StartsWith(head);
+#endif
+}
+
 /// A matcher: the string ends with `tail`.
 inline auto ends_with(const std::string& tail) {
 #if ZKR_CATCH2_MAJOR >= 3
