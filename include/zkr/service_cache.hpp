@@ -54,10 +54,14 @@ class service_cache {
     const std::string& name() const noexcept { return name_; }
 
   private:
+    friend class service_provider;
     struct parsed;
+    /// The instances as last read, shared: rebuilt only after the view changed.
+    std::shared_ptr<const std::vector<service_instance>> snapshot() const;
     std::string name_;
     children_cache nodes_;
-    std::unique_ptr<parsed> parsed_;
+    std::shared_ptr<parsed> parsed_;
+    state_subscription changes_;  // marks the snapshot stale
 };
 
 }  // namespace zkr

@@ -22,7 +22,7 @@ bool down_instances::is_down(const std::string& id, clock_time now) {
 }
 
 std::optional<std::size_t> choose(choice_strategy strategy, choice_state& state,
-                                  const std::vector<service_instance>& usable, std::uint64_t draw) {
+                                  const std::vector<const service_instance*>& usable, std::uint64_t draw) {
     if (usable.empty()) {
         state.stuck.reset();
         return std::nullopt;
@@ -33,14 +33,14 @@ std::optional<std::size_t> choose(choice_strategy strategy, choice_state& state,
         case choice_strategy::sticky:
             if (state.stuck) {
                 const auto it = std::find_if(usable.begin(), usable.end(),
-                                             [&](const auto& i) { return i.id == *state.stuck; });
+                                             [&](const service_instance* i) { return i->id == *state.stuck; });
                 if (it != usable.end()) return static_cast<std::size_t>(it - usable.begin());
             }
             // The one held is gone (or down, or disabled): the next by round robin, held from now
             // on.
             {
                 const auto index = static_cast<std::size_t>(state.next++ % usable.size());
-                state.stuck = usable[index].id;
+                state.stuck = usable[index]->id;
                 return index;
             }
         case choice_strategy::round_robin:

@@ -47,6 +47,6 @@ struct choice_state {
 /// The index into `usable` to give out, or nullopt when it is empty. draw: a random number, used by
 /// the random strategy only.
 std::optional<std::size_t> choose(choice_strategy strategy, choice_state& state,
-                                  const std::vector<service_instance>& usable, std::uint64_t draw);
+                                  const std::vector<const service_instance*>& usable, std::uint64_t draw);
 
 }  // namespace zkr::detail

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <mutex>
 
 namespace zkr {
@@ -34,15 +35,20 @@ struct service_cache::parsed {
         std::optional<service_instance> instance;
     };
     std::shared_ptr<spdlog::logger> log;
-    mutable std::mutex mutex;
-    mutable std::map<std::string, entry> entries;
+    // Set by every event of the cache (each comes after its change is in the view), cleared before
+    // a rebuild reads the view: a change during a rebuild makes the next call rebuild again.
+    std::atomic<bool> stale{true};
+    std::mutex mutex;
+    std::map<std::string, entry> entries;
+    std::shared_ptr<const std::vector<service_instance>> snapshot;
 };
 
 service_cache::service_cache(client& c, const std::string& base_path, const std::string& name)
     : name_(name),
       nodes_(c, service_path(base_path, name), true),
-      parsed_(std::make_unique<parsed>()) {
+      parsed_(std::make_shared<parsed>()) {
     parsed_->log = c.logger();
+    changes_ = nodes_.add_listener([p = parsed_](const cache_event&) { p->stale = true; });
 }
 
 service_cache::~service_cache() { close(); }
@@ -53,14 +59,15 @@ bool service_cache::wait_initialized(std::chrono::milliseconds timeout) const {
     return nodes_.wait_initialized(timeout);
 }
 
-std::vector<service_instance> service_cache::instances() const {
-    std::vector<service_instance> out;
-    const auto names = nodes_.children();
+std::vector<service_instance> service_cache::instances() const { return *snapshot(); }
+
+std::shared_ptr<const std::vector<service_instance>> service_cache::snapshot() const {
     std::lock_guard lock(parsed_->mutex);
+    if (!parsed_->stale.exchange(false) && parsed_->snapshot) return parsed_->snapshot;
+    auto out = std::make_shared<std::vector<service_instance>>();
+    const auto names = nodes_.children();
     auto& entries = parsed_->entries;
-    std::erase_if(entries, [&](const auto& e) {
-        return !std::binary_search(names.begin(), names.end(), e.first);
-    });
+    std::erase_if(entries, [&](const auto& e) { return !std::binary_search(names.begin(), names.end(), e.first); });
     for (const auto& child : names) {
         auto node = nodes_.get(child);
         if (!node) continue;  // removed since the listing
@@ -72,22 +79,24 @@ std::vector<service_instance> service_cache::instances() const {
                 e.instance = service_instance_from_json(node->data);
             } catch (const zkr::error& err) {
                 e.instance.reset();
-                parsed_->log->warn("service {}: {} is not a service instance, left out: {}", name_,
-                                   join_path(nodes_.path(), child), err.what());
+                parsed_->log->warn("service {}: {} is not a service instance, left out: {}", name_, join_path(nodes_.path(), child), err.what());
             }
         }
-        if (e.instance) out.push_back(*e.instance);
+        if (e.instance) out->push_back(*e.instance);
     }
-    return out;
+    parsed_->snapshot = std::move(out);
+    return parsed_->snapshot;
 }
 
 state_subscription service_cache::add_listener(std::function<void()> listener) {
     if (!listener)
         throw zkr::error(make_error_code(errc::invalid_argument), nodes_.path(), "empty listener");
-    return nodes_.add_listener([listener = std::move(listener)](const cache_event& e) {
-        if (e.type == cache_event_type::added || e.type == cache_event_type::updated ||
-            e.type == cache_event_type::removed)
-            listener();
+    return nodes_.add_listener([p = parsed_, listener = std::move(listener)](const cache_event& e) {
+        if (e.type != cache_event_type::added && e.type != cache_event_type::updated &&
+            e.type != cache_event_type::removed)
+            return;
+        p->stale = true;  // (whichever listener runs first: instances() then shows the change)
+        listener();
     });
 }
 

@@ -150,10 +150,11 @@ TEST_CASE(
     "service provider choice: round robin in turn, random by the draw, sticky while offered") {
     using zkr::detail::choice_state;
     using zkr::detail::choice_strategy;
-    std::vector<service_instance> three(3);
-    three[0].id = "a";
-    three[1].id = "b";
-    three[2].id = "c";
+    std::vector<service_instance> instances(3);
+    instances[0].id = "a";
+    instances[1].id = "b";
+    instances[2].id = "c";
+    const std::vector<const service_instance*> three{&instances[0], &instances[1], &instances[2]};
     choice_state s;
     std::vector<std::size_t> picked;
     for (int n = 0; n < 6; ++n)
@@ -169,10 +170,10 @@ TEST_CASE(
     auto without = three;
     without.erase(without.begin() + static_cast<long>(first));
     const auto next = *zkr::detail::choose(choice_strategy::sticky, sticky, without, 0);
-    CHECK(without[next].id != three[first].id);
+    CHECK(without[next]->id != three[first]->id);
     // It keeps the new one even when the old one is offered again.
-    CHECK(three[*zkr::detail::choose(choice_strategy::sticky, sticky, three, 0)].id ==
-          without[next].id);
+    CHECK(three[*zkr::detail::choose(choice_strategy::sticky, sticky, three, 0)]->id ==
+          without[next]->id);
     CHECK(!zkr::detail::choose(choice_strategy::sticky, sticky, {}, 0));
 }
 
