@@ -18,6 +18,9 @@ std::optional<std::int64_t> long_from_data(std::string_view data) {
 
 namespace {
 
+// Why a TTL receipt could not be made, and what the server needs.
+constexpr const char* ttl_refused = "the server does not allow TTL nodes (receipt_ttl): start it with zookeeper.extendedTypesEnabled=true";
+
 bool connection_failed(const boost::system::error_code& ec) { return awaits_connection(ec) || ec == errc::session_expired; }
 
 std::uint64_t serial_of(const std::string& data) {
@@ -98,6 +101,8 @@ void atomic_long_machine::on(const zk::reply& r) {
             }
             if (!r.ec || r.ec == errc::node_exists || r.ec == errc::no_node) return read();  // (no_node: the value went)
             if (connection_failed(r.ec)) return await_connection();  // sim-one-way: final-error
+            if (r.ec == errc::unimplemented && step_ != step::making_value && cfg_.receipt_ttl.count() > 0)  // sim-unreachable: final-error
+                return fail(r.ec, "creating the receipt " + cfg_.receipt + std::to_string(generation_) + ": " + ttl_refused);  // sim-unreachable: final-error
             return fail(r.ec, "creating " + (step_ == step::making_value ? cfg_.path : cfg_.receipt + std::to_string(generation_)));  // sim-unreachable: final-error
         case step::writing:
             if (!r.ec) {

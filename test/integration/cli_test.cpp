@@ -896,3 +896,16 @@ TEST_CASE("zkr register keeps an instance while its command runs, zkr services l
     c->remove(zkr::join_path(zkr::join_path(base, "api"), "junk"));
     CHECK(zkr::test::nodes_under(*c, zkr::join_path(base, "api")) == 0);
 }
+
+TEST_CASE("zkr --json lines are JSON whatever the data: control characters escaped, bytes that are not UTF-8 shown as U+FFFD") {
+    auto& zk = zkr::test::shared_server();
+    const auto group = cli_path("json-bytes");
+    auto c = connect(zk.connect_string());
+    zkr::create_options o;
+    o.create_parents = true;
+    c->create(group + "/bin", std::string("a\xff\x01\"", 4), o);
+    c->create(group + "/text", "caf\xc3\xa9", o);  // UTF-8 passes as it is
+    std::string out;
+    CHECK(run_to_end({"members", "--json", "--connect", zk.connect_string(), group}, &out) == 0);
+    CHECK(out == "{\"bin\":\"a\xef\xbf\xbd\\u0001\\\"\",\"text\":\"caf\xc3\xa9\"}\n");
+}

@@ -4,6 +4,7 @@
 // and misuse refused with a clear error before anything is sent.
 #include "recipe_checks.hpp"
 
+#include <zkr/distributed_atomic_long.hpp>
 #include <zkr/persistent_node.hpp>
 
 #include "zkr_catch.hpp"
@@ -166,7 +167,7 @@ TEST_CASE("persistent node: misuse is refused with a clear error, and nothing is
     CHECK_FALSE(c->exists(node_path("t")));
 }
 
-TEST_CASE("persistent node: a TTL node on a server that does not allow them fails, naming the server setting") {
+TEST_CASE("a TTL node on a server that does not allow them fails, naming the server setting: a persistent node, an atomic long's receipt") {
     zkr::test::zk_cluster zk({.jvm_properties = {"-Dzookeeper.extendedTypesEnabled=false"}});
     auto c = connect(zk.connect_string());
     zkr::persistent_node node(*c, "/ttl/n", zkr::create_mode::persistent_with_ttl, "", {.ttl = 10s});
@@ -179,6 +180,14 @@ TEST_CASE("persistent node: a TTL node on a server that does not allow them fail
         CHECK_THAT(std::string(x.what()), zkr::test::contains("zookeeper.extendedTypesEnabled=true"));
     }
     CHECK(c->get_children("/").children == std::vector<std::string>{"zookeeper"});
+    zkr::distributed_atomic_long counter(*c, "/ttl-counter", {.receipt_ttl = 60s});
+    try {
+        (void)counter.increment();
+        FAIL("a TTL receipt was made");
+    } catch (const zkr::error& x) {
+        CHECK(x.code() == zkr::errc::unimplemented);
+        CHECK_THAT(std::string(x.what()), zkr::test::contains("does not allow TTL nodes (receipt_ttl): start it with zookeeper.extendedTypesEnabled=true"));
+    }
 }
 
 TEST_CASE("persistent node: a TTL node is touched, so the server keeps it past its TTL, and made again once removed") {
