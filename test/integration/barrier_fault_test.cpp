@@ -1,0 +1,125 @@
+// The double barrier under faults, in separate processes: five zkr_barrier_worker processes (each
+// a zkr::double_barrier member in a process of its own, reaching the servers through TCP proxies,
+// with 10 s sessions) go through 50 rounds of 200 ms each, one barrier path per round, while a
+// nemesis acts: a
+// server killed with -9 and restarted (the ensemble's leader among them), every connection reset,
+// the proxies blackholed briefly, a member paused (within its session: the others must wait for
+// it); each kind once in every run, then at random. Checked, from the members' log (one O_APPEND
+// write per line: the file's order is the real order):
+// - in every round, nobody's enter returned before all five had begun to enter, and nobody's leave
+//   returned before all five had begun to leave;
+// - every member went through every round (nobody waited for ever), with no error;
+// - nothing is left under any round's path.
+// Named "nemesis" so that CI runs it where it runs the other fault runs (scripts/run).
+#include "process.hpp"
+#include "process_nemesis.hpp"
+#include "recipe_checks.hpp"
+
+#include "zkr_catch.hpp"
+
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <thread>
+
+using namespace std::chrono_literals;
+
+namespace {
+
+void run_barrier_nemesis(int servers, int members, int rounds) {
+    constexpr auto session = 10s;
+    zkr::test::zk_cluster zk({.servers = servers});
+    zkr::test::proxied_servers net(zk);
+    const std::string base = "/barrier-fault";
+    auto op = zkr::test::connect(zkr::test::test_options(zk.connect_string(), 10s));  // the checker, beside the proxies
+    const auto seed = std::random_device{}();
+    INFO("seed " << seed << ", " << servers << " server(s)");
+    std::mt19937 rng(seed);
+
+    const auto log = zkr::test::temp_file("barrier");
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<zkr::test::child_process> workers;
+    for (int i = 0; i < members; ++i)
+        workers.emplace_back(std::vector<std::string>{ZKR_BARRIER_WORKER, net.connect_string, "10000", base, std::to_string(members),
+                                                      std::to_string(rounds), "200", log});
+    const auto finished = [&] {
+        const auto lines = zkr::test::read_finished_lines(log);
+        return std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
+                   return l.rfind("left ", 0) == 0 && l.substr(l.rfind(' ') + 1) == std::to_string(rounds - 1);
+               }) == members ||
+               std::any_of(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("error ", 0) == 0; });
+    };
+    // The faults that keep sessions: process_fault's server kill, reset and brief blackhole, and a
+    // member paused for half its session.
+    std::vector<int> kinds = {0, 1, 2, 4};
+    std::shuffle(kinds.begin(), kinds.end(), rng);
+    std::vector<std::string> faults;
+    int faults_in_rounds = 0;  // begun while the members were still going through rounds
+    for (std::size_t n = 0; n < kinds.size() || !finished(); ++n) {
+        if (!finished()) ++faults_in_rounds;
+        REQUIRE(std::chrono::steady_clock::now() - t0 < 240s);
+        const int kind = n < kinds.size() ? kinds[n] : kinds[rng() % kinds.size()];
+        if (kind == 4) {
+            const auto w = rng() % workers.size();
+            workers[w].kill(SIGSTOP);
+            std::this_thread::sleep_for(session / 2);
+            workers[w].kill(SIGCONT);
+            faults.push_back("pause member " + std::to_string(w) + " for half its session");
+        } else {
+            faults.push_back(zkr::test::process_fault(kind, zk, net, workers, session, rng));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200 + rng() % 600));
+    }
+    std::string said;
+    for (const auto& f : faults) said += f + "; ";
+    INFO("faults: " << said);
+    for (auto& w : workers) CHECK(w.wait() == 0);
+    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+
+    // Per round: how many members have begun to enter and to leave, at each line.
+    std::map<int, int> entering, leaving, entered, left;
+    int early_enters = 0, early_leaves = 0, errors = 0;
+    for (const auto& line : zkr::test::read_finished_lines(log)) {
+        std::istringstream in(line);
+        std::string what;
+        long pid = 0;
+        int r = 0;
+        in >> what >> pid >> r;
+        if (what == "entering") ++entering[r];
+        else if (what == "leaving") ++leaving[r];
+        else if (what == "entered") {
+            ++entered[r];
+            if (entering[r] < members) ++early_enters;
+        } else if (what == "left") {
+            ++left[r];
+            if (leaving[r] < members) ++early_leaves;
+        } else {
+            ++errors;
+            UNSCOPED_INFO(line);
+        }
+    }
+    CHECK(faults_in_rounds >= 4);  // every kind reached the members mid-round
+    CHECK(early_enters == 0);
+    CHECK(early_leaves == 0);
+    CHECK(errors == 0);
+    for (int r = 0; r < rounds; ++r) {
+        INFO("round " << r);
+        CHECK(entered[r] == members);
+        CHECK(left[r] == members);
+        CHECK(zkr::test::nodes_under(*op, base + "/r" + std::to_string(r)) == 0);
+    }
+    std::cout << "double barrier nemesis [" << servers << " server(s)]: " << members << " members x " << rounds << " rounds in "
+              << elapsed.count() << " ms; faults: " << said << std::endl;
+    std::remove(log.c_str());
+}
+
+}  // namespace
+
+TEST_CASE("nemesis: double barrier, 5 members x 50 rounds in separate processes, standalone: nobody early, nobody stuck, nothing left") {
+    run_barrier_nemesis(1, 5, 50);
+}
+
+TEST_CASE("nemesis: double barrier, 5 members x 50 rounds in separate processes, 3-server ensemble: nobody early, nobody stuck, nothing left") {
+    run_barrier_nemesis(3, 5, 50);
+}
