@@ -34,16 +34,16 @@ struct service_instance {
     std::string name;
     /// This instance's id: one node name; empty at register: a random UUID.
     std::string id;
-    std::optional<std::string> address;
-    std::optional<std::int32_t> port;
-    std::optional<std::int32_t> ssl_port;
+    std::optional<std::string> address;  ///< its host name or IP (null: none)
+    std::optional<std::int32_t> port;  ///< its port (null: none)
+    std::optional<std::int32_t> ssl_port;  ///< its TLS port (null: none)
     /// The payload as JSON text; "null" for none. A Curator ServiceDiscovery<String>'s payload is
     /// a JSON string ("\"text\""); Java classes other than String, Integer and maps carry their
     /// class, as Jackson writes them ({"@class":"java.util.HashMap","k":"v"}).
     std::string payload = "null";
     /// Milliseconds since the epoch (UTC); 0 at register: the time of the registration.
     std::int64_t registration_time_utc = 0;
-    service_type type = service_type::dynamic;
+    service_type type = service_type::dynamic;  ///< how its node lives
     /// Curator's UriSpec as its template: literal text and {variables}, as
     /// "{scheme}://{address}:{port}"; empty for none (written as null).
     std::string uri_spec;
@@ -52,6 +52,7 @@ struct service_instance {
     /// never picks a disabled instance.
     bool enabled = true;
 
+    /// Equal when every field is.
     friend bool operator==(const service_instance&, const service_instance&) = default;
 };
 

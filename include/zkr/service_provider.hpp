@@ -23,8 +23,8 @@ enum class provider_strategy {
 /// Curator's DownInstancePolicy: an instance with `error_threshold` errors noted (note_error)
 /// within `timeout` of its first is left out until that time has passed.
 struct down_instance_policy {
-    int error_threshold = 2;
-    std::chrono::milliseconds timeout = std::chrono::seconds(30);
+    int error_threshold = 2;  ///< errors that leave an instance out (at least 1)
+    std::chrono::milliseconds timeout = std::chrono::seconds(30);  ///< how long after its first error
 };
 
 /**
