@@ -132,22 +132,26 @@ service_instance service_discovery::register_service(service_instance instance) 
 
 void service_discovery::update_service(service_instance instance) {
     std::shared_ptr<registration> reg;
+    service_instance registered;  // as last given (another update may run beside this one)
     {
         std::lock_guard lock(mutex_);
         const auto it = registered_.find({instance.name, instance.id});
-        if (it != registered_.end()) reg = it->second;
+        if (it != registered_.end()) {
+            reg = it->second;
+            registered = reg->instance;
+        }
     }
     const auto path = join_path(join_path(base_path_, instance.name), instance.id);
     if (!reg)
         refuse(path, "instance \"" + instance.id + "\" of \"" + instance.name +
                          "\" is not registered by this service_discovery");
-    if (instance.type != reg->instance.type)
+    if (instance.type != registered.type)
         refuse(path, "update_service cannot change an instance's type (" +
-                         std::string(to_string(reg->instance.type)) + " to " +
+                         std::string(to_string(registered.type)) + " to " +
                          std::string(to_string(instance.type)) +
                          "): unregister it, then register it again");
     if (instance.registration_time_utc == 0)
-        instance.registration_time_utc = reg->instance.registration_time_utc;
+        instance.registration_time_utc = registered.registration_time_utc;
     auto data = service_instance_to_json(instance);
     if (reg->node)
         reg->node->set_data(std::move(data));

@@ -4,7 +4,8 @@
 // O_APPEND, so the file's order is the real order) around each step:
 //   entering <pid> <r>   before it enters      entered <pid> <r>   once enter returned
 //   leaving <pid> <r>    before it leaves      left <pid> <r>      once leave returned
-// then exits 0. An error is logged as "error <pid> <r> <message>" and ends it with 1.
+// each line ending with the monotonic clock in ns (CLOCK_MONOTONIC, for bench/barrier_compare.py),
+// then exits 0. An error is logged as "error <pid> <r> <ns> <message>" and ends it with 1.
 // Usage: zkr_barrier_worker CONNECT SESSION_MS BASE MEMBERS ROUNDS HOLD_MS LOG
 #include <zkr/double_barrier.hpp>
 #include <zkr/error.hpp>
@@ -12,6 +13,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -22,7 +24,9 @@ namespace {
 int log_fd = -1;
 
 void log_line(const std::string& what, int round, const std::string& rest = {}) {
-    const std::string line = what + " " + std::to_string(::getpid()) + " " + std::to_string(round) + (rest.empty() ? "" : " " + rest) + "\n";
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    const std::string line = what + " " + std::to_string(::getpid()) + " " + std::to_string(round) + " " + std::to_string(ns) +
+                             (rest.empty() ? "" : " " + rest) + "\n";
     if (::write(log_fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) std::abort();
 }
 
