@@ -41,6 +41,7 @@ struct resource {
 void do_step(std::int64_t fencing_token);
 void write_with_token(std::int64_t fencing_token);
 void call_gateway(std::int64_t fencing_token);
+void call(const std::string& uri);
 struct config {};
 config load_config();
 void use(const config&);

@@ -31,6 +31,7 @@
 #include <zkr/retry_policy.hpp>
 #include <zkr/persistent_node.hpp>
 #include <zkr/group_member.hpp>
+#include <zkr/service_discovery.hpp>
 #include <zkr/shared_count.hpp>
 #include <zkr/tree_cache.hpp>
 #include <zkr/node_cache.hpp>
