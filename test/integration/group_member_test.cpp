@@ -11,29 +11,11 @@
 #include "zkr_catch.hpp"
 
 #include <csignal>
-#include <fstream>
 #include <sstream>
 
 using namespace std::chrono_literals;
 using zkr::test::connect;
 using members = std::map<std::string, std::string>;
-
-namespace {
-
-// A Curator worker's view of the group: "initialized", then "ID<TAB>DATA" per member.
-members curator_members(const std::string& file) {
-    members out;
-    std::ifstream in(file);
-    std::string line;
-    if (!std::getline(in, line)) return out;
-    while (std::getline(in, line)) {
-        const auto tab = line.find('\t');
-        if (tab != std::string::npos) out[line.substr(0, tab)] = line.substr(tab + 1);
-    }
-    return out;
-}
-
-}  // namespace
 
 TEST_CASE("group member: members see each other's ids and data, a member comes back after its session expires, and one that leaves is gone") {
     auto& zk = zkr::test::shared_server();
@@ -127,7 +109,7 @@ TEST_CASE("interop: zkr's group members and Curator's GroupMember on one group s
             [&] {
                 if (za.current_members() != expected || zb.current_members() != expected) return false;
                 for (const auto& c : curators)
-                    if (!c.left && curator_members(c.view) != expected) return false;
+                    if (!c.left && zkr::test::read_curator_view(c.view) != expected) return false;
                 return true;
             },
             60s);  // (a JVM starts in a few seconds)
@@ -146,7 +128,7 @@ TEST_CASE("interop: zkr's group members and Curator's GroupMember on one group s
     // A zkr member leaves; Curator's member sees it gone.
     za.close();
     all.erase("zkr-a");
-    CHECK(zkr::test::eventually([&] { return curator_members(curators[0].view) == all && zb.current_members() == all; }, 10s));
+    CHECK(zkr::test::eventually([&] { return zkr::test::read_curator_view(curators[0].view) == all && zb.current_members() == all; }, 10s));
     curators[0].process.kill(SIGTERM);
     curators[0].process.wait();
     for (const auto& c : curators) std::remove(c.view.c_str());

@@ -17,7 +17,6 @@
 
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -262,23 +261,8 @@ TEST_CASE(
     CHECK(zkr::test::nodes_under(*other, zkr::join_path(base, "api")) == 0);
 }
 
-namespace {
-
-// A Curator worker's view of a service: "initialized", then per instance, sorted by id,
+// A Curator worker's view of a service (zkr::test::read_curator_view): per instance, sorted by id,
 // "ID<TAB>ADDRESS<TAB>PORT<TAB>PAYLOAD<TAB>URI<TAB>ENABLED<TAB>TYPE"; id -> the rest.
-std::map<std::string, std::string> curator_view(const std::string& file) {
-    std::map<std::string, std::string> out;
-    std::ifstream in(file);
-    std::string line;
-    if (!std::getline(in, line)) return out;
-    while (std::getline(in, line)) {
-        const auto tab = line.find('\t');
-        if (tab != std::string::npos) out[line.substr(0, tab)] = line.substr(tab + 1);
-    }
-    return out;
-}
-
-}  // namespace
 
 TEST_CASE(
     "interop: zkr's service_discovery and Curator's curator-x-discovery on one base path see each "
@@ -309,7 +293,7 @@ TEST_CASE(
         {"zkr-1", "zkr-host\t8080\tzkr:zkr-1\thttp://zkr-host:8080\ttrue\tDYNAMIC"},
         {"curator-1",
          "curator-host\t7000\tcurator:curator-1\thttp://curator-host:7000\ttrue\tDYNAMIC"}};
-    CHECK(zkr::test::eventually([&] { return curator_view(view) == expected; },
+    CHECK(zkr::test::eventually([&] { return zkr::test::read_curator_view(view) == expected; },
                                 60s));  // (a JVM starts in a few seconds)
     // zkr reads Curator's instance.
     REQUIRE(zkr::test::eventually([&] { return cache.instances().size() == 2; }, 10s));
@@ -328,7 +312,7 @@ TEST_CASE(
     mine.enabled = false;
     d.update_service(mine);
     expected["zkr-1"] = "zkr-host\t9090\tzkr:zkr-1\thttp://zkr-host:9090\tfalse\tDYNAMIC";
-    CHECK(zkr::test::eventually([&] { return curator_view(view) == expected; }, 10s));
+    CHECK(zkr::test::eventually([&] { return zkr::test::read_curator_view(view) == expected; }, 10s));
     // Curator's instance leaves (SIGTERM: its discovery closes); zkr sees it gone.
     curator.kill(SIGTERM);
     CHECK(curator.wait() == 143);  // (a JVM ended by SIGTERM after its shutdown hooks)
