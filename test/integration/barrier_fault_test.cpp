@@ -27,6 +27,26 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// One line of a zkr_barrier_worker's log: "<what> <pid> <round> <ns> [message]".
+struct step {
+    std::string what;
+    int round = 0;
+    std::string line;  // as written, for a message
+};
+
+std::vector<step> steps_in(const std::string& log) {
+    std::vector<step> out;
+    for (const auto& line : zkr::test::read_finished_lines(log)) {
+        std::istringstream in(line);
+        step s;
+        long pid = 0;
+        in >> s.what >> pid >> s.round;
+        s.line = line;
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
 void run_barrier_nemesis(int servers, int members, int rounds) {
     constexpr auto session = 10s;
     zkr::test::zk_cluster zk({.servers = servers});
@@ -47,12 +67,7 @@ void run_barrier_nemesis(int servers, int members, int rounds) {
     const auto progress = [&] {
         std::map<int, int> left_in;
         bool error = false;
-        for (const auto& line : zkr::test::read_finished_lines(log)) {
-            std::istringstream in(line);
-            std::string what;
-            long pid = 0;
-            int r = 0;
-            in >> what >> pid >> r;
+        for (const auto& [what, r, line] : steps_in(log)) {
             if (what == "left") ++left_in[r];
             if (what == "error") error = true;
         }
@@ -99,12 +114,7 @@ void run_barrier_nemesis(int servers, int members, int rounds) {
     // Per round: how many members have begun to enter and to leave, at each line.
     std::map<int, int> entering, leaving, entered, left;
     int early_enters = 0, early_leaves = 0, errors = 0;
-    for (const auto& line : zkr::test::read_finished_lines(log)) {
-        std::istringstream in(line);
-        std::string what;
-        long pid = 0;
-        int r = 0;
-        in >> what >> pid >> r;
+    for (const auto& [what, r, line] : steps_in(log)) {
         if (what == "entering") ++entering[r];
         else if (what == "leaving") ++leaving[r];
         else if (what == "entered") {
