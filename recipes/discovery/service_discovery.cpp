@@ -45,6 +45,11 @@ create_mode mode_of(service_type t) {
     return create_mode::ephemeral;
 }
 
+// An instance's node: <base>/<name>/<id>.
+std::string instance_path(const std::string& base, const std::string& name, const std::string& id) {
+    return join_path(join_path(base, name), id);
+}
+
 std::int64_t now_utc_ms() {
     using namespace std::chrono;
     return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
@@ -73,7 +78,7 @@ service_instance service_discovery::register_service(service_instance instance) 
     auto data = service_instance_to_json(instance);
     auto reg = std::make_shared<registration>();
     reg->instance = instance;
-    reg->path = join_path(join_path(base_path_, instance.name), instance.id);
+    reg->path = instance_path(base_path_, instance.name, instance.id);
     if (instance.type != service_type::permanent) {
         persistent_node_options o;
         // A lost reply must not leave a second sequential node behind.
@@ -141,7 +146,7 @@ void service_discovery::update_service(service_instance instance) {
             registered = reg->instance;
         }
     }
-    const auto path = join_path(join_path(base_path_, instance.name), instance.id);
+    const auto path = instance_path(base_path_, instance.name, instance.id);
     if (!reg)
         refuse(path, "instance \"" + instance.id + "\" of \"" + instance.name +
                          "\" is not registered by this service_discovery");
@@ -175,7 +180,7 @@ bool service_discovery::unregister_service(const service_instance& instance) noe
         if (reg && reg->node) return reg->node->close(options_.timeout);
         if (node_name_error(instance.name) || node_name_error(instance.id)) return false;
         boost::system::error_code ec;
-        client_.remove(join_path(join_path(base_path_, instance.name), instance.id), {}, ec);
+        client_.remove(instance_path(base_path_, instance.name, instance.id), {}, ec);
         return !ec || ec == errc::no_node;
     } catch (const std::exception& e) {  // (a lock or an allocation: nothing else throws here)
         client_.logger()->warn("unregister_service {} {}: {}", instance.name, instance.id,
@@ -231,7 +236,7 @@ std::optional<service_instance> service_discovery::query_for_instance(const std:
                                                                       const std::string& id) {
     check_name(base_path_, "service name", name);
     check_name(base_path_, "instance id", id);
-    const auto path = join_path(join_path(base_path_, name), id);
+    const auto path = instance_path(base_path_, name, id);
     boost::system::error_code ec;
     auto read = client_.get_data(path, ec);
     if (ec == errc::no_node) return std::nullopt;
