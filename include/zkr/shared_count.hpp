@@ -61,10 +61,18 @@ public:
 
     /// The last value read (no I/O).
     std::int32_t count() const;
-    /// Sets the value for every process (an unconditional write).
+    /// Sets the value for every process (an unconditional write); count() shows it once this
+    /// returns, unless a newer write came first. Throws zkr::error when the write fails.
     void set_count(std::int32_t value);
-    /// Sets the value only if nobody changed it since this object read `expected`; false if
-    /// someone did (count() then catches up through the watch).
+    /// Sets the value only if nobody changed it since this object read `expected`; false, with no
+    /// request, when count() is not `expected`, and false when someone changed the node meanwhile:
+    /// count() then shows the node as read after that conflict, so a loop of
+    /// `try_set_count(count(), f(count()))` makes progress. Throws zkr::error when the write
+    /// fails for another reason.
+    /// Connection loss: the write is resent per the retry policy; when the first copy had been
+    /// applied, the resent one meets its own version change and this answers false for a write
+    /// that took (as Curator's SharedCount does). Counting exactly once through drops is
+    /// distributed_atomic_long's business (its receipts tell).
     bool try_set_count(std::int32_t expected, std::int32_t value);
     /// listener(new value) runs on the client's callback thread after each change this object
     /// sees, whoever made it.

@@ -33,6 +33,7 @@
 #include <zkr/group_member.hpp>
 #include <zkr/service_discovery.hpp>
 #include <zkr/shared_count.hpp>
+#include <zkr/shared_value.hpp>
 #include <zkr/tree_cache.hpp>
 #include <zkr/node_cache.hpp>
 #include <zkr/children_cache.hpp>

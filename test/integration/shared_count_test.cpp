@@ -30,6 +30,8 @@ TEST_CASE("shared count: follows another client's writes, a deletion and re-crea
     auto other = connect(zk.connect_string());
     zkr::shared_count count(*a, path, 4);
     CHECK(count.count() == 4);
+    count.set_count(5);
+    CHECK(count.count() == 5);  // not eventually: when set_count returns
     std::atomic<int> heard{0};
     auto sub = count.add_listener([&](std::int32_t v) { heard = v; });
     other->set_data(path, "9");
@@ -56,12 +58,15 @@ TEST_CASE("shared count: compare-and-set from two clients never loses an increme
     auto b = connect(zk.connect_string());
     zkr::shared_count ca(*a, path, 0), cb(*b, path, 0);
     constexpr int each = 40;
-    const auto increment = [](zkr::shared_count& c) {
+    // No wait between tries: once a try fails, count() already shows a newer value (the watch's,
+    // or the one read after the conflict).
+    std::atomic<int> stale_after_conflict{0};
+    const auto increment = [&](zkr::shared_count& c) {
         int tries = 0;
         for (int done = 0; done < each;) {
             const auto seen = c.count();
             if (c.try_set_count(seen, seen + 1)) ++done;
-            else std::this_thread::sleep_for(1ms);  // the view catches up through its watch
+            else if (c.count() == seen) ++stale_after_conflict;
             ++tries;
         }
         return tries;
@@ -70,6 +75,7 @@ TEST_CASE("shared count: compare-and-set from two clients never loses an increme
     auto tb = std::async(std::launch::async, [&] { return increment(cb); });
     const int tries = ta.get() + tb.get();
     CHECK(tries >= 2 * each);
+    CHECK(stale_after_conflict == 0);
     CHECK(a->get_data(path).data == std::to_string(2 * each));
     CHECK(zkr::test::eventually([&] { return ca.count() == 2 * each && cb.count() == 2 * each; }, 5s));
     a->remove(path);
@@ -92,7 +98,6 @@ TEST_CASE("shared count in Curator's format: zkr, Curator's SharedCount and Kazo
     for (int done = 0; done < each;) {
         const auto seen = count.count();
         if (count.try_set_count(seen, seen + 1)) ++done;
-        else std::this_thread::sleep_for(1ms);  // the view catches up through its watch
     }
     CHECK(curator.wait() == 0);
     CHECK(kazoo.wait() == 0);

@@ -19,10 +19,13 @@
 // (untimed), logs "ENTERED <pid>", sleeps HOLD_MS, logs "LEAVING <pid>", leaves, logs "LEFT <pid>".
 // sharedcount: a SharedCount on PATH (seed 0), incremented ITERATIONS times by the compare-and-set
 // loop Curator's users write (getVersionedValue, trySetCount); then logs "DONE <pid> <its view>".
+// sharedvalue: a SharedValue on PATH (seed empty) to which it appends "c" ITERATIONS times by the
+// compare-and-set loop Curator's users write (getVersionedValue, trySetValue); then logs "DONE <pid>
+// <its view's length>".
 // atomiclong: a DistributedAtomicLong on PATH (10 optimistic tries, then PromotedToLock on
 // PATH-lock), incremented until ITERATIONS increments succeeded; then logs "DONE <pid> <tries>
 // <ms of the increments>".
-//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX|treecache|curatorcache|groupmember|barrier-wait|barrier-set|doublebarrier:N|sharedcount|atomiclong PATH ITERATIONS HOLD_MS LOG [ID]
+//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX|treecache|curatorcache|groupmember|barrier-wait|barrier-set|doublebarrier:N|sharedcount|sharedvalue|atomiclong PATH ITERATIONS HOLD_MS LOG [ID]
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -30,6 +33,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
@@ -53,6 +57,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.nodes.GroupMember;
 import org.apache.curator.framework.recipes.shared.SharedCount;
+import org.apache.curator.framework.recipes.shared.SharedValue;
 import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
@@ -196,6 +201,24 @@ public class CuratorWorker {
                 line(out, "DONE " + pid + " " + count.getCount());
             }
             count.close();
+            c.close();
+            return;
+        }
+        if (recipe.equals("sharedvalue")) {
+            SharedValue value = new SharedValue(c, path, new byte[0]);
+            value.start();
+            for (int i = 0; i < iterations; ++i) {
+                for (;;) {
+                    VersionedValue<byte[]> seen = value.getVersionedValue();
+                    byte[] next = Arrays.copyOf(seen.getValue(), seen.getValue().length + 1);
+                    next[next.length - 1] = 'c';
+                    if (value.trySetValue(seen, next)) break;
+                }
+            }
+            try (FileOutputStream out = new FileOutputStream(args[5], true)) {
+                line(out, "DONE " + pid + " " + value.getValue().length);
+            }
+            value.close();
             c.close();
             return;
         }

@@ -1,6 +1,6 @@
 #include "count_sim.hpp"
 
-#include "../../recipes/shared/count_machine.hpp"
+#include "../../recipes/shared/value_machine.hpp"
 #include "sim_clients.hpp"
 
 #include "../../src/parse_number.hpp"
@@ -16,8 +16,8 @@ namespace zkr::sim::count {
 namespace {
 
 using detail::count_machine;
+using zkr::errc;
 namespace zk = detail::zk;
-namespace count_out = detail::count_out;
 
 const std::string count_path = "/counts/c";
 constexpr std::uint64_t view = 0, worker = 1;  // who an op or event is for (connection changes: the view)
@@ -27,7 +27,9 @@ struct client {
     int id = 0;
     count_machine m{count_path};
     int done = 0;          // the worker's increments that took
-    bool cas_out = false;  // the worker's compare-and-set is in flight
+    bool cas_out = false;  // the worker's compare-and-set is in flight (or its read after a conflict)
+    bool cas_reading = false;  // the worker reads after a conflict, as try_set_count does
+    std::string cas_data;      // what the compare-and-set writes
     zk::ticket next_ticket = 1u << 30;  // the worker's own tickets (apart from the machine's)
     std::map<std::int64_t, std::int32_t> last_version;  // by czxid: the newest version applied
 };
@@ -45,7 +47,7 @@ public:
             c.id = i;
             clients_.push_back(std::move(c));
         }
-        for (auto& c : clients_) feed(c, detail::count_in::start{});
+        for (auto& c : clients_) feed(c, detail::value_in::start{});
     }
 
     outcome run() {
@@ -92,7 +94,7 @@ private:
         for (const auto& a : c.m.resume(e)) {
             if (const auto* op = std::get_if<zk::op>(&a)) {
                 net_[c.id].outbound.push_back({view, *op});
-            } else if (const auto* r = std::get_if<count_out::value_read>(&a)) {
+            } else if (const auto* r = std::get_if<count_machine::value_read>(&a)) {
                 ++out_.reads;
                 // A late reply never puts an older version of the same node back.
                 if (const auto it = c.last_version.find(r->czxid); it != c.last_version.end() && r->version < it->second)
@@ -109,17 +111,31 @@ private:
     void start_cas(client& c) {
         const auto value = *c.m.value();
         c.cas_out = true;
-        net_[c.id].outbound.push_back({worker, zk::set_data{++c.next_ticket, count_path, std::to_string(value + 1), c.m.version()}});
+        c.cas_data = std::to_string(value + 1);
+        net_[c.id].outbound.push_back({worker, zk::set_data{++c.next_ticket, count_path, c.cas_data, c.m.version()}});
     }
 
+    // As try_set_count: a write that took is shown at once (value_in::observed); a conflict reads
+    // the node, and shows what it read, before the worker tries again.
     void cas_answered(client& c, const zk::reply& r) {
-        c.cas_out = false;
+        if (std::exchange(c.cas_reading, false)) {
+            c.cas_out = false;
+            if (!r.ec && r.stat) feed(c, detail::value_in::observed{r.data, *r.stat});
+            return;
+        }
         if (!r.ec) {
+            c.cas_out = false;
             ++c.done;
             ++out_.successes;
-        } else {
-            ++out_.conflicts;  // bad_version (the view catches up), no_node, connection_loss: try again
+            return feed(c, detail::value_in::observed{c.cas_data, *r.stat});
         }
+        ++out_.conflicts;  // bad_version, no_node, connection_loss: try again
+        if (r.ec != errc::bad_version) {
+            c.cas_out = false;
+            return;
+        }
+        c.cas_reading = true;
+        net_[c.id].outbound.push_back({worker, zk::get_data{++c.next_ticket, count_path, false}});
     }
 
     // ---- faults ----------------------------------------------------------------------------
