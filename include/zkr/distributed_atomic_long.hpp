@@ -13,6 +13,8 @@
 
 namespace zkr {
 
+class distributed_atomic_int;
+
 /// How an atomic operation went (Curator's AtomicStats).
 struct atomic_stats {
     unsigned optimistic_tries = 0;  ///< versioned writes tried without the lock
@@ -114,6 +116,9 @@ public:
     std::string receipt_path() const;
 
 private:
+    friend class distributed_atomic_int;  // the same recipe, 4 bytes wide
+    distributed_atomic_long(client& c, std::string path, atomic_long_options options, unsigned width);
+
     struct state;
     client& client_;
     std::string path_, receipt_;  // receipt_: the receipts' names' prefix

@@ -7,6 +7,7 @@
 #include <zkr/client_options.hpp>
 #include <zkr/connection_state.hpp>
 #include <zkr/create_options.hpp>
+#include <zkr/distributed_atomic_int.hpp>
 #include <zkr/distributed_atomic_long.hpp>
 #include <zkr/distributed_barrier.hpp>
 #include <zkr/double_barrier.hpp>

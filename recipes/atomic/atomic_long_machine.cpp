@@ -9,10 +9,13 @@
 
 namespace zkr::detail {
 
-std::string long_to_data(std::int64_t value) { return big_endian_bytes(value); }
+std::string long_to_data(std::int64_t value, unsigned width) {
+    return width == 4 ? big_endian_bytes(static_cast<std::int32_t>(value)) : big_endian_bytes(value);  // sim-one-way: integer
+}
 
-std::optional<std::int64_t> long_from_data(std::string_view data) {
+std::optional<std::int64_t> long_from_data(std::string_view data, unsigned width) {
     if (data.empty()) return 0;  // Curator reads an empty node as 0 (sim-one-way: long-format)
+    if (width == 4) return from_big_endian_bytes<std::int32_t>(data);  // sim-one-way: integer
     return from_big_endian_bytes<std::int64_t>(data);
 }
 
@@ -135,10 +138,11 @@ void atomic_long_machine::decide() {
     const bool exists = !v.ec;
     std::int64_t value = 0;
     if (exists) {
-        const auto parsed = long_from_data(v.data);
+        const auto parsed = long_from_data(v.data, cfg_.width);
         if (!parsed)  // sim-one-way: long-format
             return fail(make_error_code(errc::invalid_argument),  // sim-unreachable: long-format
-                        "the node " + cfg_.path + " holds " + std::to_string(v.data.size()) + " bytes, not a 64-bit value (8 big-endian bytes)");  // sim-unreachable: long-format
+                        "the node " + cfg_.path + " holds " + std::to_string(v.data.size()) + " bytes, not a " + bits() + " value (" +  // sim-unreachable: long-format
+                            std::to_string(cfg_.width) + " big-endian bytes)");  // sim-unreachable: long-format
         value = *parsed;
         value_version_ = v.stat ? v.stat->version : -1;
         value_czxid_ = v.stat ? v.stat->czxid : 0;
@@ -187,9 +191,9 @@ void atomic_long_machine::decide() {
             next = req_.operand;
             break;
         case atomic_request::kind::add:
-            if (__builtin_add_overflow(value, req_.operand, &next))  // sim-one-way: overflow
+            if (__builtin_add_overflow(value, req_.operand, &next) || (cfg_.width == 4 && next != static_cast<std::int32_t>(next)))  // sim-one-way: overflow
                 return fail(make_error_code(errc::invalid_argument),  // sim-unreachable: overflow
-                            "adding " + std::to_string(req_.operand) + " to " + std::to_string(value) + " overflows a 64-bit value");  // sim-unreachable: overflow
+                            "adding " + std::to_string(req_.operand) + " to " + std::to_string(value) + " overflows a " + bits() + " value");  // sim-unreachable: overflow
             break;
         case atomic_request::kind::set: next = req_.operand; break;
     }
@@ -201,7 +205,7 @@ void atomic_long_machine::decide() {
         // Made with 0 first (what a missing node reads as): the change itself is always a receipted write.
         step_ = step::making_value;
         pending_ = ++last_ticket_;
-        out_->push_back(zk::op{zk::create{pending_, cfg_.path, long_to_data(0), create_mode::persistent, true}});
+        out_->push_back(zk::op{zk::create{pending_, cfg_.path, long_to_data(0, cfg_.width), create_mode::persistent, true}});
         return;
     }
     if (!receipt_known()) {
@@ -239,7 +243,7 @@ void atomic_long_machine::write(std::int64_t pre, std::int64_t post, std::int32_
     ++(promoted_ ? promoted_tries_ : tries_);
     zk::multi m{++last_ticket_, {}};
     if (promoted_) m.ops.push_back(multi_op::check(lock_node_));
-    m.ops.push_back(multi_op::set_data(cfg_.path, long_to_data(post), version));
+    m.ops.push_back(multi_op::set_data(cfg_.path, long_to_data(post, cfg_.width), version));
     m.ops.push_back(multi_op::set_data(receipt_, std::to_string(serial_), receipt_version_));
     pending_ = m.id;
     step_ = step::writing;

@@ -1,6 +1,6 @@
 // The decisions of one distributed_atomic_long operation, as a value: events in, actions out, on
-// zk_ops. The value is Curator's DistributedAtomicLong node: 8 big-endian bytes (missing or empty
-// reads as 0), changed by a versioned write after a read, tried again on a conflict, and, once the
+// zk_ops. The value is Curator's DistributedAtomicLong node: 8 big-endian bytes (or 4, its
+// DistributedAtomicInteger's; missing or empty reads as 0), changed by a versioned write after a read, tried again on a conflict, and, once the
 // optimistic tries run out, under a lock (Curator's PromotedToLock) when one is configured.
 //
 // What Curator gets wrong (CURATOR-584): a write whose reply is lost is sent again, fails on the
@@ -34,10 +34,11 @@
 
 namespace zkr::detail {
 
-/// The 8 big-endian bytes of a two's-complement value (Curator's DistributedAtomicLong).
-std::string long_to_data(std::int64_t value);
-/// The value `data` holds: 8 bytes, or 0 when empty (as Curator reads it); nullopt otherwise.
-std::optional<std::int64_t> long_from_data(std::string_view data);
+/// The big-endian bytes of a two's-complement value: 8 (Curator's DistributedAtomicLong) or 4
+/// (its DistributedAtomicInteger; the value must fit in 32 bits).
+std::string long_to_data(std::int64_t value, unsigned width = 8);
+/// The value `data` holds: `width` bytes, or 0 when empty (as Curator reads it); nullopt otherwise.
+std::optional<std::int64_t> long_from_data(std::string_view data, unsigned width = 8);
 
 /// One operation.
 struct atomic_request {
@@ -54,6 +55,7 @@ struct atomic_config {
     std::chrono::milliseconds backoff{2};     ///< after a conflict; doubled per try, at most 64x
     bool promote = false;                     ///< then under a lock (lock_needed)
     unsigned promoted_tries = 1;
+    unsigned width = 8;                       ///< the value's bytes: 8 (a long) or 4 (an integer)
 };
 
 namespace atomic_in {
@@ -125,6 +127,7 @@ private:
     void ask_for_lock();
     void fence();
     void give_up(std::int64_t pre);  // an answer of "not succeeded"
+    std::string bits() const { return std::to_string(8 * cfg_.width) + "-bit"; }  // for messages
     void finish(atomic_out::finished f);
     void fail(boost::system::error_code ec, std::string reason);
     zk::ticket send(zk::op op);

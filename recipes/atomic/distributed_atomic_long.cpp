@@ -123,10 +123,14 @@ struct distributed_atomic_long::state : std::enable_shared_from_this<state> {
 };
 
 distributed_atomic_long::distributed_atomic_long(client& c, std::string path, atomic_long_options options)
+    : distributed_atomic_long(c, std::move(path), std::move(options), 8) {}
+
+distributed_atomic_long::distributed_atomic_long(client& c, std::string path, atomic_long_options options, unsigned width)
     : client_(c), path_(std::move(path)) {
+    const std::string name = width == 4 ? "atomic integer" : "atomic long";
     if (auto e = path_error(path_))
-        throw zkr::error(make_error_code(errc::invalid_path), path_, "invalid atomic long path \"" + path_ + "\": " + *e);
-    if (path_ == "/") throw zkr::error(make_error_code(errc::invalid_path), path_, "an atomic long cannot be the root node");
+        throw zkr::error(make_error_code(errc::invalid_path), path_, "invalid " + name + " path \"" + path_ + "\": " + *e);
+    if (path_ == "/") throw zkr::error(make_error_code(errc::invalid_path), path_, "an " + name + " cannot be the root node");
     const auto refuse = [&](const std::string& what) { throw zkr::error(make_error_code(errc::invalid_argument), path_, what); };
     if (options.optimistic_tries < 1) refuse("atomic_long_options::optimistic_tries must be at least 1");
     if (options.backoff.count() < 0) refuse("atomic_long_options::backoff must not be negative");
@@ -146,6 +150,7 @@ distributed_atomic_long::distributed_atomic_long(client& c, std::string path, at
     config.receipt_ttl = options.receipt_ttl;
     config.optimistic_tries = options.optimistic_tries;
     config.backoff = options.backoff;
+    config.width = width;
     if (options.promote_to_lock) {
         config.promote = true;
         config.promoted_tries = options.promote_to_lock->tries;

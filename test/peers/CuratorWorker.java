@@ -22,10 +22,10 @@
 // sharedvalue: a SharedValue on PATH (seed empty) to which it appends "c" ITERATIONS times by the
 // compare-and-set loop Curator's users write (getVersionedValue, trySetValue); then logs "DONE <pid>
 // <its view's length>".
-// atomiclong: a DistributedAtomicLong on PATH (10 optimistic tries, then PromotedToLock on
+// atomiclong (atomicint: a DistributedAtomicInteger, likewise): a DistributedAtomicLong on PATH (10 optimistic tries, then PromotedToLock on
 // PATH-lock), incremented until ITERATIONS increments succeeded; then logs "DONE <pid> <tries>
 // <ms of the increments>".
-//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX|treecache|curatorcache|groupmember|barrier-wait|barrier-set|doublebarrier:N|sharedcount|sharedvalue|atomiclong PATH ITERATIONS HOLD_MS LOG [ID]
+//   java -cp CLASSES:/usr/share/java/curator-recipes.jar CuratorWorker CONNECT mutex|latch|selector|revocable|revoke|rw:PCT|semaphore:MAX|treecache|curatorcache|groupmember|barrier-wait|barrier-set|doublebarrier:N|sharedcount|sharedvalue|atomiclong|atomicint PATH ITERATIONS HOLD_MS LOG [ID]
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -42,7 +42,9 @@ import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.atomic.AtomicValue;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicInteger;
 import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicNumber;
 import org.apache.curator.framework.recipes.atomic.PromotedToLock;
 import org.apache.curator.framework.recipes.barriers.DistributedBarrier;
 import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
@@ -168,16 +170,18 @@ public class CuratorWorker {
             c.close();
             return;
         }
-        if (recipe.equals("atomiclong")) {
-            DistributedAtomicLong value = new DistributedAtomicLong(c, path, new RetryNTimes(10, 1),
-                PromotedToLock.builder().lockPath(path + "-lock").retryPolicy(new RetryNTimes(10, 1)).build());
+        if (recipe.equals("atomiclong") || recipe.equals("atomicint")) {
+            PromotedToLock promotion = PromotedToLock.builder().lockPath(path + "-lock").retryPolicy(new RetryNTimes(10, 1)).build();
+            DistributedAtomicNumber<?> value = recipe.equals("atomicint")
+                ? new DistributedAtomicInteger(c, path, new RetryNTimes(10, 1), promotion)
+                : new DistributedAtomicLong(c, path, new RetryNTimes(10, 1), promotion);
             long tries = 0;
             value.get();  // (connected, before the clock starts)
             long started = System.nanoTime();
             for (int i = 0; i < iterations; ++i) {
                 for (;;) {
                     ++tries;
-                    AtomicValue<Long> r = value.increment();
+                    AtomicValue<?> r = value.increment();
                     if (r.succeeded()) break;
                 }
             }

@@ -304,3 +304,41 @@ TEST_CASE("atomic long: a connection failure while reading waits for the connect
     CHECK(reads(a)[0].path == "/n");
     CHECK(m.busy());
 }
+
+TEST_CASE("atomic integer: 4 big-endian bytes written and read, 8 refused with what was found, the 32-bit range kept") {
+    CHECK(long_to_data(258, 4) == std::string("\0\0\x01\x02", 4));  // Curator's DistributedAtomicInteger
+    CHECK(long_to_data(-2, 4) == std::string("\xff\xff\xff\xfe", 4));
+    for (const std::int64_t v : {std::int64_t{INT32_MIN}, std::int64_t{-1}, std::int64_t{0}, std::int64_t{INT32_MAX}}) CHECK(long_from_data(long_to_data(v, 4), 4) == v);
+    CHECK(long_from_data("", 4) == 0);
+    CHECK_FALSE(long_from_data(long_to_data(1), 4));  // an atomic long's 8 bytes
+    CHECK_FALSE(long_from_data("123", 4));
+
+    auto cfg = config();
+    cfg.width = 4;
+    atomic_long_machine m(cfg);
+    // An add writes 4 bytes.
+    auto r = reads(m.resume(atomic_in::begin{{atomic_request::kind::add, 5}, session}));
+    auto a = answer(m, r, long_to_data(10, 4), 4);
+    const auto* create = find_action<zk::create>(a);
+    REQUIRE(create);
+    a = answer(m, reads(m.resume(zkr::test::present_reply(create->id))), long_to_data(10, 4), 4);
+    const auto* multi = find_action<zk::multi>(a);
+    REQUIRE(multi);
+    CHECK(multi->ops[0].data == long_to_data(15, 4));
+    a = m.resume(zkr::test::present_reply(multi->id));
+    REQUIRE(find_action<atomic_out::finished>(a));
+    CHECK(find_action<atomic_out::finished>(a)->post == 15);
+    // A long's 8 bytes: refused, naming the width found and the one expected.
+    a = answer(m, reads(m.resume(atomic_in::begin{{atomic_request::kind::add, 1}, session})), long_to_data(15), 5, "1", 1);
+    auto* f = find_action<atomic_out::finished>(a);
+    REQUIRE(f);
+    CHECK(f->ec == errc::invalid_argument);
+    CHECK_THAT(f->reason, zkr::test::contains("holds 8 bytes, not a 32-bit value (4 big-endian bytes)"));
+    // Past the 32-bit range: refused, nothing written.
+    a = answer(m, reads(m.resume(atomic_in::begin{{atomic_request::kind::add, 1}, session})), long_to_data(INT32_MAX, 4), 6, "1", 1);
+    CHECK_FALSE(find_action<zk::multi>(a));
+    f = find_action<atomic_out::finished>(a);
+    REQUIRE(f);
+    CHECK(f->ec == errc::invalid_argument);
+    CHECK_THAT(f->reason, zkr::test::contains("overflows a 32-bit value"));
+}
