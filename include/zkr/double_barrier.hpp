@@ -4,6 +4,10 @@
 #pragma once
 
 #include <zkr/client.hpp>
+#include <zkr/detail/asio.hpp>
+#include <zkr/detail/unique_function.hpp>
+
+#include <boost/system/error_code.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -32,8 +36,8 @@ namespace zkr {
  * way fails with `session_expired`, since the others may have counted this member and gone through
  * meanwhile (enter again for a new round). When the client is closed a call ends with `closed`.
  *
- * Thread safety: one enter or leave at a time per object (a second one throws invalid_argument);
- * any thread may call.
+ * Thread safety: one enter or leave at a time per object, sync or async (a second one is refused
+ * with invalid_argument); any thread may call.
  */
 class double_barrier {
 public:
@@ -59,6 +63,19 @@ public:
     /// As leave(), waiting at most `timeout`: false on timeout, and this member's node is deleted
     /// (the others no longer wait for it).
     bool leave(std::chrono::milliseconds timeout);
+    /// enter(timeout) without blocking: completes with (error_code, bool entered) on the handler's
+    /// associated executor (default: the client's callback thread). On timeout (false) this
+    /// member withdraws, as enter(timeout)'s does. Errors as enter()'s; invalid_argument for a
+    /// negative timeout or a member not out; `closed` when the object is destroyed first.
+    template <typename Token>
+    auto async_enter(std::chrono::milliseconds timeout, Token&& token) {
+        return async_call(true, timeout, std::forward<Token>(token));
+    }
+    /// leave(timeout) without blocking: completes with (error_code, bool left), as async_enter.
+    template <typename Token>
+    auto async_leave(std::chrono::milliseconds timeout, Token&& token) {
+        return async_call(false, timeout, std::forward<Token>(token));
+    }
 
     /// The barrier's path.
     const std::string& path() const noexcept { return path_; }
@@ -67,6 +84,17 @@ public:
 
 private:
     struct state;
+    using call_done = detail::unique_function<void(const boost::system::error_code&, bool)>;
+    template <typename Token>
+    auto async_call(bool entering, std::chrono::milliseconds timeout, Token&& token) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, bool)>(
+            [this, entering, timeout](auto handler) mutable {
+                start_call(entering, timeout, detail::completion_on<true>(std::move(handler), callback_executor()));
+            },
+            token);
+    }
+    void start_call(bool entering, std::chrono::milliseconds timeout, call_done done);
+    boost::asio::any_io_executor callback_executor() const;
     bool run(bool entering, std::optional<std::chrono::milliseconds> timeout);
     client& client_;
     std::string path_, id_;

@@ -115,6 +115,84 @@ TEST_CASE("double barrier: a member destroyed after it entered withdraws, and th
     CHECK(zkr::test::nodes_under(*b, path) == 0);
 }
 
+namespace {
+
+// An async call's answer, as a future (its handler runs on the client's callback thread).
+using async_answer = std::pair<boost::system::error_code, bool>;
+struct answer_promise {
+    std::shared_ptr<std::promise<async_answer>> p = std::make_shared<std::promise<async_answer>>();
+    std::future<async_answer> future() { return p->get_future(); }
+    auto handler() {
+        return [p = p](const boost::system::error_code& ec, bool passed) { p->set_value({ec, passed}); };
+    }
+};
+
+}  // namespace
+
+TEST_CASE("double barrier: async_enter and async_leave wait without blocking, time out with a withdrawal, refuse a second call, and end with closed") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = zkr::test::recipe_path("double-barrier", "async");
+    auto a = connect(zk.connect_string());
+    auto b = connect(zk.connect_string());
+    zkr::double_barrier x(*a, path, 2), y(*b, path, 2);
+    // x alone: its enter waits; a second call of x meanwhile is refused.
+    answer_promise xe;
+    auto x_entered = xe.future();
+    x.async_enter(10s, xe.handler());
+    answer_promise again;
+    auto refused = again.future();
+    x.async_leave(10s, again.handler());
+    CHECK(refused.get() == async_answer{make_error_code(errc::invalid_argument), false});
+    CHECK(x_entered.wait_for(300ms) == std::future_status::timeout);
+    answer_promise ye;
+    auto y_entered = ye.future();
+    y.async_enter(10s, ye.handler());
+    CHECK(x_entered.get() == async_answer{{}, true});
+    CHECK(y_entered.get() == async_answer{{}, true});
+    // Leave together.
+    answer_promise xl, yl;
+    auto x_left = xl.future(), y_left = yl.future();
+    x.async_leave(10s, xl.handler());
+    CHECK(x_left.wait_for(300ms) == std::future_status::timeout);
+    y.async_leave(10s, yl.handler());
+    CHECK(x_left.get() == async_answer{{}, true});
+    CHECK(y_left.get() == async_answer{{}, true});
+    CHECK(zkr::test::nodes_under(*a, path) == 0);
+    // Alone with a timeout: false, and the member withdraws; an enter right after waits for the
+    // withdrawal, then enters with y.
+    answer_promise lonely;
+    auto timed_out = lonely.future();
+    const auto start = std::chrono::steady_clock::now();
+    x.async_enter(300ms, lonely.handler());
+    CHECK(timed_out.get() == async_answer{{}, false});
+    CHECK(std::chrono::steady_clock::now() - start < 3s);
+    answer_promise second;
+    auto x_again = second.future();
+    x.async_enter(10s, second.handler());
+    CHECK(y.enter(10s));
+    CHECK(x_again.get() == async_answer{{}, true});
+    answer_promise xl2;
+    auto x_left2 = xl2.future();
+    x.async_leave(10s, xl2.handler());
+    CHECK(y.leave(10s));
+    CHECK(x_left2.get() == async_answer{{}, true});
+    // A wait under way when its object is destroyed ends with closed, and its node goes.
+    answer_promise ended;
+    auto closed = ended.future();
+    {
+        zkr::double_barrier z(*a, path, 2);
+        z.async_enter(10s, ended.handler());
+        REQUIRE(zkr::test::eventually([&] { return zkr::test::nodes_under(*a, path) == 1; }, 5s));
+    }
+    CHECK(closed.get() == async_answer{make_error_code(errc::closed), false});
+    CHECK(zkr::test::nodes_under(*a, path) == 0);
+    // A negative timeout: invalid_argument, nothing sent.
+    answer_promise negative;
+    auto bad = negative.future();
+    x.async_enter(-1ms, negative.handler());
+    CHECK(bad.get() == async_answer{make_error_code(errc::invalid_argument), false});
+}
+
 TEST_CASE("double barrier: misuse is refused with what was wrong, and the client's close ends a wait") {
     auto& zk = zkr::test::shared_server();
     const auto path = zkr::test::recipe_path("double-barrier", "misuse");

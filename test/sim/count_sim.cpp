@@ -30,6 +30,9 @@ struct client {
     bool cas_out = false;  // the worker's compare-and-set is in flight (or its read after a conflict)
     bool cas_reading = false;  // the worker reads after a conflict, as try_set_count does
     std::string cas_data;      // what the compare-and-set writes
+    // What the worker saw, on its way to the view: the real object hands it over from the caller's
+    // thread after the reply, while the network thread may have applied newer reads meanwhile.
+    std::optional<detail::value_in::observed> to_show;
     zk::ticket next_ticket = 1u << 30;  // the worker's own tickets (apart from the machine's)
     std::map<std::int64_t, std::int32_t> last_version;  // by czxid: the newest version applied
 };
@@ -60,12 +63,13 @@ private:
     bool step() {
         // The faults are over: every connection comes back, and a deleted node is made again.
         if (faults_left_ == 0) heal();
-        std::vector<std::pair<int, int>> choices;  // (what, client): 0 apply, 1 deliver, 2 worker
+        std::vector<std::pair<int, int>> choices;  // (what, client): 0 apply, 1 deliver, 2 worker, 3 the worker shows what it saw
         for (auto& c : clients_) {
             const auto& conn = net_[c.id];
             if (conn.connected && !conn.outbound.empty()) choices.push_back({0, c.id});
             if (!conn.inbound.empty()) choices.push_back({1, c.id});
-            if (conn.connected && !c.cas_out && c.done < s_.increments && c.m.value()) choices.push_back({2, c.id});
+            if (conn.connected && !c.cas_out && !c.to_show && c.done < s_.increments && c.m.value()) choices.push_back({2, c.id});
+            if (c.to_show) choices.push_back({3, c.id});
         }
         if (faults_left_ > 0 && (choices.empty() || pick(100) < 6)) return fault(), true;
         if (choices.empty()) return false;  // (healed above: quiescence)
@@ -73,7 +77,8 @@ private:
         auto& c = clients_[static_cast<std::size_t>(id)];
         if (what == 0) apply(c);
         else if (what == 1) deliver(c);
-        else start_cas(c);
+        else if (what == 2) start_cas(c);
+        else feed(c, *std::exchange(c.to_show, std::nullopt));
         return true;
     }
 
@@ -120,14 +125,15 @@ private:
     void cas_answered(client& c, const zk::reply& r) {
         if (std::exchange(c.cas_reading, false)) {
             c.cas_out = false;
-            if (!r.ec && r.stat) feed(c, detail::value_in::observed{r.data, *r.stat});
+            if (!r.ec && r.stat) c.to_show = detail::value_in::observed{r.data, *r.stat};
             return;
         }
         if (!r.ec) {
             c.cas_out = false;
             ++c.done;
             ++out_.successes;
-            return feed(c, detail::value_in::observed{c.cas_data, *r.stat});
+            c.to_show = detail::value_in::observed{c.cas_data, *r.stat};
+            return;
         }
         ++out_.conflicts;  // bad_version, no_node, connection_loss: try again
         if (r.ec != errc::bad_version) {
