@@ -42,6 +42,11 @@ public:
     /// Sets the value whatever it is, with the tries and promotion of add().
     atomic_value<std::int32_t> try_set(std::int32_t new_value) { return narrow(value_.try_set(new_value)); }
 
+    /// Sets the value in one unconditional write (Curator's forceSet): as distributed_atomic_long's.
+    void force_set(std::int32_t value) { value_.force_set(value); }
+    /// Makes the node with `value` if it does not exist (Curator's initialize): true if this call made it.
+    bool initialize(std::int32_t value) { return value_.initialize(value); }
+
     /// The value's node path.
     const std::string& path() const noexcept { return value_.path(); }
     /// This object's receipt node now (empty before its first change).

@@ -109,6 +109,15 @@ public:
     /// Sets the value whatever it is, with the tries and promotion of add().
     atomic_value<std::int64_t> try_set(std::int64_t new_value);
 
+    /// Sets the value whatever it is, in one unconditional write (making the node, with missing
+    /// parents as containers, when it is missing): no tries, no lock, no receipt (Curator's
+    /// forceSet). A change under way elsewhere meets its version change and tries again. Throws
+    /// zkr::error when the write fails.
+    void force_set(std::int64_t value);
+    /// Makes the node with `value` if it does not exist (Curator's initialize): true if this call
+    /// made it, false if it was there. Throws zkr::error when it cannot be made.
+    bool initialize(std::int64_t value);
+
     /// The value's node path.
     const std::string& path() const noexcept { return path_; }
     /// This object's receipt node now (empty before its first change). A receipt made again after
@@ -122,6 +131,7 @@ private:
     struct state;
     client& client_;
     std::string path_, receipt_;  // receipt_: the receipts' names' prefix
+    unsigned width_ = 8;          // the value's bytes
     std::shared_ptr<state> state_;
 };
 

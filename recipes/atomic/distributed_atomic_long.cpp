@@ -126,7 +126,7 @@ distributed_atomic_long::distributed_atomic_long(client& c, std::string path, at
     : distributed_atomic_long(c, std::move(path), std::move(options), 8) {}
 
 distributed_atomic_long::distributed_atomic_long(client& c, std::string path, atomic_long_options options, unsigned width)
-    : client_(c), path_(std::move(path)) {
+    : client_(c), path_(std::move(path)), width_(width) {
     const std::string name = width == 4 ? "atomic integer" : "atomic long";
     if (auto e = path_error(path_))
         throw zkr::error(make_error_code(errc::invalid_path), path_, "invalid " + name + " path \"" + path_ + "\": " + *e);
@@ -206,6 +206,25 @@ atomic_value<std::int64_t> distributed_atomic_long::compare_and_set(std::int64_t
 
 atomic_value<std::int64_t> distributed_atomic_long::try_set(std::int64_t new_value) {
     return state_->run({detail::atomic_request::kind::set, new_value});
+}
+
+void distributed_atomic_long::force_set(std::int64_t value) {
+    const auto data = detail::long_to_data(value, width_);
+    error_code ec;
+    client_.set_data(path_, data, -1, ec);
+    if (ec == errc::no_node) {
+        client_.create(path_, data, {.create_parents = true}, ec);
+        if (ec == errc::node_exists) client_.set_data(path_, data, -1, ec);  // made meanwhile: write over it
+    }
+    detail::throw_if(ec, path_, ec.message() + " while setting " + path_);
+}
+
+bool distributed_atomic_long::initialize(std::int64_t value) {
+    error_code ec;
+    client_.create(path_, detail::long_to_data(value, width_), {.create_parents = true}, ec);
+    if (ec == errc::node_exists) return false;
+    detail::throw_if(ec, path_, ec.message() + " while initializing " + path_);
+    return true;
 }
 
 }  // namespace zkr

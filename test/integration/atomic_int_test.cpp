@@ -40,6 +40,12 @@ TEST_CASE("atomic integer: Curator's 4 bytes, the 32-bit range kept, and a long'
     CHECK(c->get_data(path).data == std::string("\0\0\0\0\0\0\0\x07", 8));
     c->remove(n.receipt_path());
     c->remove(path);
+    // initialize and force_set write 4 bytes too.
+    CHECK(n.initialize(1));
+    CHECK_FALSE(n.initialize(2));
+    n.force_set(-1);
+    CHECK(c->get_data(path).data == std::string("\xff\xff\xff\xff", 4));
+    c->remove(path);
 }
 
 TEST_CASE("interop: zkr's distributed_atomic_int and Curator's DistributedAtomicInteger increment one value exactly, separate processes") {

@@ -185,3 +185,21 @@ TEST_CASE("interop: zkr's distributed_atomic_long and Curator's DistributedAtomi
     CHECK(c->get_data(path).data == std::string("\0\0\0\0\0\0\x02\x58", 8));  // 600
     std::remove(log.c_str());
 }
+
+TEST_CASE("atomic long: initialize makes a missing value only, and force_set writes whatever is there, as Curator's") {
+    auto& zk = zkr::test::shared_server();
+    auto c = connect(zk.connect_string());
+    const auto path = zkr::test::recipe_path("atomic-force", "n");
+    zkr::distributed_atomic_long n(*c, path);
+    CHECK(n.initialize(7));
+    CHECK_FALSE(n.initialize(9));  // there already: left as it was
+    CHECK(n.get().pre_value == 7);
+    n.force_set(-3);
+    CHECK(c->get_data(path).data == std::string("\xff\xff\xff\xff\xff\xff\xff\xfd", 8));
+    CHECK(n.increment().post_value == -2);  // the receipted changes go on from it
+    c->remove(n.receipt_path());
+    c->remove(path);
+    n.force_set(5);  // missing: made
+    CHECK(n.get().pre_value == 5);
+    c->remove(path);
+}
