@@ -17,6 +17,7 @@ namespace zkr {
 struct versioned_value {
     std::int32_t version = -1;  ///< The node's version (stat.version) when it held `value`.
     std::string value;          ///< The node's data.
+    /// Equal when both the version and the bytes are.
     bool operator==(const versioned_value&) const = default;
 };
 
