@@ -44,8 +44,8 @@ void value_machine<Codec>::on(const zk::reply& r) {
         }
         const auto& st = *r.stat;
         // Replies come in order, so the newest read's is the newest state; still, never a version
-        // of the same node older than one applied (a value observed outside the watch may be newer).
-        if (st.czxid == czxid_ && st.version < version_) return;
+        // of the same node older than one applied (defence in depth: see newest-read).
+        if (st.czxid == czxid_ && st.version < version_) return;  // sim-one-way: newest-read
         return apply(r.data, st);
     }
     if (r.id == exists_ && !r.ec && r.stat) {
