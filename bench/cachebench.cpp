@@ -265,7 +265,7 @@ int main(int argc, char** argv) {
         auto reread_at = reread->get_future();
         const auto reread_sent = clk::now();
         change(probe, std::to_string(i));
-        if (reread_at.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return std::cerr << "a notification never came\n", 5;
+        if (reread_at.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return std::cerr << "a re-read never came\n", 5;
         by_hand.push_back(std::chrono::duration<double, std::micro>(reread_at.get() - reread_sent).count());
     }
     writer.remove(probe);

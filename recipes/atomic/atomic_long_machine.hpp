@@ -1,7 +1,8 @@
 // The decisions of one distributed_atomic_long operation, as a value: events in, actions out, on
 // zk_ops. The value is Curator's DistributedAtomicLong node: 8 big-endian bytes (or 4, its
-// DistributedAtomicInteger's; missing or empty reads as 0), changed by a versioned write after a read, tried again on a conflict, and, once the
-// optimistic tries run out, under a lock (Curator's PromotedToLock) when one is configured.
+// DistributedAtomicInteger's; missing or empty reads as 0), changed by a versioned write after a
+// read, tried again on a conflict, and, once the optimistic tries run out, under a lock (Curator's
+// PromotedToLock) when one is configured.
 //
 // What Curator gets wrong (CURATOR-584): a write whose reply is lost is sent again, fails on the
 // version its first copy changed, and the loop applies the change a second time. Here every write

@@ -5,6 +5,7 @@
 #include <zkr/double_barrier.hpp>
 
 #include "double_barrier_machine.hpp"
+#include "../core/timed_waits.hpp"
 #include "../core/zk_engine.hpp"
 
 #include "../../src/protect_prefix.hpp"  // a UUID's 36 characters, as Curator names its members
@@ -12,8 +13,6 @@
 #include <zkr/path.hpp>
 
 #include <spdlog/spdlog.h>
-
-#include <boost/asio/steady_timer.hpp>
 
 #include <condition_variable>
 #include <future>
@@ -29,19 +28,21 @@ struct double_barrier::state : std::enable_shared_from_this<state> {
     enum class where { out, entering, entered, leaving, withdrawing };
 
     // The enter or leave under way: its completion, taken once (by the machine's answer, the
-    // timeout, or the object's end), and its timer (an async call with a timeout).
+    // timeout, or the object's end).
     struct call {
         std::uint64_t id = 0;
         bool entering = true;
         bool queued = false;  // behind a withdrawal still under way: started once it ends
         call_done done;
-        std::shared_ptr<boost::asio::steady_timer> timer;
     };
 
     client& c;
     const std::string path, id;
     const std::size_t members;
     const boost::asio::any_io_executor callbacks;
+    // The current async call's timeout, if it has one: its wait calls time_out(id); a call that
+    // ends otherwise takes it (take_current), which cancels its timer.
+    const std::shared_ptr<detail::timed_waits> timeouts;
     std::mutex mutex;
     std::condition_variable changed;  // at == out, for the destructor
     where at = where::out;            // under mutex
@@ -50,14 +51,8 @@ struct double_barrier::state : std::enable_shared_from_this<state> {
     std::shared_ptr<engine> running;  // this round's machine, under mutex
 
     state(client& cl, std::string p, std::string i, std::size_t n)
-        : c(cl), path(std::move(p)), id(std::move(i)), members(n), callbacks(detail::callback_executor(detail::connection_of(cl))) {}
-
-    // The call's completion, outside the mutex; its timer cancelled on the callback strand (a
-    // pending timer would hold the client's destruction until it ran out).
-    void complete(call k, const error_code& ec, bool passed) {
-        if (k.timer) boost::asio::post(callbacks, [t = std::move(k.timer)] { t->cancel(); });
-        k.done(ec, passed);
-    }
+        : c(cl), path(std::move(p)), id(std::move(i)), members(n), callbacks(detail::callback_executor(detail::connection_of(cl))),
+          timeouts(std::make_shared<detail::timed_waits>(callbacks)) {}
 
     // Starts a call (any thread): its id, or why it is refused (when this member is not where the
     // call needs it; nothing is sent, and done is left with the caller, not moved from).
@@ -74,10 +69,14 @@ struct double_barrier::state : std::enable_shared_from_this<state> {
             const bool queued = at == where::withdrawing;
             if (!queued && at != (entering ? where::out : where::entered)) return {0, wrong_place(entering)};
             out.id = ++last_call;
-            current = call{out.id, entering, queued, std::move(done), timeout ? arm(out.id, *timeout) : nullptr};
+            current = call{out.id, entering, queued, std::move(done)};
+            if (timeout)
+                timeouts->add(*timeout, [weak = weak_from_this(), id = out.id](const error_code&, bool) {
+                    if (auto s = weak.lock()) s->time_out(id);
+                });
             if (!queued && launch()) closed = take_current();
         }
-        if (closed) complete(std::move(*closed), make_error_code(errc::closed), false);
+        if (closed) closed->done(make_error_code(errc::closed), false);
         return out;
     }
 
@@ -106,23 +105,19 @@ struct double_barrier::state : std::enable_shared_from_this<state> {
         return make_error_code(errc::closed);
     }
 
-    // Under mutex.
+    // Under mutex: the call ends, and its timeout with it (its timer cancelled: a pending timer
+    // would hold the client's destruction until it ran out).
     call take_current() {
+        (void)timeouts->take_all();
         call k = std::move(*current);
         current.reset();
         return k;
     }
 
-    // Under mutex: a timer on the callback strand that times the call out.
-    std::shared_ptr<boost::asio::steady_timer> arm(std::uint64_t call_id, std::chrono::milliseconds timeout) {
-        auto t = std::make_shared<boost::asio::steady_timer>(callbacks);
-        boost::asio::post(callbacks, [t, timeout, call_id, weak = weak_from_this()] {
-            t->expires_after(timeout);
-            t->async_wait([call_id, weak](const error_code& ec) {
-                if (auto s = weak.lock(); s && !ec) s->time_out(call_id);
-            });
-        });
-        return t;
+    // Under mutex: this member gives its round up (its node is deleted in the background).
+    void withdraw() {
+        at = where::withdrawing;
+        running->post(detail::double_barrier_in::give_up{});
     }
 
     // The call `call_id` ran out of time (if it is still under way): it answers false, and this
@@ -133,12 +128,9 @@ struct double_barrier::state : std::enable_shared_from_this<state> {
             std::lock_guard lock(mutex);
             if (!current || current->id != call_id) return;
             k = take_current();
-            if (!k->queued) {
-                at = where::withdrawing;
-                running->post(detail::double_barrier_in::give_up{});
-            }
+            if (!k->queued) withdraw();
         }
-        complete(std::move(*k), {}, false);
+        k->done({}, false);
     }
 
     // Network thread: the machine's outcome.
@@ -152,7 +144,7 @@ struct double_barrier::state : std::enable_shared_from_this<state> {
             if (std::holds_alternative<db_out::entered>(a)) {
                 if (at == where::withdrawing) {
                     // Its caller was told "timed out" already: the member withdraws after all.
-                    running->post(detail::double_barrier_in::give_up{});
+                    withdraw();
                     return;
                 }
                 at = where::entered;
@@ -178,7 +170,7 @@ struct double_barrier::state : std::enable_shared_from_this<state> {
         }
         changed.notify_all();
         if (done) done->stop();
-        if (answered) complete(std::move(*answered), ec, passed);
+        if (answered) answered->done(ec, passed);
     }
 
     // The object's end: a call under way ends with closed, and a member that entered withdraws
@@ -187,13 +179,10 @@ struct double_barrier::state : std::enable_shared_from_this<state> {
         std::optional<call> k;
         std::unique_lock lock(mutex);
         if (current) k = take_current();
-        if (at != where::out && at != where::withdrawing) {
-            at = where::withdrawing;
-            running->post(detail::double_barrier_in::give_up{});
-        }
+        if (at != where::out && at != where::withdrawing) withdraw();
         if (k) {
             lock.unlock();
-            complete(std::move(*k), make_error_code(errc::closed), false);
+            k->done(make_error_code(errc::closed), false);
             lock.lock();
         }
         if (at == where::out) return;

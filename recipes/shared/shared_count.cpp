@@ -39,10 +39,7 @@ bool shared_count::try_set_count(std::int32_t expected, std::int32_t value) {
 
 state_subscription shared_count::add_listener(std::function<void(std::int32_t)> listener) {
     if (!listener) throw zkr::error(make_error_code(errc::invalid_argument), path_, "shared count listener is empty");
-    const auto id = state_->add_listener([l = std::move(listener)](std::int32_t v, std::int32_t) { l(v); });
-    return state_subscription([weak = std::weak_ptr<state>(state_), id] {
-        if (auto s = weak.lock()) s->remove_listener(id);
-    });
+    return state_->subscribe([l = std::move(listener)](std::int32_t v, std::int32_t) { l(v); });
 }
 
 }  // namespace zkr

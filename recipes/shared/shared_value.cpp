@@ -32,10 +32,7 @@ bool shared_value::try_set_value(const versioned_value& previous, std::string va
 
 state_subscription shared_value::add_listener(std::function<void(const versioned_value&)> listener) {
     if (!listener) throw zkr::error(make_error_code(errc::invalid_argument), path_, "shared value listener is empty");
-    const auto id = state_->add_listener([l = std::move(listener)](const std::string& v, std::int32_t version) { l(versioned_value{version, v}); });
-    return state_subscription([weak = std::weak_ptr<state>(state_), id] {
-        if (auto s = weak.lock()) s->remove_listener(id);
-    });
+    return state_->subscribe([l = std::move(listener)](const std::string& v, std::int32_t version) { l(versioned_value{version, v}); });
 }
 
 }  // namespace zkr

@@ -93,8 +93,13 @@ public:
         return true;
     }
 
-    std::uint64_t add_listener(listener l) { return listeners_.add(std::move(l)); }
-    void remove_listener(std::uint64_t id) noexcept { listeners_.remove(id); }
+    /// Registers l; the subscription removes it (the view may have gone by then).
+    state_subscription subscribe(listener l) {
+        const auto id = listeners_.add(std::move(l));
+        return state_subscription([weak = this->weak_from_this(), id] {
+            if (auto s = weak.lock()) s->listeners_.remove(id);
+        });
+    }
 
 private:
     // Node data for a message, control characters (a binary count's bytes) escaped.

@@ -17,15 +17,9 @@
 using namespace std::chrono_literals;
 using zkr::test::connect;
 
-namespace {
-
-std::string count_path(const std::string& name) { return zkr::join_path(zkr::test::recipe_path("count"), name); }
-
-}  // namespace
-
 TEST_CASE("shared count: follows another client's writes, a deletion and re-creation, and a change made while its session expired") {
     auto& zk = zkr::test::shared_server();
-    const auto path = count_path("follows");
+    const auto path = zkr::test::recipe_path("count", "follows");
     auto a = connect(zk.connect_string());
     auto other = connect(zk.connect_string());
     zkr::shared_count count(*a, path, 4);
@@ -53,7 +47,7 @@ TEST_CASE("shared count: follows another client's writes, a deletion and re-crea
 
 TEST_CASE("shared count: compare-and-set from two clients never loses an increment") {
     auto& zk = zkr::test::shared_server();
-    const auto path = count_path("cas");
+    const auto path = zkr::test::recipe_path("count", "cas");
     auto a = connect(zk.connect_string());
     auto b = connect(zk.connect_string());
     zkr::shared_count ca(*a, path, 0), cb(*b, path, 0);
@@ -85,7 +79,7 @@ TEST_CASE("shared count in Curator's format: zkr, Curator's SharedCount and Kazo
     if (!zkr::test::curator_classpath) FAIL("the count interop test needs javac and Debian's Curator (scripts/run installs them)");
     auto& zk = zkr::test::shared_server();
     const auto cs = zk.connect_string();
-    const auto path = count_path("interop");
+    const auto path = zkr::test::recipe_path("count", "interop");
     auto a = connect(cs);
     const zkr::shared_count_options curator_format{.format = zkr::count_format::int32_big_endian};
     zkr::shared_count count(*a, path, 0, curator_format);

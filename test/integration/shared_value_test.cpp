@@ -19,15 +19,9 @@
 using namespace std::chrono_literals;
 using zkr::test::connect;
 
-namespace {
-
-std::string value_path(const std::string& name) { return zkr::join_path(zkr::test::recipe_path("value"), name); }
-
-}  // namespace
-
 TEST_CASE("shared value: follows another client's writes of any bytes, a deletion and re-creation, and a change made while its session expired") {
     auto& zk = zkr::test::shared_server();
-    const auto path = value_path("follows");
+    const auto path = zkr::test::recipe_path("value", "follows");
     auto a = connect(zk.connect_string());
     auto other = connect(zk.connect_string());
     zkr::shared_value value(*a, path, "seed");
@@ -67,7 +61,7 @@ TEST_CASE("shared value: follows another client's writes of any bytes, a deletio
 
 TEST_CASE("shared value: a write shows at once, and a conflict shows what beat it") {
     auto& zk = zkr::test::shared_server();
-    const auto path = value_path("writes");
+    const auto path = zkr::test::recipe_path("value", "writes");
     auto a = connect(zk.connect_string());
     auto other = connect(zk.connect_string());
     zkr::shared_value value(*a, path, "0");
@@ -96,7 +90,7 @@ TEST_CASE("shared value: zkr and Curator's SharedValue append to one value by co
     if (!zkr::test::curator_classpath) FAIL("the shared value interop test needs javac and Debian's Curator (scripts/run installs them)");
     auto& zk = zkr::test::shared_server();
     const auto cs = zk.connect_string();
-    const auto path = value_path("interop");
+    const auto path = zkr::test::recipe_path("value", "interop");
     auto a = connect(cs);
     zkr::shared_value value(*a, path, "");
     constexpr int each = 30;
@@ -133,7 +127,7 @@ TEST_CASE("shared value: misuse is refused with a clear error, and nothing is ma
         CHECK(e.code() == zkr::errc::invalid_path);
         CHECK_THAT(e.what(), zkr::test::contains("invalid shared value path \"no/slash\""));
     }
-    const auto path = value_path("misuse");
+    const auto path = zkr::test::recipe_path("value", "misuse");
     zkr::shared_value value(*a, path, "");
     CHECK_THROWS_AS(value.add_listener({}), zkr::error);
     a->remove(path);

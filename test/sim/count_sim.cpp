@@ -120,8 +120,8 @@ private:
         net_[c.id].outbound.push_back({worker, zk::set_data{++c.next_ticket, count_path, c.cas_data, c.m.version()}});
     }
 
-    // As try_set_count: a write that took is shown at once (value_in::observed); a conflict reads
-    // the node, and shows what it read, before the worker tries again.
+    // As try_set_count: a write that took is shown (value_in::observed, at a step of its own); a
+    // conflict reads the node, and shows what it read, before the worker tries again.
     void cas_answered(client& c, const zk::reply& r) {
         if (std::exchange(c.cas_reading, false)) {
             c.cas_out = false;

@@ -19,14 +19,18 @@ const T* find(const std::vector<count_machine::action>& actions) {
     return zkr::test::find_action<T>(actions);
 }
 
+zkr::stat stat_at(std::int32_t version, std::int64_t czxid) {
+    zkr::stat st;
+    st.version = version;
+    st.czxid = czxid;
+    return st;
+}
+
 zk::reply data_reply(zk::ticket id, std::string data, std::int32_t version, std::int64_t czxid = 100) {
     zk::reply r;
     r.id = id;
     r.data = std::move(data);
-    zkr::stat st;
-    st.version = version;
-    st.czxid = czxid;
-    r.stat = st;
+    r.stat = stat_at(version, czxid);
     return r;
 }
 
@@ -142,10 +146,7 @@ TEST_CASE("count machine: in Curator's format it reads 4 big-endian bytes, and t
 TEST_CASE("value machine: a value seen outside the watch is shown only when it is a newer version of the node shown") {
     count_machine m("/c");
     const auto observed = [](std::string data, std::int32_t version, std::int64_t czxid = 100) {
-        zkr::stat st;
-        st.version = version;
-        st.czxid = czxid;
-        return value_in::observed{std::move(data), st};
+        return value_in::observed{std::move(data), stat_at(version, czxid)};
     };
     // Before the first read there is nothing to be newer than.
     CHECK(m.resume(observed("5", 4)).empty());
