@@ -54,7 +54,7 @@ template <class T>
 class sync_result {
 public:
     void set(T value) {
-        if (spinning_.load(std::memory_order_relaxed)) follow_up_expected = true;
+        if (phase_.load(std::memory_order_relaxed) == waiting::spinning) follow_up_expected = true;
         value_.emplace(std::move(value));
         {
             std::lock_guard lock(m_);
@@ -65,21 +65,28 @@ public:
 
     void stop_spinning() noexcept { stop_spinning_.store(true, std::memory_order_relaxed); }
 
+    /// How the caller waits right now: not yet (or no longer) in get(), spinning, or asleep (past
+    /// its spin). Tests wait for a phase instead of guessing it from a sleep.
+    enum class waiting : unsigned char { not_in_get, spinning, asleep };
+    waiting phase() const noexcept { return phase_.load(std::memory_order_relaxed); }
+
     T get(std::chrono::microseconds spin) {
         auto& blocked = blocked_callers();
         const int others = blocked.fetch_add(1, std::memory_order_relaxed);
         if (spin.count() > 0 && others < spinning_callers_limit()) {
-            spinning_.store(true, std::memory_order_relaxed);
+            phase_.store(waiting::spinning, std::memory_order_relaxed);
             const auto until = std::chrono::steady_clock::now() + spin;
             while (!ready_.load(std::memory_order_acquire) && !stop_spinning_.load(std::memory_order_relaxed) &&
                    std::chrono::steady_clock::now() < until)
                 std::this_thread::yield();
-            spinning_.store(false, std::memory_order_relaxed);
+            phase_.store(waiting::asleep, std::memory_order_relaxed);  // or about to return
         }
         if (!ready_.load(std::memory_order_acquire)) {
+            phase_.store(waiting::asleep, std::memory_order_relaxed);
             std::unique_lock lock(m_);
             cv_.wait(lock, [&] { return ready_.load(std::memory_order_relaxed); });
         }
+        phase_.store(waiting::not_in_get, std::memory_order_relaxed);
         blocked.fetch_sub(1, std::memory_order_relaxed);
         return std::move(*value_);
     }
@@ -88,7 +95,7 @@ private:
     std::optional<T> value_;
     std::atomic<bool> ready_{false};
     std::atomic<bool> stop_spinning_{false};
-    std::atomic<bool> spinning_{false};
+    std::atomic<waiting> phase_{waiting::not_in_get};
     std::mutex m_;
     std::condition_variable cv_;
 };

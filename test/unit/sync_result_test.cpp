@@ -31,6 +31,16 @@ std::future<std::pair<std::string, std::chrono::microseconds>> wait_on(sync_resu
     });
 }
 
+// Waits until the waiter is in the given phase (a loaded machine may start its thread late, so a
+// fixed sleep would guess); false after 10 s.
+bool reaches(const sync_result<std::string>& r, sync_result<std::string>::waiting phase) {
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (r.phase() != phase)
+        if (std::chrono::steady_clock::now() > until) return false;
+        else std::this_thread::sleep_for(100us);
+    return true;
+}
+
 }  // namespace
 
 TEST_CASE("sync_result: a value set before get() is returned at once, spinning or not") {
@@ -78,7 +88,7 @@ TEST_CASE("sync_result: while enough callers of the process wait, a new waiter s
     std::vector<sync_result<std::string>> first(static_cast<std::size_t>(limit));
     std::vector<std::future<std::pair<std::string, std::chrono::microseconds>>> waiting;
     for (auto& r : first) waiting.push_back(wait_on(r, 60'000us));
-    std::this_thread::sleep_for(10ms);  // they are blocked (spinning) now
+    for (auto& r : first) REQUIRE(reaches(r, sync_result<std::string>::waiting::spinning));
     sync_result<std::string> late;
     auto f = wait_on(late, 60'000us);
     std::this_thread::sleep_for(40ms);
@@ -97,7 +107,8 @@ TEST_CASE("sync_result: handing a result to a spinning waiter tells the setting 
         follow_up_expected = false;
         sync_result<std::string> r;
         auto f = wait_on(r, 10'000'000us);
-        std::this_thread::sleep_for(20ms);  // it spins now (no other caller of this process waits)
+        // No other caller of this process waits, so it spins.
+        REQUIRE(reaches(r, sync_result<std::string>::waiting::spinning));
         r.set("a");
         CHECK(follow_up_expected);
         CHECK(f.get().first == "a");
@@ -107,7 +118,8 @@ TEST_CASE("sync_result: handing a result to a spinning waiter tells the setting 
         follow_up_expected = false;
         sync_result<std::string> r;
         auto f = wait_on(r, spin);
-        std::this_thread::sleep_for(50ms);
+        REQUIRE(reaches(r, sync_result<std::string>::waiting::asleep));
+        std::this_thread::sleep_for(1ms);  // from the phase's store into the wait itself
         r.set("b");
         CHECK_FALSE(follow_up_expected);
         CHECK(f.get().first == "b");
