@@ -33,7 +33,7 @@ void run_atomic_nemesis(int servers, int processes, int each) {
     zkr::test::proxied_servers net(zk);
     const std::string path = "/atomic-fault/n";
     auto op = zkr::test::connect(zkr::test::test_options(zk.connect_string(), 10s));  // the checker, beside the proxies
-    const auto seed = std::random_device{}();
+    const auto seed = zkr::test::nemesis_seed();
     INFO("seed " << seed << ", " << servers << " server(s)");
     std::mt19937 rng(seed);
 

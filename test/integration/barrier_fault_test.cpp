@@ -53,7 +53,7 @@ void run_barrier_nemesis(int servers, int members, int rounds) {
     zkr::test::proxied_servers net(zk);
     const std::string base = "/barrier-fault";
     auto op = zkr::test::connect(zkr::test::test_options(zk.connect_string(), 10s));  // the checker, beside the proxies
-    const auto seed = std::random_device{}();
+    const auto seed = zkr::test::nemesis_seed();
     INFO("seed " << seed << ", " << servers << " server(s)");
     std::mt19937 rng(seed);
 

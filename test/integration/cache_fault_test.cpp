@@ -98,7 +98,7 @@ void run_cache_nemesis(int servers) {
     const std::string root = "/cache-fault/tree";
     auto writer = zkr::test::connect(zkr::test::test_options(zk.connect_string(), 10s));
     writer->create(root, "", {.create_parents = true});
-    const auto seed = std::random_device{}();
+    const auto seed = zkr::test::nemesis_seed();
     INFO("seed " << seed << ", " << servers << " server(s)");
     std::mt19937 rng(seed);
 

@@ -10,6 +10,8 @@
 //   and every member sees all three;
 // - a member that leaves (SIGTERM) leaves nothing; one killed with -9 leaves nothing once its
 //   session ends.
+// A failed leave shows the worker's zkr log; ZKR_FAULT_SEED replays a run's faults, ZKR_FAULT_KEEP
+// keeps the logs.
 // Named "nemesis" so that CI runs it where it runs the other fault runs (scripts/run).
 #include "process.hpp"
 #include "recipe_checks.hpp"
@@ -19,6 +21,7 @@
 
 #include <signal.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <random>
 #include <thread>
@@ -48,7 +51,7 @@ void run_member_nemesis(int servers) {
     const auto& proxied = net.connect_string;
     const std::string group = "/member-fault/group";
     auto op = zkr::test::connect(zkr::test::test_options(zk.connect_string(), 10s));  // the operator, beside the proxies
-    const auto seed = std::random_device{}();
+    const auto seed = zkr::test::nemesis_seed();
     INFO("seed " << seed << ", " << servers << " server(s)");
     std::mt19937 rng(seed);
     const auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
@@ -116,15 +119,21 @@ void run_member_nemesis(int servers) {
     members[1].kill(SIGTERM);
     CHECK(members[0].wait() == 0);
     CHECK(members[1].wait() == 0);
-    CHECK_FALSE(op->exists(zkr::join_path(group, "w0")));
-    CHECK_FALSE(op->exists(zkr::join_path(group, "w1")));
+    for (std::size_t m : {0, 1}) {
+        INFO(ids[m] << "'s last lines:\n" << zkr::test::tail_lines(logs[m], 3) << "and its zkr log's:\n" << zkr::test::tail_lines(logs[m] + ".log", 120));
+        CHECK_FALSE(op->exists(zkr::join_path(group, ids[m])));
+    }
     members[2].kill(SIGKILL);
     members[2].wait();
     CHECK(zkr::test::eventually([&] { return !op->exists(zkr::join_path(group, "w2")); }, session + 5s));
     boost::system::error_code ec;
     const auto left = op->get_children(group, ec);
     CHECK((ec == zkr::errc::no_node || left.children.empty()));
-    for (const auto& log : logs) std::remove(log.c_str());
+    if (std::getenv("ZKR_FAULT_KEEP") == nullptr)
+        for (const auto& log : logs) {
+            std::remove(log.c_str());
+            std::remove((log + ".log").c_str());
+        }
 }
 
 }  // namespace

@@ -207,7 +207,7 @@ public:
             stuck += "worker " + std::to_string(w) + " did not acquire again after the faults stopped (healed at " +
                      std::to_string(healed) + " ns); its last lines:\n";
             const auto& history = histories_.at(static_cast<std::size_t>(w));
-            stuck += tail(history, 8) + "and the last lines of its log (" + history + ".log):\n" + tail(history + ".log", 150);
+            stuck += zkr::test::tail_lines(history, 8) + "and the last lines of its log (" + history + ".log):\n" + zkr::test::tail_lines(history + ".log", 150);
         }
         std::ofstream(stop_file_) << "stop\n";
         for (auto& w : workers_) {
@@ -278,13 +278,6 @@ private:
         // A server cut off from the quorum keeps serving reads (the read-only nemesis).
         c.jvm_properties = o.jvm_properties;
         return c;
-    }
-
-    static std::string tail(const std::string& file, std::size_t n) {
-        const auto lines = zkr::test::read_lines(file);
-        std::string out;
-        for (std::size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) out += "  " + lines[i] + "\n";
-        return out;
     }
 
     std::vector<zkr::test::worker_history> parse() const {

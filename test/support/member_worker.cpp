@@ -2,9 +2,13 @@
 // as ID with the data DATA (a zkr::group_member, with a session of SESSION_MS), and appends to LOG
 // (one write per line, O_APPEND) each change of the members it sees (itself always among them):
 //   members <ms since start> <ids, sorted, comma-separated>
-// On SIGTERM or SIGINT it leaves the group (close), writes "left <ms> -" and exits 0.
+// On SIGTERM or SIGINT it leaves the group (close), writes "left <ms> -" and exits 0. zkr's and the
+// C client's log go to LOG.log (debug), for the test to show when a check fails.
 // Usage: zkr_member_worker CONNECT SESSION_MS GROUP ID DATA LOG
 #include <zkr/group_member.hpp>
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -43,6 +47,9 @@ int main(int argc, char** argv) {
     zkr::client_options o;
     o.connect_string = argv[1];
     o.session_timeout = std::chrono::milliseconds(std::atoi(argv[2]));
+    o.logger = spdlog::basic_logger_mt("member", std::string(argv[6]) + ".log", /*truncate=*/true);
+    o.logger->set_level(spdlog::level::debug);
+    o.logger->flush_on(spdlog::level::debug);
     zkr::client c(o);
     c.start();
     zkr::group_member member(c, argv[3], argv[4], argv[5]);
@@ -57,8 +64,8 @@ int main(int argc, char** argv) {
     int sig = 0;
     sigwait(&stop, &sig);
     sub.unsubscribe();
-    member.close();
+    const bool gone = member.close();
     c.close();  // (its threads stopped: no listener call still runs when member goes)
-    log_line("left", "-");
+    log_line("left", gone ? "deleted" : "not-deleted");
     return 0;
 }

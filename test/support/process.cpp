@@ -68,6 +68,13 @@ std::vector<std::string> read_lines(const std::string& file) {
     return out;
 }
 
+std::string tail_lines(const std::string& file, std::size_t n) {
+    const auto lines = read_lines(file);
+    std::string out;
+    for (std::size_t i = lines.size() > n ? lines.size() - n : 0; i < lines.size(); ++i) out += "  " + lines[i] + "\n";
+    return out;
+}
+
 std::vector<std::string> read_finished_lines(const std::string& file) {
     std::vector<std::string> out;
     std::ifstream in(file);

@@ -35,6 +35,9 @@ std::vector<char*> c_argv(std::vector<std::string>& args);
 /// Lines of a file.
 std::vector<std::string> read_lines(const std::string& file);
 
+/// The last n lines of a file, each indented by two spaces, for a failure message.
+std::string tail_lines(const std::string& file, std::size_t n);
+
 /// Lines of a file another process is still appending to: only lines whose newline is written.
 /// A reader can see a write in part (a line that crosses a page boundary is copied page by page),
 /// so the last line without its newline is left out; it is read whole on a later call.

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <string>
@@ -33,6 +35,13 @@ struct proxied_servers {
         }
     }
 };
+
+/// A fault run's seed: ZKR_FAULT_SEED when set (to replay a failed run's faults), else a random
+/// one. The run's timing is not replayed: the same seed gives the same faults, in the same order.
+inline std::uint32_t nemesis_seed() {
+    const char* v = std::getenv("ZKR_FAULT_SEED");
+    return v && *v ? static_cast<std::uint32_t>(std::strtoul(v, nullptr, 10)) : std::random_device{}();
+}
 
 /// The kinds of fault process_fault injects: 0 a server killed with -9 and restarted (the
 /// ensemble's leader in half the cases), 1 every connection reset, 2 the proxies blackholed
