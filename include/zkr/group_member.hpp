@@ -18,9 +18,10 @@ namespace zkr {
  * layout of Curator's GroupMember: zkr and Curator processes are members of one group and see each
  * other.
  *
- * Ids must be distinct. A second member with an id already taken (by another process, or this
- * client's old session on a server that has not removed it yet) is not made until the first one
- * goes; it logs a warning meanwhile. (Curator's adopts the other's node and overwrites its data.)
+ * Ids must be distinct. A second member with an id already taken (by another process, or by this
+ * client's earlier session that the server still keeps: see persistent_node) is not made until the
+ * first one goes; it logs a warning meanwhile. (Curator's adopts the other's node and overwrites
+ * its data.)
  *
  * Connection loss: current_members() shows what was last read; the cache reads again on
  * reconnection. Session expiry: the member's node is made again on the new session (missing for
@@ -39,9 +40,9 @@ public:
 
     /// Joins: makes the member node and starts reading the members (once).
     void start();
-    /// Leaves: deletes the member node (waiting at most `timeout`) and stops reading. Later calls
-    /// do nothing.
-    void close(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+    /// Leaves: deletes the member node (waiting at most `timeout`) and stops reading. Returns true
+    /// when the node is known gone (as persistent_node::close says). Later calls do nothing.
+    bool close(std::chrono::milliseconds timeout = std::chrono::seconds(10));
     /// New data for this member.
     void set_data(std::string data);
     /// Waits until this member's node exists and the members have been read once; false on

@@ -38,10 +38,11 @@ struct persistent_node_options {
  * is missing for at most the time to notice the expiry plus one round trip. Until then
  * current_path() is empty.
  *
- * An ephemeral node at the path owned by another session (another process's node, or this
- * client's old session's that the server has not removed yet) is not taken over: this object
- * waits for it to go, then makes its own. (A set_data racing such a replacement of the node can
- * still land in the other node: ZooKeeper has no write conditional on a node's owner.)
+ * An ephemeral node at the path owned by another session (another process's node, or one of this
+ * client's earlier session, which the client gave up as lost while the server kept it: a server
+ * restarted past the session timeout) is not taken over: this object waits for it to go, then
+ * makes its own. (A set_data racing such a replacement of the node can still land in the other
+ * node: ZooKeeper has no write conditional on a node's owner.)
  *
  * Thread safety: every member may be called from any thread; listeners run on the client's
  * callback thread.
@@ -60,8 +61,11 @@ public:
     void start();
     /// Deletes the node and stops keeping it, waiting until it is deleted or `timeout` passes
     /// (the deletion goes on past it, on the next reconnection). Later calls do nothing.
-    /// Returns true when the node is known gone. After the client was closed it returns at once:
-    /// an ephemeral node went with the session (true), a persistent one stays (false).
+    /// Returns true when the node is known gone: a plain path whose node it does not know (a create
+    /// whose reply was lost) is read first, and a node of an earlier session of the client that
+    /// the server still keeps is waited for until the server ends that session. It deletes only
+    /// what it knows to be its own. After the client was closed it returns at once: an ephemeral
+    /// node went with the session (true), a persistent one stays (false).
     bool close(std::chrono::milliseconds timeout = std::chrono::seconds(10));
     /// Waits until the node exists for the first time; false on timeout. Throws zkr::error if the
     /// node cannot be made (no permission, a missing parent without create_parents, TTL nodes

@@ -62,11 +62,17 @@ struct set_data {
     std::string data;
     std::int32_t version = -1;
 };
-/// delete; version -1: whatever the node's version.
+/// delete; version -1: whatever the node's version. once: sent at most once, never retried by the
+/// client (fails with connection_loss when its connection drops first, or its reply is lost): a
+/// delete retried after it took could delete a node made at the path meanwhile. session:
+/// non-zero, only on that session (a session's ephemeral node; on a later one the node at the
+/// path may be another's): fails with session_expired on a new session.
 struct remove {
     ticket id = 0;
     std::string path;
     std::int32_t version = -1;
+    bool once = false;
+    std::int64_t session = 0;
 };
 /// An atomic multi: all of ops or none. Its reply's ec is the failing operation's (none when
 /// every operation took).

@@ -61,6 +61,8 @@ void send_op(zkr::client& c, const zk::op& op, std::function<void(zk::event)> fe
                 req.kind = op_kind::remove;
                 req.path = o.path;
                 req.version = o.version;
+                req.required_session = o.session;
+                req.fail_fast = o.once;
                 req.no_node_is_an_answer = true;
                 has_stat = false;
             } else if constexpr (std::is_same_v<T, zk::multi>) {

@@ -37,9 +37,10 @@ void group_member::start() {
     members_.start();
 }
 
-void group_member::close(std::chrono::milliseconds timeout) {
-    node_.close(timeout);
+bool group_member::close(std::chrono::milliseconds timeout) {
+    const bool gone = node_.close(timeout);
     members_.close();
+    return gone;
 }
 
 void group_member::set_data(std::string data) { node_.set_data(std::move(data)); }

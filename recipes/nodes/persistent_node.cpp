@@ -50,7 +50,11 @@ struct persistent_node::state {
                     for (const auto& fn : targets) fn(now);
                 });
         } else if (const auto* t = std::get_if<node_out::taken>(&a)) {
-            c.logger()->warn("persistent node {}: {} is another session's (0x{:x}); waiting for it to go", path, t->path, t->owner);
+            if (t->earlier_session)
+                c.logger()->warn("persistent node {}: {} is this client's earlier session's (0x{:x}), which the server still keeps; "
+                                 "waiting for the server to end it", path, t->path, t->owner);
+            else
+                c.logger()->warn("persistent node {}: {} is another session's (0x{:x}); waiting for it to go", path, t->path, t->owner);
         } else if (std::holds_alternative<node_out::first_created>(a)) {
             settle([this] { first_created = true; });
         } else if (const auto* g = std::get_if<node_out::gave_up>(&a)) {

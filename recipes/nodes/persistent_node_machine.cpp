@@ -3,6 +3,7 @@
 #include <zkr/error.hpp>
 
 #include <algorithm>
+#include <utility>
 
 namespace zkr::detail {
 
@@ -42,14 +43,33 @@ void persistent_node_machine::on(const node_in::set_data& s) {
 
 void persistent_node_machine::on(const node_in::close&) {
     if (phase_ == phase::closing || phase_ == phase::done) return;  // sim-one-way: api-guard
-    const bool was_idle = phase_ == phase::idle;
+    // Never started, or stopped (the client closed, or a create that cannot succeed): nothing to do.
+    const bool nothing_to_do = phase_ == phase::idle || phase_ == phase::stopped;
     phase_ = phase::closing;
     retry_ = 0;
-    if (was_idle) return finish_close();  // sim-one-way: api-guard
-    if (create_) return;  // its reply says what to delete
-    if (path_.empty()) return finish_close();
-    doomed_ = path_;
-    remove();
+    if (nothing_to_do) return finish_close();  // sim-one-way: api-guard
+    if (!path_.empty()) {  // known ours: a read of it under way does not matter any more
+        doomed_ = path_;
+        doomed_version_ = -1;
+        check_ = 0;
+        reading_ = false;
+    }
+    // Not known: a create whose reply was lost, or an earlier session's, may have left a node at
+    // a plain path: read it. (A create, a read or a delete under way says more by its reply. A
+    // protected node is the client's to remove; a sequential one's name is not known.)
+    else if (!config_.protect && !is_sequential(config_.mode))
+        suspect_ = config_.path;
+    close_next();
+}
+
+// While closing: delete what is known to be ours, read what may be, wait out a node of an earlier
+// session, and finish once nothing that decides what is left is under way.
+void persistent_node_machine::close_next() {
+    if (create_ || remove_) return;  // their replies carry on
+    if (!doomed_.empty()) return remove();
+    if (reading_ || waiting_out_) return;
+    if (!suspect_.empty()) return check(suspect_);
+    finish_close();
 }
 
 // ---- requests ------------------------------------------------------------------------------
@@ -65,6 +85,7 @@ void persistent_node_machine::create() {
 void persistent_node_machine::check(const std::string& path) {
     check_ = next();
     watched_ = path;
+    reading_ = true;
     out_->push_back(zk::op{zk::exists{check_, path, true}});
 }
 
@@ -75,10 +96,14 @@ void persistent_node_machine::write() {
     out_->push_back(zk::op{zk::set_data{write_, path_, data_, -1}});
 }
 
+// Sent once (a failure is read before another try), and an ephemeral node's only on the session
+// that owns it: sent again, after it took or on a later session, a delete could meet another
+// process's node made at the path meanwhile.
 void persistent_node_machine::remove() {
     remove_ = next();
-    out_->push_back(zk::op{zk::remove{remove_, doomed_, -1}});
+    out_->push_back(zk::op{zk::remove{remove_, doomed_, doomed_version_, /*once=*/true, is_ephemeral(config_.mode) ? session_ : 0}});
 }
+
 
 void persistent_node_machine::retry_later() {
     if (retry_) return;
@@ -95,10 +120,7 @@ void persistent_node_machine::after_failure(const boost::system::error_code& ec)
 }
 
 void persistent_node_machine::carry_on() {
-    if (phase_ == phase::closing) {
-        if (!remove_ && !create_ && !doomed_.empty()) remove();
-        return;
-    }
+    if (phase_ == phase::closing) return close_next();
     if (phase_ != phase::running || create_) return;
     // Read the node again: a deletion, or a write lost with the connection, shows there.
     if (!path_.empty()) return check(path_);
@@ -119,11 +141,14 @@ void persistent_node_machine::created(const zk::reply& r) {
     if (phase_ == phase::closing) {
         if (!r.ec) {
             doomed_ = r.path;  // (never ours to tell of: made after the close)
-            return remove();
+            doomed_version_ = -1;
+        } else if (r.ec != errc::closed && !config_.protect && !is_sequential(config_.mode)) {
+            // It may have been made (a lost reply, or node_exists for a retry of one): read it.
+            // A protected node is the client's to remove; an unprotected sequential one cannot be
+            // found, and ends with its session (ephemeral) or stays (docs/recipes.md).
+            suspect_ = config_.path;
         }
-        // A lost reply: a protected node is the client's to remove; an unprotected one ends
-        // with its session (ephemeral) or stays (docs/recipes.md).
-        return finish_close();
+        return close_next();
     }
     if (phase_ != phase::running) return;
     if (!r.ec) {
@@ -148,6 +173,8 @@ void persistent_node_machine::created(const zk::reply& r) {
 }
 
 void persistent_node_machine::checked(const zk::reply& r) {
+    reading_ = false;
+    if (phase_ == phase::closing) return checked_while_closing(r);
     if (phase_ != phase::running) return;
     if (r.ec) return after_failure(r.ec);
     if (!r.stat) {  // gone: make it again
@@ -156,7 +183,7 @@ void persistent_node_machine::checked(const zk::reply& r) {
     }
     if (!ours(*r.stat)) {  // another session's: the watch waits for it to go
         if (path_ == watched_) set_path({});
-        out_->push_back(node_out::taken{watched_, r.stat->ephemeral_owner});
+        out_->push_back(node_out::taken{watched_, r.stat->ephemeral_owner, left_by_earlier_session(*r.stat)});
         return;
     }
     if (path_ != watched_) {  // found ours (node_exists): its data is not known, so write it
@@ -164,6 +191,27 @@ void persistent_node_machine::checked(const zk::reply& r) {
         data_written_ = false;
     }
     if (!data_written_) write();
+}
+
+// A read while closing: a node there that is ours is deleted; one an earlier session of ours left
+// is waited out (its watch says when it goes). ZooKeeper has no delete conditional on a node's
+// owner, and a version does not tell a node from one made again in its place: deleting it could
+// delete another process's node made there meanwhile.
+void persistent_node_machine::checked_while_closing(const zk::reply& r) {
+    if (!doomed_.empty()) return;  // a node known ours is being deleted already
+    if (!suspect_.empty() && watched_ != suspect_) return close_next();  // (a read of another path, from before: read ours)
+    if (r.ec) {
+        suspect_ = watched_;  // read it again
+        return after_failure(r.ec);
+    }
+    if (r.stat && ours(*r.stat)) {
+        doomed_ = watched_;
+        doomed_version_ = r.stat->version;
+    } else if (r.stat && left_by_earlier_session(*r.stat)) {
+        waiting_out_ = true;  // (suspect_ stays: read again when the watch fires)
+    }
+    if (!waiting_out_) suspect_.clear();
+    close_next();
 }
 
 void persistent_node_machine::written(const zk::reply& r) {
@@ -181,18 +229,42 @@ void persistent_node_machine::written(const zk::reply& r) {
 void persistent_node_machine::removed(const zk::reply& r) {
     remove_ = 0;
     if (phase_ != phase::closing) return;
-    if (!r.ec || r.ec == errc::no_node) return finish_close();
-    // An ephemeral node of an ended session is gone with it.
-    if (r.ec == errc::session_expired && is_ephemeral(config_.mode)) return finish_close();
-    if (awaits_connection(r.ec)) return after_failure(r.ec);  // sim-one-way: final-error
-    finish_close(r.ec);                                       // sim-unreachable: final-error
+    if (!r.ec || r.ec == errc::no_node) {
+        // Gone. (A read planned of the same node after a session loss is not needed either.)
+        doomed_.clear();
+        suspect_.clear();
+        return close_next();
+    }
+    if (r.ec == errc::bad_version) {  // changed since it was read (a write of ours still on its way, or another's)
+        read_doomed_again();
+        return close_next();
+    }
+    // The session ended: its node went with it, unless the client gave the session up while the
+    // server kept it. Read it on the next session.
+    if (r.ec == errc::session_expired && is_ephemeral(config_.mode)) {
+        read_doomed_again();
+        return close_next();
+    }
+    // Unknown whether it took: sent again, it could delete a node made at the path meanwhile.
+    if (awaits_connection(r.ec)) {  // sim-one-way: final-error
+        read_doomed_again();
+        return after_failure(r.ec);
+    }
+    finish_close(r.ec);  // sim-unreachable: final-error
 }
+
 
 // ---- events --------------------------------------------------------------------------------
 
 void persistent_node_machine::on(const zk::watch_fired& w) {
+    if (w.id == check_ && phase_ == phase::closing) {  // an earlier session's node changed or went
+        check_ = 0;
+        reading_ = waiting_out_ = false;
+        return close_next();  // read it again
+    }
     if (w.id != check_ || phase_ != phase::running) return;
     check_ = 0;
+    reading_ = false;  // (a reply still to come of this check is not heard any more)
     if (w.type == watch_event_type::not_watching) return;  // the session ended: its reconnection carries on
     if (w.type == watch_event_type::node_deleted) {
         if (path_ == watched_) set_path({});
@@ -225,19 +297,18 @@ void persistent_node_machine::on(const zk::connection_changed& c) {
         case connection_state::suspended: connected_ = false; return;
         case connection_state::lost:
             connected_ = false;
-            // The session's ephemeral node went with it.
+            session_ended();
+            // The session's ephemeral node went with it, unless the client gave the session up
+            // while the server kept it: then it is an earlier session's node, waited out.
             if (is_ephemeral(config_.mode)) {
-                if (phase_ == phase::closing) {
-                    doomed_.clear();
-                    if (!create_) finish_close();
-                    return;
-                }
+                if (phase_ == phase::closing) return close_next();
                 set_path({});
             }
             return;
         case connection_state::connected:
         case connection_state::reconnected:
             connected_ = true;
+            if (c.session != session_) session_ended();  // (a new session without a `lost` heard)
             session_ = c.session;
             return carry_on();
         case connection_state::closed:  // sim-unreachable: client-closed (nothing can be done any more)
@@ -258,7 +329,21 @@ void persistent_node_machine::client_closed() {  // sim-unreachable: client-clos
 
 // An ephemeral node is ours only if our session owns it; a persistent one is ours at our path.
 bool persistent_node_machine::ours(const zkr::stat& st) const {
-    return !is_ephemeral(config_.mode) || st.ephemeral_owner == session_;
+    return !is_ephemeral(config_.mode) || (session_ != 0 && st.ephemeral_owner == session_);
+}
+
+bool persistent_node_machine::left_by_earlier_session(const zkr::stat& st) const {
+    return is_ephemeral(config_.mode) && st.ephemeral_owner != 0 &&
+           std::find(earlier_sessions_.begin(), earlier_sessions_.end(), st.ephemeral_owner) != earlier_sessions_.end();
+}
+
+// The session ended (or was given up): a node it owns is ours from now on only to delete. A few
+// are kept: the server ends a session it keeps within a session timeout.
+void persistent_node_machine::session_ended() {
+    if (session_ == 0) return;
+    if (phase_ == phase::closing && is_ephemeral(config_.mode)) read_doomed_again();
+    earlier_sessions_.push_back(std::exchange(session_, 0));
+    if (earlier_sessions_.size() > 8) earlier_sessions_.erase(earlier_sessions_.begin());
 }
 
 void persistent_node_machine::set_path(std::string path) {
@@ -271,6 +356,13 @@ void persistent_node_machine::set_path(std::string path) {
         first_done_ = true;
         out_->push_back(node_out::first_created{});
     }
+}
+
+// While closing, after a session loss or a delete whose outcome is unknown: the node to delete was
+// ours, and may now be gone, an earlier session's, or another's made in its place; read it before
+// deleting anything.
+void persistent_node_machine::read_doomed_again() {
+    if (!doomed_.empty()) suspect_ = std::exchange(doomed_, {});
 }
 
 void persistent_node_machine::finish_close(boost::system::error_code ec) {

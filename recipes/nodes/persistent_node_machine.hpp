@@ -4,8 +4,12 @@
 //
 // One exists watch on the node is the whole of its attention. Every reconnection reads the node
 // again, so a deletion or a lost write while the connection was away is seen then. A node at its
-// path that an ephemeral mode finds owned by another session is not adopted (another process's, or
-// this client's old session's that the server is about to remove): the watch waits for it to go.
+// path that an ephemeral mode finds owned by another process's session is not adopted: the watch
+// waits for it to go, as does one an earlier session of this client left (a session the client
+// gave up as lost while the server kept it: a server restarted, or unreachable, past the session
+// timeout): ZooKeeper cannot delete a node only if a given session owns it. A close reads a plain
+// path it does not know to be ours (a create's reply lost, an earlier session's node), deletes
+// what is ours, waits out an earlier session's node, and ends only then.
 // A create whose reply was lost is left to the client: a protected create finds its own node, or
 // the client removes it once it gives up (src/protected_create.cpp); an unprotected one made again
 // meets node_exists (adopted: our session's) or, sequential, leaves an extra node until the session
@@ -46,6 +50,7 @@ struct path_changed {
 struct taken {
     std::string path;
     std::int64_t owner = 0;
+    bool earlier_session = false;  ///< the owner is a session this client had before
 };
 /// The node exists for the first time (once).
 struct first_created {};
@@ -98,6 +103,7 @@ private:
 
     void created(const zk::reply& r);
     void checked(const zk::reply& r);
+    void checked_while_closing(const zk::reply& r);
     void written(const zk::reply& r);
     void removed(const zk::reply& r);
 
@@ -105,6 +111,8 @@ private:
     void check(const std::string& path);
     void write();
     void remove();
+    void close_next();
+    void read_doomed_again();
     void retry_later();
     void after_failure(const boost::system::error_code& ec);
     void carry_on();  // whatever the node needs next, after a reconnection or a retry
@@ -113,6 +121,8 @@ private:
     void arm_touch();
     void finish_close(boost::system::error_code ec = {});
     bool ours(const zkr::stat& st) const;
+    bool left_by_earlier_session(const zkr::stat& st) const;
+    void session_ended();
 
     zk::ticket next() { return ++last_ticket_; }
 
@@ -124,7 +134,12 @@ private:
     bool connected_ = true;     // (as far as the machine has heard; requests queue meanwhile)
     std::string path_;          // our node, while it exists as ours
     std::string watched_;       // the path the newest exists watches
+    std::vector<std::int64_t> earlier_sessions_;  // this client's, newest last (a few: they expire)
     std::string doomed_;        // the node close deletes
+    std::int32_t doomed_version_ = -1;  // at this version (a node read as an earlier session's)
+    std::string suspect_;       // while closing: a node that may be ours, to read before finishing
+    bool reading_ = false;      // check_'s reply is still to come
+    bool waiting_out_ = false;  // while closing: check_ watches an earlier session's node
     bool data_written_ = false; // the node holds data_
     bool first_done_ = false;
     zk::ticket last_ticket_ = 0;

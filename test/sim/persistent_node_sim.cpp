@@ -3,8 +3,10 @@
 #include "../../recipes/nodes/persistent_node_machine.hpp"
 #include "sim_clients.hpp"
 
+#include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 namespace zkr::sim::nodes {
@@ -86,7 +88,8 @@ private:
         }
         if (user_left_ > 0 && (choices.empty() || pick(100) < 8)) return user_step(), true;
         if (faults_left_ > 0 && (choices.empty() || pick(100) < 8)) return fault(), true;
-        if (choices.empty()) return false;  // quiescence
+        // The server ends a session a client gave up within its timeout: at the latest now.
+        if (choices.empty()) return net_.expire_abandoned();  // (else quiescence)
         const auto [what, id] = choices[pick(choices.size())];
         auto& c = clients_[static_cast<std::size_t>(id)];
         if (what == 0) {
@@ -131,9 +134,10 @@ private:
             } else if (std::holds_alternative<node_out::gave_up>(a)) {
                 n.gave_up = true;
                 out_.violate(n.name + " gave up");
-            } else if (std::holds_alternative<node_out::closed>(a)) {
+            } else if (const auto* d = std::get_if<node_out::closed>(&a)) {
                 if (!n.closing) out_.violate(n.name + " closed without close");
                 n.closed = true;
+                if (!d->ec) check_closed(c, n);
             }
         }
         if (n.told != n.m.current_path()) out_.violate(n.name + ": the listener heard " + n.told + ", the machine has " + n.m.current_path());
@@ -159,9 +163,11 @@ private:
         --faults_left_;
         ++out_.faults;
         auto& conn = net_[static_cast<int>(pick(clients_.size()))];
-        switch (pick(6)) {
+        switch (pick(8)) {
             case 0: return net_.drop_or_reconnect(conn);
             case 1: return net_.expire(conn);
+            case 6: return net_.abandon(conn);
+            case 7: net_.expire_abandoned(); return;
             case 2:
             case 3:
                 if (net_.lose_reply(conn)) ++out_.lost_replies;
@@ -172,16 +178,19 @@ private:
                 if (!kids || kids->empty()) return;
                 const auto path = parent + "/" + (*kids)[pick(kids->size())];
                 out_.note("operator deletes " + path);
+                const node* there = zk_.find(path);
+                if (!(stranger_session_ && there->owner == stranger_session_)) operator_deleted_.insert(path);
                 zk_.remove(path);
+                strangers_.erase(path);
                 net_.route_fired();
                 return;
             }
         }
     }
 
-    // Another process (or this client's old session, on a server that has not removed it yet)
-    // holds an ephemeral node at a plain ephemeral node's path while ours is missing; or such a
-    // stranger goes away.
+    // Another process holds an ephemeral node at a plain ephemeral node's path while ours is
+    // missing; or such a stranger goes away. (This client's earlier session's node, kept by the
+    // server, is the abandon fault's.)
     void stranger() {
         if (!stranger_session_) stranger_session_ = zk_.open_session();
         auto& c = clients_[pick(clients_.size())];
@@ -192,16 +201,38 @@ private:
             if (there->owner != stranger_session_) return;
             out_.note("the stranger's " + path + " goes");
             zk_.remove(path);
+            strangers_.erase(path);
         } else {
             out_.note("a stranger makes " + path);
             zk_.create(stranger_session_, parent, n.name, "stranger's", false, true);
+            // Made where an operator once deleted a client's node: a delete of that node, on its
+            // way, may meet this one (ZooKeeper has no delete conditional on a node's owner; nor
+            // has Curator's). Not counted against the clients.
+            if (!operator_deleted_.count(path)) strangers_.insert(path);
         }
         net_.route_fired();
     }
 
-    // ---- the checker at quiescence ------------------------------------------------------------
+    // ---- the checkers ------------------------------------------------------------------------
+
+    // The moment a close says it is done: nothing of the node is left at its path (but a
+    // stranger's), an earlier session's that the server keeps included. (A protected or
+    // sequential node has other names: the checker at quiescence looks for those.)
+    void check_closed(const client& c, const node_of& n) {
+        if (n.protect || is_sequential(n.mode)) return;
+        const auto path = parent + "/" + n.name;
+        if (const node* there = zk_.find(path); there && !(stranger_session_ && there->owner == stranger_session_))
+            out_.violate("c" + std::to_string(c.id) + " " + n.name + ": closed, but " + path + " (session " + std::to_string(there->owner) +
+                         ") is left");
+    }
+
 
     void check_quiescent() {
+        // Another process's node is never deleted by ours (a delete of an earlier session's node
+        // is at the version read, for this).
+        for (const auto& path : strangers_)
+            if (const node* there = zk_.find(path); !there || there->owner != stranger_session_)
+                return out_.violate("the stranger's " + path + " was deleted by one of the clients");
         const auto kids = zk_.children(parent);
         for (const auto& c : clients_) {
             const auto session = net_[c.id].session;
@@ -217,9 +248,9 @@ private:
                             mine.push_back(parent + "/" + kid);
                     }
                 // Nodes of it: its name, after a protection prefix, with a sequential mode's 10 digits.
-                // An unprotected create whose reply was lost may leave a node nobody knows of: an
-                // extra one (sequential), or one a close did not know to delete.
-                const bool unknown_left = !n.protect && net_.lost_a_create(c.id, static_cast<std::uint64_t>(&n - c.nodes.data()));
+                // An unprotected sequential create whose reply was lost may leave a node nobody
+                // knows of (a plain one is read again, at its path).
+                const bool unknown_left = !n.protect && is_sequential(n.mode) && net_.lost_a_create(c.id, static_cast<std::uint64_t>(&n - c.nodes.data()));
                 const bool extra_allowed = unknown_left && is_sequential(n.mode);
                 const auto where = "c" + std::to_string(c.id) + " " + n.name + " (" + (n.protect ? "protected " : "") + to_string(n.mode) + ")";
                 if (n.closing) {
@@ -271,6 +302,8 @@ private:
     std::vector<client> clients_;
     int faults_left_ = 0, user_left_ = 0;
     std::int64_t stranger_session_ = 0;
+    std::set<std::string> strangers_;  // the stranger's nodes that exist (but those below)
+    std::set<std::string> operator_deleted_;  // paths where an operator deleted a client's node
 };
 
 }  // namespace

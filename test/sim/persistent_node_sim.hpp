@@ -4,9 +4,11 @@
 // and without protection, and a TTL node, which the machine touches every half TTL; the in-memory
 // server keeps it as a persistent one). Connections drop, sessions expire, replies are lost with their
 // connection (the request applied, the reply never heard; retried or failed as the client does),
-// an operator deletes the nodes, a stranger's ephemeral node takes a node's path while it is
-// missing (another process's, or the client's old session's on a server behind), and the users
-// give new data and close nodes. The checkers:
+// a client gives its session up as lost while the server keeps it, with its nodes, for a while (a
+// server restarted or cut off past the session timeout; the server ends it later, at the latest
+// before quiescence), an operator deletes the nodes, a stranger's ephemeral node takes a node's
+// path while it is missing (another process's), and the users give new data and close nodes. The
+// checkers:
 // - the path listener is told each name the node takes, and what it was told last is the
 //   machine's current path, after every step;
 // - at quiescence, an open node exists exactly once (a protected one too, whatever replies were
@@ -14,7 +16,12 @@
 //   Curator's does), at the machine's current path, with the data last given, owned by the
 //   client's session if ephemeral;
 // - at quiescence, a node whose path a stranger holds has not taken it over (it has no path);
+// - the moment a close says it is done, nothing of a plain node is left at its path (but a
+//   stranger's), a node of a session the client gave up included;
 // - at quiescence, a closed node is closed and nothing of it is left (but that same extra node);
+// - at quiescence, every stranger's node still exists: no client deleted another process's node
+//   (but one made where an operator had deleted a client's node, which a delete of that node on
+//   its way may meet: ZooKeeper has no delete conditional on a node's owner);
 // - every machine that was started is either open with a node or closed: none gave up.
 #pragma once
 

@@ -87,6 +87,11 @@ public:
     applied apply(connection& c) {
         auto [who, op] = std::move(c.outbound.front());
         c.outbound.pop_front();
+        if (const auto* r = std::get_if<detail::zk::remove>(&op); r && r->session != 0 && r->session != c.session) {
+            // Sent for a session that has ended: the client fails it without sending it.
+            fail(c, {who, op}, errc::session_expired);
+            return {who, std::move(op), std::get<detail::zk::reply>(c.inbound.back().second)};
+        }
         const auto watch_id = ++next_watch_;
         const auto ticket = ticket_of(op);
         routes_[watch_id] = {c.id, c.session, ticket, who};
@@ -135,7 +140,7 @@ public:
         out_.note("c" + std::to_string(c.id) + " lost the reply to #" + std::to_string(id));
         const auto* create = std::get_if<detail::zk::create>(&request.op);
         drop_or_reconnect(c);
-        if (pick(rng_, 2) == 0) {
+        if (pick(rng_, 2) == 0 && !sent_once(request.op)) {
             c.outbound.emplace_front(request.who, request.op);  // retried after the reconnection
         } else {
             fail(c, {request.who, request.op}, errc::connection_loss);
@@ -168,7 +173,7 @@ public:
         out_.note("c" + std::to_string(c.id) + " disconnected");
         c.connected = false;
         for (auto it = c.outbound.begin(); it != c.outbound.end();) {
-            if (pick(rng_, 2) == 0) {
+            if (pick(rng_, 2) == 0 && !sent_once(it->second)) {
                 ++it;  // retried after the reconnection
                 continue;
             }
@@ -196,6 +201,36 @@ public:
     /// c's session expires; it is connected again at once, on a new session.
     void expire(connection& c) {
         out_.note("c" + std::to_string(c.id) + " session expired");
+        end_session(c, /*server_keeps=*/false);
+    }
+
+    /// c gives its session up as lost (suspended past the session timeout: src/connection.cpp)
+    /// while the server keeps it, with its ephemeral nodes, until expire_abandoned ends it: a
+    /// server restarted, or cut off from the client, for longer than the session timeout. The
+    /// machines hear what an expiry tells them, and the new session meets the old one's nodes.
+    void abandon(connection& c) {
+        if (c.connected) drop_or_reconnect(c);  // (suspended first)
+        out_.note("c" + std::to_string(c.id) + " gives session " + std::to_string(c.session) + " up as lost; the server keeps it");
+        abandoned_.push_back(c.session);
+        end_session(c, /*server_keeps=*/true);
+    }
+
+    /// The server ends a session its client gave up (abandon); false if there is none.
+    bool expire_abandoned() {
+        if (abandoned_.empty()) return false;
+        const auto i = pick(rng_, abandoned_.size());
+        out_.note("the server ends the given-up session " + std::to_string(abandoned_[i]));
+        zk_.expire(abandoned_[i]);
+        abandoned_.erase(abandoned_.begin() + static_cast<std::ptrdiff_t>(i));
+        route_fired();
+        return true;
+    }
+
+    /// The sessions clients gave up that the server still keeps.
+    const std::vector<std::int64_t>& abandoned() const noexcept { return abandoned_; }
+
+private:
+    void end_session(connection& c, bool server_keeps) {
         // Its watches end as the connection ends them: after `lost`, each one the client has not
         // heard fire says not_watching, the ones that fired while it was away too.
         std::vector<std::pair<std::uint64_t, detail::zk::watch_fired>> ended;
@@ -204,10 +239,10 @@ public:
                 ended.push_back({it->second.who, {it->second.ticket, watch_event_type::not_watching}});
         for (const auto& [who, e] : c.stashed)
             if (const auto* w = std::get_if<detail::zk::watch_fired>(&e)) ended.push_back({who, {w->id, watch_event_type::not_watching}});
-        zk_.expire(c.session);
+        if (!server_keeps) zk_.expire(c.session);
         c.session = zk_.open_session();
         for (auto it = c.outbound.begin(); it != c.outbound.end();) {
-            if (pick(rng_, 2) == 0) {
+            if (pick(rng_, 2) == 0 && !bound_to_a_session(it->second)) {
                 new_prefix_for(c, *it);
                 ++it;  // retried on the new session
                 continue;
@@ -226,6 +261,7 @@ public:
         c.late.clear();
     }
 
+public:
     /// The server applies one of c's escaped requests (see late_applies), if its session still
     /// lives: the request and the reply that goes nowhere (the client heard connection_loss).
     /// Nothing if c has none, or its session ended (the request is dropped then).
@@ -241,7 +277,8 @@ public:
         return std::pair{std::move(op), std::move(r)};
     }
 
-    /// Every client connected again (the faults are over).
+    /// Every client connected again (the faults are over). A session a client gave up may still
+    /// be kept by the server: quiescence may come within its session timeout.
     void heal() {
         for (auto& c : clients_) reconnect(c);
     }
@@ -297,6 +334,17 @@ private:
         route_fired();
     }
 
+    // A request the client sends only on one session (zk::remove's session): never retried on a new one.
+    static bool bound_to_a_session(const detail::zk::op& op) {
+        const auto* r = std::get_if<detail::zk::remove>(&op);
+        return r && r->session != 0;
+    }
+    // A request the client sends at most once (zk::remove's once): never retried.
+    static bool sent_once(const detail::zk::op& op) {
+        const auto* r = std::get_if<detail::zk::remove>(&op);
+        return r && r->once;
+    }
+
     struct route {
         int client = 0;
         std::int64_t session = 0;
@@ -328,6 +376,7 @@ private:
     std::uint64_t next_prefix_ = 0;
     std::vector<orphan> orphans_;
     std::set<std::pair<int, std::uint64_t>> lost_creates_;
+    std::vector<std::int64_t> abandoned_;  // sessions given up by their clients, kept by the server
 };
 
 }  // namespace zkr::sim

@@ -136,6 +136,49 @@ TEST_CASE("persistent node machine: node_exists adopts our session's node and wr
     }
 }
 
+TEST_CASE("persistent node machine: a node an earlier session of this client left is waited out, by a running node and by a close") {
+    // The client gave session 7 up as lost (a server restarted past the session timeout) while the
+    // server kept it, with the node: the new session meets it. ZooKeeper cannot delete it only if
+    // session 7 still owns it, so it is waited out: the server ends session 7 within its timeout.
+    auto m = make(create_mode::ephemeral);
+    made(m);
+    m.resume(zk::connection_changed{zkr::connection_state::lost, 7});
+    auto a = m.resume(zk::connection_changed{zkr::connection_state::connected, 8});
+    a = m.resume(failed_reply(find<zk::create>(a)->id, errc::node_exists));
+    const auto check = find<zk::exists>(a)->id;
+    a = m.resume(ok(check, {}, 7));
+    REQUIRE(find<node_out::taken>(a));
+    CHECK(find<node_out::taken>(a)->earlier_session);
+    CHECK_FALSE(find<zk::remove>(a));
+    CHECK(m.current_path().empty());
+    SECTION("running: made once it goes") {
+        a = m.resume(zk::watch_fired{check, zkr::watch_event_type::node_deleted});
+        REQUIRE(find<zk::create>(a));
+    }
+    SECTION("closing: the close ends only once it goes, deleting nothing") {
+        a = m.resume(node_in::close{});
+        CHECK_FALSE(find<zk::remove>(a));
+        CHECK_FALSE(find<node_out::closed>(a));
+        REQUIRE(find<zk::exists>(a));  // the plain path, read: it may be ours
+        const auto read = find<zk::exists>(a)->id;
+        a = m.resume(ok(read, {}, 7));
+        CHECK(a.empty());  // waited out
+        a = m.resume(zk::watch_fired{read, zkr::watch_event_type::node_deleted});
+        const auto* again = find<zk::exists>(a);
+        REQUIRE(again);
+        a = m.resume(absent_reply(again->id));
+        CHECK(find<node_out::closed>(a));
+    }
+    SECTION("another process's is not this client's") {
+        auto n = make(create_mode::ephemeral);
+        a = n.resume(node_in::start{8});
+        a = n.resume(failed_reply(find<zk::create>(a)->id, errc::node_exists));
+        a = n.resume(ok(find<zk::exists>(a)->id, {}, 7));
+        REQUIRE(find<node_out::taken>(a));
+        CHECK_FALSE(find<node_out::taken>(a)->earlier_session);
+    }
+}
+
 TEST_CASE("persistent node machine: set_data writes the node now and its next incarnation, and a write of older data is followed by the newest") {
     auto m = make(create_mode::persistent);
     made(m);
@@ -170,8 +213,16 @@ TEST_CASE("persistent node machine: close deletes the node, and a create in flig
         CHECK(r->path == "/g/m");
         a = m.resume(failed_reply(r->id, errc::connection_loss));
         CHECK_FALSE(find<node_out::closed>(a));
+        // Whether it took is unknown: read before deleting again (a node made there meanwhile
+        // must not be deleted in its place).
         a = m.resume(zk::connection_changed{zkr::connection_state::reconnected, 7});
+        CHECK_FALSE(find<zk::remove>(a));
+        REQUIRE(find<zk::exists>(a));
+        auto there = ok(find<zk::exists>(a)->id);
+        there.stat->version = 4;
+        a = m.resume(there);
         REQUIRE(find<zk::remove>(a));
+        CHECK(find<zk::remove>(a)->version == 4);
         a = m.resume(ok(find<zk::remove>(a)->id));
         CHECK(find<node_out::closed>(a));
         CHECK(m.closed());
@@ -187,11 +238,51 @@ TEST_CASE("persistent node machine: close deletes the node, and a create in flig
         CHECK(find<zk::remove>(a)->path == "/g/m");
         CHECK_FALSE(find<zk::exists>(a));
     }
-    SECTION("ephemeral, the session gone meanwhile: nothing to delete") {
+    SECTION("ephemeral, the session gone meanwhile: read again on the next session, waited out if the server kept it") {
+        for (const bool kept : {false, true}) {
+            auto m = make(create_mode::ephemeral);
+            made(m);
+            auto a = m.resume(node_in::close{});
+            a = m.resume(failed_reply(find<zk::remove>(a)->id, errc::session_expired));
+            CHECK_FALSE(find<node_out::closed>(a));
+            REQUIRE(find<zk::exists>(a));  // (the client sends it on the next session)
+            CHECK(find<zk::exists>(a)->path == "/g/m");
+            const auto read = find<zk::exists>(a)->id;
+            CHECK(m.resume(zk::connection_changed{zkr::connection_state::lost, 7}).empty());
+            CHECK(m.resume(zk::connection_changed{zkr::connection_state::connected, 8}).empty());
+            if (!kept) {
+                a = m.resume(absent_reply(read));  // gone with its session
+                CHECK(find<node_out::closed>(a));
+                continue;
+            }
+            // The client gave session 7 up; the server kept it: waited out, never deleted.
+            a = m.resume(ok(read, {}, 7));
+            CHECK_FALSE(find<zk::remove>(a));
+            CHECK_FALSE(find<node_out::closed>(a));
+            a = m.resume(zk::watch_fired{read, zkr::watch_event_type::node_deleted});
+            a = m.resume(absent_reply(find<zk::exists>(a)->id));
+            CHECK(find<node_out::closed>(a));
+        }
+    }
+    SECTION("a create retried after its reply was lost meets node_exists: the node is read, and deleted if ours") {
         auto m = make(create_mode::ephemeral);
-        made(m);
-        auto a = m.resume(node_in::close{});
-        a = m.resume(failed_reply(find<zk::remove>(a)->id, errc::session_expired));
+        auto a = m.resume(node_in::start{7});
+        const auto create = find<zk::create>(a)->id;
+        CHECK(m.resume(node_in::close{}).empty());
+        a = m.resume(failed_reply(create, errc::node_exists));
+        const auto* read = find<zk::exists>(a);
+        REQUIRE(read);
+        a = m.resume(ok(read->id, {}, 7));
+        REQUIRE(find<zk::remove>(a));
+        CHECK(find<node_out::closed>(m.resume(ok(find<zk::remove>(a)->id))));
+        // Another session's is left alone.
+        auto n = make(create_mode::ephemeral);
+        a = n.resume(node_in::start{7});
+        const auto other = find<zk::create>(a)->id;
+        n.resume(node_in::close{});
+        a = n.resume(failed_reply(other, errc::connection_loss));
+        a = n.resume(ok(find<zk::exists>(a)->id, {}, 99));
+        CHECK_FALSE(find<zk::remove>(a));
         CHECK(find<node_out::closed>(a));
     }
     SECTION("never started") {
