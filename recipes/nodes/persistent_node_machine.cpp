@@ -341,7 +341,6 @@ bool persistent_node_machine::left_by_earlier_session(const zkr::stat& st) const
 // are kept: the server ends a session it keeps within a session timeout.
 void persistent_node_machine::session_ended() {
     if (session_ == 0) return;
-    if (phase_ == phase::closing && is_ephemeral(config_.mode)) read_doomed_again();
     earlier_sessions_.push_back(std::exchange(session_, 0));
     if (earlier_sessions_.size() > 8) earlier_sessions_.erase(earlier_sessions_.begin());
 }

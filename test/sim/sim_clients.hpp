@@ -242,7 +242,7 @@ private:
         if (!server_keeps) zk_.expire(c.session);
         c.session = zk_.open_session();
         for (auto it = c.outbound.begin(); it != c.outbound.end();) {
-            if (pick(rng_, 2) == 0 && !bound_to_a_session(it->second)) {
+            if (pick(rng_, 2) == 0 && !bound_to_a_session(it->second) && !sent_once(it->second)) {
                 new_prefix_for(c, *it);
                 ++it;  // retried on the new session
                 continue;
