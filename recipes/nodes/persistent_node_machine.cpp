@@ -197,20 +197,23 @@ void persistent_node_machine::checked(const zk::reply& r) {
 // is waited out (its watch says when it goes). ZooKeeper has no delete conditional on a node's
 // owner, and a version does not tell a node from one made again in its place: deleting it could
 // delete another process's node made there meanwhile.
+// (No read is under way while a node known ours is to be deleted: the close drops the check of
+// that node, and close_next reads nothing while it has a delete to make.)
 void persistent_node_machine::checked_while_closing(const zk::reply& r) {
-    if (!doomed_.empty()) return;  // a node known ours is being deleted already
     if (!suspect_.empty() && watched_ != suspect_) return close_next();  // (a read of another path, from before: read ours)
     if (r.ec) {
         suspect_ = watched_;  // read it again
         return after_failure(r.ec);
     }
+    if (r.stat && left_by_earlier_session(*r.stat)) {
+        waiting_out_ = true;  // (suspect_ stays: read again when the watch fires)
+        return;
+    }
     if (r.stat && ours(*r.stat)) {
         doomed_ = watched_;
         doomed_version_ = r.stat->version;
-    } else if (r.stat && left_by_earlier_session(*r.stat)) {
-        waiting_out_ = true;  // (suspect_ stays: read again when the watch fires)
     }
-    if (!waiting_out_) suspect_.clear();
+    suspect_.clear();
     close_next();
 }
 
