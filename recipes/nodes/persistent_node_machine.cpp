@@ -200,7 +200,8 @@ void persistent_node_machine::checked(const zk::reply& r) {
 // (No read is under way while a node known ours is to be deleted: the close drops the check of
 // that node, and close_next reads nothing while it has a delete to make.)
 void persistent_node_machine::checked_while_closing(const zk::reply& r) {
-    if (!suspect_.empty() && watched_ != suspect_) return close_next();  // (a read of another path, from before: read ours)
+    // A read of another path, from before the close (an earlier incarnation's): read the node to delete.
+    if (!suspect_.empty() && watched_ != suspect_) return close_next();  // sim-one-way: rare-stale-read
     if (r.ec) {
         suspect_ = watched_;  // read it again
         return after_failure(r.ec);

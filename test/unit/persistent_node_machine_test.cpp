@@ -179,6 +179,34 @@ TEST_CASE("persistent node machine: a node an earlier session of this client lef
     }
 }
 
+TEST_CASE("persistent node machine: while closing, a read of an earlier incarnation's path is not taken for the read of the node to delete") {
+    // A protected node's read of its first name is still under way (the session ended, the client
+    // retries it) when a close meets the new incarnation's create, whose delete then fails.
+    auto m = make(create_mode::ephemeral, /*protect=*/true);
+    auto a = m.resume(node_in::start{7});
+    a = m.resume(ok(find<zk::create>(a)->id, "/g/_c_a-m", 7));
+    const auto old_read = find<zk::exists>(a)->id;  // of /g/_c_a-m
+    m.resume(zk::connection_changed{zkr::connection_state::lost, 7});
+    a = m.resume(zk::connection_changed{zkr::connection_state::connected, 8});
+    const auto create = find<zk::create>(a)->id;
+    CHECK(m.resume(node_in::close{}).empty());  // the create's reply says what to delete
+    a = m.resume(ok(create, "/g/_c_b-m", 8));
+    REQUIRE(find<zk::remove>(a));
+    CHECK(find<zk::remove>(a)->path == "/g/_c_b-m");
+    CHECK(find<zk::remove>(a)->once);
+    CHECK(find<zk::remove>(a)->session == 8);
+    a = m.resume(failed_reply(find<zk::remove>(a)->id, errc::connection_loss));
+    CHECK_FALSE(find<zk::exists>(a));  // the old read is still under way
+    a = m.resume(absent_reply(old_read));  // the first name is gone: says nothing of the second
+    CHECK_FALSE(find<node_out::closed>(a));
+    REQUIRE(find<zk::exists>(a));
+    CHECK(find<zk::exists>(a)->path == "/g/_c_b-m");
+    a = m.resume(ok(find<zk::exists>(a)->id, {}, 8));
+    REQUIRE(find<zk::remove>(a));
+    a = m.resume(ok(find<zk::remove>(a)->id));
+    CHECK(find<node_out::closed>(a));
+}
+
 TEST_CASE("persistent node machine: set_data writes the node now and its next incarnation, and a write of older data is followed by the newest") {
     auto m = make(create_mode::persistent);
     made(m);
