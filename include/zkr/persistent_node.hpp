@@ -64,7 +64,8 @@ public:
     /// Returns true when the node is known gone: a plain path whose node it does not know (a create
     /// whose reply was lost) is read first, and a node of an earlier session of the client that
     /// the server still keeps is waited for until the server ends that session. It deletes only
-    /// what it knows to be its own. After the client was closed it returns at once: an ephemeral
+    /// what it knows to be its own. Without a connection it waits up to `timeout` and returns
+    /// false, as it cannot know. After the client was closed it returns at once: an ephemeral
     /// node went with the session (true), a persistent one stays (false).
     bool close(std::chrono::milliseconds timeout = std::chrono::seconds(10));
     /// Waits until the node exists for the first time; false on timeout. Throws zkr::error if the
