@@ -15,6 +15,7 @@
 
 #include <future>
 #include <mutex>
+#include <thread>
 
 using namespace std::chrono_literals;
 using clk = std::chrono::steady_clock;
@@ -72,10 +73,19 @@ TEST_CASE("semaphore, Curator's layout: one node per lease under path/leases, an
     auto watcher = connect(zk.connect_string());  // its requests are not counted
     zkr::interprocess_semaphore_v2 s(*a, path, 3, curator_layout);
     s.acquire().close();  // the folders exist from now on
-    // That acquire's mutex delete goes out without being waited for: counted from once it is
-    // applied, the acquire below is uncontended (a TSan run counted 12 when it started earlier).
-    REQUIRE(zkr::test::eventually([&] { return nodes_under(*watcher, locks_of(path)) == 0; }, 5s));
     const auto sent = [&] { return zkr::detail::requests_sent(zkr::detail::connection_of(*a)); };
+    // That acquire's mutex delete goes out without being waited for: counted from once it is
+    // applied and the client has sent nothing for 200 ms, the acquire below is uncontended (a TSan
+    // run counted 12 when it started earlier; an ASan run under load counted 12 once the mutex was
+    // gone, so something of the first acquire's end still went out).
+    REQUIRE(zkr::test::eventually([&] { return nodes_under(*watcher, locks_of(path)) == 0; }, 5s));
+    REQUIRE(zkr::test::eventually(
+        [&] {
+            const auto n = sent();
+            std::this_thread::sleep_for(200ms);
+            return sent() == n;
+        },
+        10s));
     const auto before = sent();
     auto two = s.acquire_many(2);
     REQUIRE(two.size() == 2);
