@@ -104,7 +104,6 @@ void persistent_node_machine::remove() {
     out_->push_back(zk::op{zk::remove{remove_, doomed_, doomed_version_, /*once=*/true, is_ephemeral(config_.mode) ? session_ : 0}});
 }
 
-
 void persistent_node_machine::retry_later() {
     if (retry_) return;
     retry_ = next();
@@ -239,13 +238,10 @@ void persistent_node_machine::removed(const zk::reply& r) {
         suspect_.clear();
         return close_next();
     }
-    if (r.ec == errc::bad_version) {  // changed since it was read (a write of ours still on its way, or another's)
-        read_doomed_again();
-        return close_next();
-    }
-    // The session ended: its node went with it, unless the client gave the session up while the
-    // server kept it. Read it on the next session.
-    if (r.ec == errc::session_expired && is_ephemeral(config_.mode)) {
+    // Changed since it was read (a write of ours still on its way, or another's); or the session
+    // ended, and its node with it, unless the client gave the session up while the server kept it
+    // (read on the next session).
+    if (r.ec == errc::bad_version || (r.ec == errc::session_expired && is_ephemeral(config_.mode))) {
         read_doomed_again();
         return close_next();
     }
@@ -256,7 +252,6 @@ void persistent_node_machine::removed(const zk::reply& r) {
     }
     finish_close(r.ec);  // sim-unreachable: final-error
 }
-
 
 // ---- events --------------------------------------------------------------------------------
 

@@ -136,7 +136,7 @@ private:
     std::string watched_;       // the path the newest exists watches
     std::vector<std::int64_t> earlier_sessions_;  // this client's, newest last (a few: they expire)
     std::string doomed_;        // the node close deletes
-    std::int32_t doomed_version_ = -1;  // at this version (a node read as an earlier session's)
+    std::int32_t doomed_version_ = -1;  // at this version (-1 but for a node read as ours while closing)
     std::string suspect_;       // while closing: a node that may be ours, to read before finishing
     bool reading_ = false;      // check_'s reply is still to come
     bool waiting_out_ = false;  // while closing: check_ watches an earlier session's node
