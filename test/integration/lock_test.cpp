@@ -569,9 +569,8 @@ TEST_CASE("round trips: one to acquire uncontended, none to wake up") {
     const std::string path = lock_path("roundtrips");
     auto a = connect(zk.connect_string());
     auto b = connect(zk.connect_string());
+    zkr::test::plain_folder(*a, path);  // (never reaped: see plain_folder)
     zkr::interprocess_mutex ma(*a, path), mb(*b, path);
-    ma.acquire();  // creates the parents
-    ma.release();
     // Uncontended: create + getChildren pipelined (one round trip); a short hold sends nothing
     // more, and its release is one delete.
     auto before = zkr::detail::requests_sent(zkr::detail::connection_of(*a));

@@ -276,8 +276,8 @@ TEST_CASE("semaphore: one round trip to acquire uncontended, one to return") {
     auto& zk = zkr::test::shared_server();
     const auto path = sem_path("round-trips");
     auto a = connect(zk.connect_string());
+    zkr::test::plain_folder(*a, path);  // (never reaped: see plain_folder)
     zkr::interprocess_semaphore_v2 s(*a, path, 3);
-    s.acquire().close();  // the parent exists from now on
     const auto before = zkr::detail::requests_sent(zkr::detail::connection_of(*a));
     auto l = s.acquire();
     const auto acquire_requests = zkr::detail::requests_sent(zkr::detail::connection_of(*a)) - before;

@@ -48,6 +48,28 @@ inline std::string recipe_path(const std::string& name, const std::string& leaf 
     return zkr::join_path(zkr::join_path("/", unique_namespace(name)), leaf);
 }
 
+/// Makes path (and its parents) a plain, persistent node, for a test that counts a recipe's
+/// requests. The test servers reap empty container nodes every 500 ms
+/// (testing::cluster_options::container_check_ms), and a recipe's folders are containers: a reap
+/// between two acquires makes the second create the folder again (its parents pipelined ahead of
+/// its create: more requests, one more round trip), which is the recipe doing right, not a count
+/// to assert. A plain folder is never reaped; the recipe's own requests are the same.
+inline void plain_folder(zkr::client& c, const std::string& path) {
+    boost::system::error_code ec;
+    c.create(path, "", {.create_parents = true}, ec);
+    REQUIRE((!ec || ec == zkr::errc::node_exists));
+}
+
+/// Brings the server c is connected to up to date with every write the ensemble made before this
+/// call (zkr has no sync() yet): one write of c's own (an ephemeral sequential scratch node, made
+/// and deleted) goes through the leader, and c's server answers it only once it has applied every
+/// earlier write. A follower's read may otherwise be older than another client's write that
+/// already returned (ZooKeeper orders one client's operations, not several clients').
+inline void catch_up(zkr::client& c) {
+    const auto scratch = c.create("/zkr-catch-up-", "", {.mode = zkr::create_mode::ephemeral_sequential});
+    c.remove(scratch.path);
+}
+
 inline std::size_t nodes_under(zkr::client& c, const std::string& path) {
     boost::system::error_code ec;
     auto r = c.get_children(path, ec);
