@@ -25,6 +25,7 @@
 // and do not wait for the delete (default sync: release(), which returns once the delete is done).
 // Prints rate, acquire p50/p99, handoff p50/p99, fairness (min/max per client), ZooKeeper requests
 // per cycle, CPU time per 1,000 cycles; --json prints one JSON object instead.
+#include "allocation_count.hpp"
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "process.hpp"
 #include "threaded_raw.hpp"
@@ -98,6 +99,19 @@ double cpu_now() {
     ::getrusage(RUSAGE_SELF, &u);
     return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
+
+// The heap allocations and frees of a measured window, per operation (issue 48: the client's
+// work per request): every thread's, the benchmark's own included (its latency vectors grow
+// a few dozen times in a run, a rounding error against thousands of cycles).
+struct heap_count {
+    std::uint64_t allocations = zkr::bench::allocations(), frees = zkr::bench::frees();
+    void put(result& r, const std::string& per, long operations) const {
+        const auto allocated = zkr::bench::allocations() - allocations, freed = zkr::bench::frees() - frees;
+        const auto n = static_cast<double>(std::max(operations, 1L));
+        r.extra["allocations_per_" + per] = static_cast<double>(allocated) / n;
+        r.extra["frees_per_" + per] = static_cast<double>(freed) / n;
+    }
+};
 
 double pct(std::vector<double>& v, double p) {
     if (v.empty()) return 0;
@@ -215,6 +229,7 @@ result run_cycles(const settings& s, int clients, const std::string& path) {
     const auto requests_before = requests_of(sessions);
     const long server_before = server_received(s.connect);
     const double cpu_before = cpu_now();
+    const heap_count heap_before;
     const auto start = clk::now();
     for (int i = 0; i < clients; ++i) {
         threads.emplace_back([&, i] {
@@ -247,6 +262,7 @@ result run_cycles(const settings& s, int clients, const std::string& path) {
     out.requests = requests_of(sessions) - requests_before;
     out.server_requests = server_received(s.connect) - server_before;
     out.cycles = static_cast<long>(out.acquire_us.size());
+    heap_before.put(out, "cycle", out.cycles);
     out.extra["release_p50_us"] = pct(out.release_us, 0.5);
     return out;
 }
@@ -566,11 +582,15 @@ result run_plain_ops(const settings& s, Op op) {
     loop(1, s.warmup / 2, nullptr);
     const long server_before = server_received(s.connect);
     const double cpu_before = cpu_now();
+    const heap_count heap_before_reads;
     const auto [reads, read_secs] = loop(0, s.seconds / 2, &out.acquire_us);
+    heap_before_reads.put(out, "read", reads);
     const double cpu_reads = cpu_now() - cpu_before;
     const long server_reads = server_received(s.connect) - server_before;
     std::vector<double> cycles_us;
+    const heap_count heap_before_cycles;
     const auto [cycles, cycle_secs] = loop(1, s.seconds / 2, &cycles_us);
+    heap_before_cycles.put(out, "create_delete", cycles);
     out.cycles = reads;
     out.per_client[0] = reads;
     out.elapsed = read_secs;
