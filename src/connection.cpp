@@ -15,6 +15,7 @@ namespace zkr::detail {
 connection::connection(client_options options)
     : options_(std::move(options)), work_(boost::asio::make_work_guard(io_)) {
     if (!options_.name_space.empty()) ns_ = "/" + options_.name_space;
+    default_acl_.assign(options_.default_acl);
     raise_c_client_log_level(*options_.logger);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "session_machine.hpp"
+#include "zk_convert.hpp"
 
 #include <zkr/client_options.hpp>
 #include "listener_registry.hpp"
@@ -188,6 +189,7 @@ private:
 
     client_options options_;
     std::string ns_;  // "/name_space" or ""
+    acl_storage default_acl_;  // options_.default_acl for the C client, built once (every create uses it)
 
     boost::asio::io_context io_{1};
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
@@ -225,6 +227,9 @@ private:
     std::unordered_map<const void*, std::unique_ptr<inflight>> inflight_;
     std::unordered_map<const void*, std::unique_ptr<watch_ctx>> watches_;
     std::deque<op_ptr> waiting_;
+    // The batch start_submitted takes from submitted_: the two vectors trade places, so neither
+    // allocates once both have grown to a batch's size.
+    std::vector<op_ptr> batch_;
     std::unordered_set<op_ptr> sleeping_;
     std::vector<std::pair<std::string, std::int32_t>> guaranteed_;  // full path, version
     // Protected creates that gave up after the server may have made their node: looked for by
@@ -250,7 +255,7 @@ private:
     std::condition_variable state_changed_;
     bool accepting_ = true;
     bool started_ = false;
-    std::deque<op_ptr> submitted_;  // submitted, not yet taken by the network thread; in order
+    std::vector<op_ptr> submitted_;  // submitted, not yet taken by the network thread; in order
     bool start_submitted_scheduled_ = false;
     std::string password_;
     // The users' listeners: called on the callback thread; a removed one is not called again.

@@ -43,20 +43,22 @@ void connection::submit(request req, completion done, bool checked) {
 }
 
 void connection::start_submitted() {
-    std::deque<op_ptr> ops;
     {
         std::lock_guard lock(mutex_);
-        ops.swap(submitted_);
+        batch_.swap(submitted_);
         start_submitted_scheduled_ = false;
     }
     // One segment for the batch (a lock's create and listing go out together), ended however the
-    // loop ends.
+    // loop ends; the batch is emptied with it (its capacity kept for the next one).
     struct batch_end {
         connection& c;
         std::uint64_t batch;
-        ~batch_end() { c.end_send_batch(batch); }
+        ~batch_end() {
+            c.batch_.clear();
+            c.end_send_batch(batch);
+        }
     } const batch{*this, begin_send_batch()};
-    for (const auto& op : ops) {
+    for (const auto& op : batch_) {
         if (auto f = op->checked ? failure{} : check_request(op->req)) {
             options_.logger->warn("rejected: {}", f.message);
             finish(op, f.ec, {});
@@ -212,20 +214,23 @@ void connection::issue_create(const op_ptr& op) {
     const c_client_lock c_lock(c_client_mutex());
     if (refused_as_read_only(op)) return;
     const auto& c = op->req.create;
-    std::string path = op->path;
-    if (c.protect) path = join_path(parent_path(op->path), op->protect_prefix + std::string(node_name(op->path)));
+    std::string protected_path;
+    if (c.protect) protected_path = join_path(parent_path(op->path), op->protect_prefix + std::string(node_name(op->path)));
+    const std::string& path = c.protect ? protected_path : op->path;
     auto f = std::make_unique<inflight>();
     f->op = op;
-    f->acl.assign(c.acl && !c.acl->empty() ? *c.acl : options_.default_acl);
+    const bool own_acl = c.acl && !c.acl->empty();
+    if (own_acl) f->acl.assign(*c.acl);
     auto* t = track(std::move(f));
+    auto* acl = own_acl ? t->acl.get() : default_acl_.get();
     const int mode = to_zk_mode(c.mode);
     int rc;
     if (has_ttl(c.mode))
         rc = zoo_acreate2_ttl(zh_, path.c_str(), op->req.data.data(), static_cast<int>(op->req.data.size()),
-                              t->acl.get(), mode, c.ttl.count(), &on_string_stat, t);
+                              acl, mode, c.ttl.count(), &on_string_stat, t);
     else
         rc = zoo_acreate2(zh_, path.c_str(), op->req.data.data(), static_cast<int>(op->req.data.size()),
-                          t->acl.get(), mode, &on_string_stat, t);
+                          acl, mode, &on_string_stat, t);
     if (rc != ZOK) {
         take(t);
         on_result(op, rc, {});
@@ -243,10 +248,9 @@ void connection::issue_parents(const op_ptr& op) {
     if (!all) ancestors.resize(std::min<std::size_t>(ancestors.size(), 1));  // only the namespace root
     for (const auto& a : ancestors) {
         auto f = std::make_unique<inflight>();
-        f->acl.assign(options_.default_acl);
         f->parent_of = op;
         auto* t = track(std::move(f));
-        if (zoo_acreate2(zh_, a.c_str(), nullptr, -1, t->acl.get(), ZOO_CONTAINER, &on_parent_created, t) != ZOK)
+        if (zoo_acreate2(zh_, a.c_str(), nullptr, -1, default_acl_.get(), ZOO_CONTAINER, &on_parent_created, t) != ZOK)
             take(t);
     }
     issue(op);
