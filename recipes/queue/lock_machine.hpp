@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -258,9 +259,11 @@ public:
 
     explicit basic_lock_machine(config c) : cfg_(std::move(c)) {}
 
-    lock_actions resume(const lock_event& e) {
-        lock_actions out;
-        out_ = &out;
+    /// The actions for e, in order; valid until the next resume (one buffer, reused: a lock cycle
+    /// allocates no vector of actions).
+    const lock_actions& resume(const lock_event& e) {
+        out_buffer_.clear();
+        out_ = &out_buffer_;
         std::visit(
             [this](const auto& ev) {
                 // The one place where stale events are dropped: a reply's ticket is live until its
@@ -275,7 +278,7 @@ public:
             },
             e);
         out_ = nullptr;
-        return out;
+        return out_buffer_;
     }
 
     lock_phase phase() const noexcept {
@@ -377,13 +380,13 @@ private:
     lock_ticket ask(request r) { return book_.ask(std::move(r)); }
     void drop(lock_ticket t) { book_.drop(t); }
     /// Forget what was asked, except the creates (their nodes must go) and what `keep` names.
-    void abandon_all(std::set<purpose> keep = {}) {
+    void abandon_all(std::initializer_list<purpose> keep = {}) {
         book_.forget_unless([&](request& r) {
             if (r.what == purpose::create) {
                 r.abandoned = true;
                 return true;
             }
-            return keep.count(r.what) > 0;
+            return std::find(keep.begin(), keep.end(), r.what) != keep.end();
         });
     }
     /// The own-node watch, or the timer that sets it, is out.
@@ -867,6 +870,7 @@ private:
     }
 
     config cfg_;
+    lock_actions out_buffer_;
     lock_actions* out_ = nullptr;
     std::variant<idle, acquiring_phase, holding_phase, done> phase_;
     ticket_book<request> book_;
