@@ -2,20 +2,32 @@
 
 #include <zkr/path.hpp>
 
-#include <map>
+#include <algorithm>
 #include <mutex>
-#include <set>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace zkr::detail {
 
 namespace {
-// Keyed by the client object: an entry goes with the last acquire of its client that registered
-// it, and every acquire holds its client alive meanwhile, so an address is never reused under it.
+// Per client object, the registered objects themselves (no copy of their paths): a lock cycle
+// registers and unregisters without allocating once its client's entry has room. An entry is
+// kept when it empties (the next acquire of that client reuses it); empty entries are pruned once
+// there are many. An empty entry left by a client that died matches nothing, so a new client at
+// the same address finds nothing that is not its own.
 struct registry {
     std::mutex m;
-    std::map<const client*, std::multiset<std::string>> nodes;
+    std::vector<std::pair<const client*, std::vector<const client_nodes*>>> clients;
+    std::size_t empty_entries = 0;
+
+    std::vector<const client_nodes*>* of(const client* c) {
+        const auto it = std::find_if(clients.begin(), clients.end(), [&](const auto& e) { return e.first == c; });
+        return it == clients.end() ? nullptr : &it->second;
+    }
 };
+
+constexpr std::size_t empty_entries_kept = 64;
 
 registry& the_registry() {
     static registry r;
@@ -26,41 +38,66 @@ registry& the_registry() {
 client_nodes::client_nodes(const client& c, std::string path) : client_(&c), path_(std::move(path)) {
     auto& r = the_registry();
     const std::lock_guard lock(r.m);
-    r.nodes[client_].insert(path_);
+    auto* nodes = r.of(client_);
+    if (!nodes) nodes = &r.clients.emplace_back(client_, std::vector<const client_nodes*>{}).second;
+    else if (nodes->empty()) --r.empty_entries;
+    nodes->push_back(this);
 }
 
-client_nodes::client_nodes(client_nodes&& other) noexcept
-    : client_(std::exchange(other.client_, nullptr)), path_(std::move(other.path_)) {}
+// A move hands the registration over: the registry names the new object from now on.
+client_nodes::client_nodes(client_nodes&& other) noexcept {
+    auto& r = the_registry();
+    const std::lock_guard lock(r.m);
+    take_over(other);
+}
 
 client_nodes& client_nodes::operator=(client_nodes&& other) noexcept {
     if (this != &other) {
         reset();
-        client_ = std::exchange(other.client_, nullptr);
-        path_ = std::move(other.path_);
+        auto& r = the_registry();
+        const std::lock_guard lock(r.m);
+        take_over(other);
     }
     return *this;
 }
 
 client_nodes::~client_nodes() { reset(); }
 
+// Under the registry's lock.
+void client_nodes::take_over(client_nodes& other) noexcept {
+    client_ = std::exchange(other.client_, nullptr);
+    path_ = std::move(other.path_);
+    if (!client_) return;
+    auto* nodes = the_registry().of(client_);
+    std::replace(nodes->begin(), nodes->end(), static_cast<const client_nodes*>(&other), static_cast<const client_nodes*>(this));
+}
+
 void client_nodes::reset() noexcept {
     if (!client_) return;
     auto& r = the_registry();
     const std::lock_guard lock(r.m);
-    auto it = r.nodes.find(client_);
-    if (it != r.nodes.end()) {
-        if (auto n = it->second.find(path_); n != it->second.end()) it->second.erase(n);
-        if (it->second.empty()) r.nodes.erase(it);
+    if (auto* nodes = r.of(client_)) {
+        std::erase(*nodes, this);
+        if (nodes->empty() && ++r.empty_entries > empty_entries_kept) {
+            std::erase_if(r.clients, [](const auto& e) { return e.second.empty(); });
+            r.empty_entries = 0;
+        }
     }
     client_ = nullptr;
 }
 
 bool client_nodes::knows(const client& c, const std::string& path) {
+    const std::string_view parent = parent_path(path);
+    // create_in_flight(parent), without making it
+    const auto in_flight_under_parent = [&](const std::string& p) {
+        return p.size() == parent.size() + 1 && p.back() == '/' && std::string_view(p).substr(0, parent.size()) == parent;
+    };
     auto& r = the_registry();
     const std::lock_guard lock(r.m);
-    const auto it = r.nodes.find(&c);
-    if (it == r.nodes.end()) return false;
-    return it->second.count(path) > 0 || it->second.count(create_in_flight(std::string(parent_path(path)))) > 0;
+    const auto* nodes = r.of(&c);
+    return nodes && std::any_of(nodes->begin(), nodes->end(), [&](const client_nodes* n) {
+               return n->path_ == path || in_flight_under_parent(n->path_);
+           });
 }
 
 }  // namespace zkr::detail

@@ -33,6 +33,7 @@ public:
 
 private:
     void reset() noexcept;
+    void take_over(client_nodes& other) noexcept;
     const client* client_ = nullptr;
     std::string path_;
 };
