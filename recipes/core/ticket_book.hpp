@@ -3,9 +3,10 @@
 // machine drops it in one place (its resume) before any handler sees it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <map>
 #include <utility>
+#include <vector>
 
 namespace zkr::detail {
 
@@ -19,30 +20,35 @@ public:
 
     lock_ticket ask(Record r) {
         const auto t = ++last_;
-        live_.emplace(t, std::move(r));
+        live_.emplace_back(t, std::move(r));  // (tickets rise: the book stays in ticket order)
         return t;
     }
-    /// The live request of ticket t, or null when t is stale.
+    /// The live request of ticket t, or null when t is stale. Valid until the book next changes.
     const Record* find(lock_ticket t) const {
-        const auto it = live_.find(t);
-        return it == live_.end() ? nullptr : &it->second;
+        const auto it = position(t);
+        return it == live_.end() || it->first != t ? nullptr : &it->second;
     }
-    bool has(lock_ticket t) const { return live_.count(t) > 0; }
+    bool has(lock_ticket t) const { return find(t) != nullptr; }
     /// The live ticket asked for `what` (the machine keeps at most one of some purposes), or 0.
     lock_ticket of(purpose what) const {
         for (const auto& [t, r] : live_)
             if (r.what == what) return t;
         return 0;
     }
-    void drop(lock_ticket t) { live_.erase(t); }
+    void drop(lock_ticket t) {
+        if (const auto it = position(t); it != live_.end() && it->first == t) live_.erase(it);
+    }
     void drop_all(purpose what) { std::erase_if(live_, [&](const auto& e) { return e.second.what == what; }); }
     /// Forgets every request for which keep(record) is false; keep may change the records it keeps.
     template <typename Keep>
     void forget_unless(Keep keep) {
-        for (auto it = live_.begin(); it != live_.end();) {
-            if (keep(it->second)) ++it;
-            else it = live_.erase(it);
+        auto kept = live_.begin();  // (by hand: std::remove_if's predicate may not change what it reads)
+        for (auto it = live_.begin(); it != live_.end(); ++it) {
+            if (!keep(it->second)) continue;
+            if (kept != it) *kept = std::move(*it);
+            ++kept;
         }
+        live_.erase(kept, live_.end());
     }
     template <typename Pred>
     bool any(Pred pred) const {
@@ -52,8 +58,14 @@ public:
     }
 
 private:
-    std::map<lock_ticket, Record> live_;
+    // A handful at a time, in ticket order: a vector whose capacity stays from one acquire's
+    // requests to the next (a map allocated a node per request).
+    std::vector<std::pair<lock_ticket, Record>> live_;
     lock_ticket last_ = 0;
+
+    auto position(lock_ticket t) const {
+        return std::lower_bound(live_.begin(), live_.end(), t, [](const auto& e, lock_ticket x) { return e.first < x; });
+    }
 };
 
 }  // namespace zkr::detail
