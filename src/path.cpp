@@ -42,7 +42,9 @@ std::optional<std::string> node_name_error(std::string_view name) {
 }
 
 std::string join_path(std::string_view parent, std::string_view child) {
-    std::string out(parent);
+    std::string out;
+    out.reserve(parent.size() + 1 + child.size());  // one allocation (a lock takes a few per cycle)
+    out += parent;
     if (out.empty() || out.back() != '/') out += '/';
     out += child;
     return out;
