@@ -88,15 +88,11 @@ void client_nodes::reset() noexcept {
 
 bool client_nodes::knows(const client& c, const std::string& path) {
     const std::string_view parent = parent_path(path);
-    // create_in_flight(parent), without making it
-    const auto in_flight_under_parent = [&](const std::string& p) {
-        return p.size() == parent.size() + 1 && p.back() == '/' && std::string_view(p).substr(0, parent.size()) == parent;
-    };
     auto& r = the_registry();
     const std::lock_guard lock(r.m);
     const auto* nodes = r.of(&c);
     return nodes && std::any_of(nodes->begin(), nodes->end(), [&](const client_nodes* n) {
-               return n->path_ == path || in_flight_under_parent(n->path_);
+               return n->path_ == path || is_create_in_flight(n->path_, parent);
            });
 }
 

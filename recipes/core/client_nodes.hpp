@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace zkr {
 class client;
@@ -26,7 +27,17 @@ public:
 
     /// What an acquire registers while its create under `lock_path` is in flight: its node may be
     /// any new child there, its reply not in yet.
-    static std::string create_in_flight(const std::string& lock_path) { return lock_path + "/"; }
+    static std::string create_in_flight(std::string_view lock_path) {
+        std::string marker;
+        marker.reserve(lock_path.size() + 1);
+        marker += lock_path;
+        marker += '/';
+        return marker;
+    }
+    /// Whether `registered` is create_in_flight(lock_path), without making that string.
+    static bool is_create_in_flight(std::string_view registered, std::string_view lock_path) noexcept {
+        return registered.size() == lock_path.size() + 1 && registered.back() == '/' && registered.substr(0, lock_path.size()) == lock_path;
+    }
 
     /// Whether an acquire of `c` has registered `path`, or has a create in flight under its parent.
     static bool knows(const client& c, const std::string& path);

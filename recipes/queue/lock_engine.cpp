@@ -106,7 +106,7 @@ void lock_engine::carry_out(const lock_out::create& a) {
     nodes_.emplace_back(client_, client_nodes::create_in_flight(driver_->path()));
     client_.async_create(create_path_, data_, {.mode = create_mode_, .create_parents = true, .protect = true},
                          boost::asio::bind_executor(net_, [self = shared_from_this(), t = a.ticket](error_code ec, create_result r) {
-                             self->forget_node(client_nodes::create_in_flight(self->driver_->path()));
+                             self->forget_create_in_flight();
                              if (!ec) self->nodes_.emplace_back(self->client_, r.path);
                              self->feed(lock_in::created{t, ec, std::move(r.path), r.stat.czxid, r.stat.ephemeral_owner});
                          }));
@@ -294,8 +294,9 @@ void lock_engine::complete(const error_code& ec, std::shared_ptr<hold> h) {
     acquiring_self_.reset();
 }
 
-void lock_engine::forget_node(const std::string& path) {
-    const auto it = std::find_if(nodes_.begin(), nodes_.end(), [&](const client_nodes& n) { return n.path() == path; });
+void lock_engine::forget_create_in_flight() {
+    const auto it = std::find_if(nodes_.begin(), nodes_.end(),
+                                 [&](const client_nodes& n) { return client_nodes::is_create_in_flight(n.path(), driver_->path()); });
     if (it != nodes_.end()) nodes_.erase(it);
 }
 

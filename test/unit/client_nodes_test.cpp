@@ -39,6 +39,15 @@ TEST_CASE("client_nodes: a client knows its acquires' nodes and creates in fligh
     CHECK_FALSE(client_nodes::knows(a, "/m/_c_y-lock-0000000007"));
 }
 
+TEST_CASE("client_nodes: a create in flight is the lock's path and a slash") {
+    CHECK(client_nodes::create_in_flight("/a/lock") == "/a/lock/");
+    CHECK(client_nodes::is_create_in_flight("/a/lock/", "/a/lock"));
+    CHECK_FALSE(client_nodes::is_create_in_flight("/a/lock", "/a/lock"));
+    CHECK_FALSE(client_nodes::is_create_in_flight("/a/lockx", "/a/lock"));
+    CHECK_FALSE(client_nodes::is_create_in_flight("/a/lock/x/", "/a/lock"));
+    CHECK_FALSE(client_nodes::is_create_in_flight("/b/lock/", "/a/lock"));
+}
+
 TEST_CASE("client_nodes: a registration moves with its object, and goes with the last one") {
     zkr::client a(unstarted());
     std::vector<client_nodes> nodes;
