@@ -133,20 +133,24 @@ void lock_core::make_revocable(std::function<void()> on_revoke) {
     driver_->make_revocable();
 }
 
-void lock_core::attach_listeners(const std::shared_ptr<hold>& h) const { listener_attacher()(h); }
+// The recipe's listeners reach a hold through a weak reference: a hold may outlive its recipe.
+void lock_core::attach(const std::weak_ptr<listeners>& weak, const std::shared_ptr<hold>& h) {
+    if (auto l = weak.lock(); l && l->on_revoke) h->on_revocation(l->on_revoke);
+    h->add_listener(
+        [weak](hold_state s) {
+            if (auto l = weak.lock()) l->call(s);
+        },
+        [weak] {
+            auto l = weak.lock();
+            return l && l->any();
+        });
+}
+
+// (Directly, not through listener_attacher: a sync acquire makes no function object for it.)
+void lock_core::attach_listeners(const std::shared_ptr<hold>& h) const { attach(listeners_, h); }
 
 std::function<void(const std::shared_ptr<hold>&)> lock_core::listener_attacher() const {
-    return [weak = std::weak_ptr<listeners>(listeners_)](const std::shared_ptr<hold>& h) {
-        if (auto l = weak.lock(); l && l->on_revoke) h->on_revocation(l->on_revoke);
-        h->add_listener(
-            [weak](hold_state s) {
-                if (auto l = weak.lock()) l->call(s);
-            },
-            [weak] {
-                auto l = weak.lock();
-                return l && l->any();
-            });
-    };
+    return [weak = std::weak_ptr<listeners>(listeners_)](const std::shared_ptr<hold>& h) { attach(weak, h); };
 }
 
 std::optional<std::chrono::milliseconds> checked_timeout(std::chrono::milliseconds t) {

@@ -127,6 +127,7 @@ private:
     std::vector<std::thread::id> multi_holders_;  // one entry per multi-lock hold (under mutex_)
     struct listeners;
     std::shared_ptr<listeners> listeners_;
+    static void attach(const std::weak_ptr<listeners>& weak, const std::shared_ptr<hold>& h);
 };
 
 }  // namespace zkr::detail
