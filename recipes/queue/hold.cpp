@@ -38,7 +38,7 @@ hold::hold(zkr::client& c, std::string node_path, std::int64_t fencing_token, st
 hold::~hold() = default;
 
 std::uint64_t hold::add_listener(std::function<void(hold_state)> fn, std::function<bool()> listening) {
-    return listeners_.add(listener{std::move(fn), std::move(listening)});
+    return listeners_.add(std::make_shared<const listener>(listener{std::move(fn), std::move(listening)}));
 }
 
 void hold::remove_listener(std::uint64_t id) { listeners_.remove(id); }
@@ -50,8 +50,8 @@ void hold::set_state(hold_state s, lost_cause cause) {
     client_.logger()->info("hold on {} (token {}): {} -> {}", node_path_, token_, to_string(old), to_string(s));
     if (ended(s)) request_stop();
     std::vector<std::function<void(hold_state)>> targets;
-    for (auto& l : listeners_.snapshot())
-        if (!l.listening || l.listening()) targets.push_back(std::move(l.fn));
+    for (const auto& l : listeners_.snapshot())
+        if (!l->listening || l->listening()) targets.push_back(l->fn);
     if (targets.empty()) return;
     boost::asio::post(callback_executor(detail::connection_of(client_)), [targets = std::move(targets), s] {
         for (const auto& fn : targets) fn(s);

@@ -96,7 +96,9 @@ private:
         std::function<void(hold_state)> fn;
         std::function<bool()> listening;
     };
-    listener_registry<listener> listeners_;
+    // Shared, so that a state change's snapshot copies pointers, not the two functions (a lock
+    // cycle's two state changes made six allocations for a listener that was not listening).
+    listener_registry<std::shared_ptr<const listener>> listeners_;
     std::mutex revocation_mutex_;
     std::function<void()> on_revocation_;  // under revocation_mutex_, with the two below
     bool revocation_asked_ = false;
