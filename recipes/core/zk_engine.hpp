@@ -3,6 +3,7 @@
 // action (the machine's own outcomes) to the recipe. The machine decides; the engine translates.
 #pragma once
 
+#include "event_inbox.hpp"
 #include "zk_ops.hpp"
 #include "zk_port.hpp"
 
@@ -12,7 +13,6 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -69,19 +69,14 @@ public:
     const Machine& machine() const noexcept { return machine_; }
 
 private:
-    // One event at a time: events that come while actions are carried out wait their turn.
+    // One event at a time: events that come while actions are carried out wait their turn. Once
+    // stopped, the events still queued are dropped.
     void feed(input e) {
         if (stopped_) return;
-        inbox_.push_back(std::move(e));
-        if (feeding_) return;
-        feeding_ = true;
-        while (!inbox_.empty() && !stopped_) {
-            const auto next = std::move(inbox_.front());
-            inbox_.pop_front();
+        inbox_.feed(std::move(e), [this](const input& next) {
+            if (stopped_) return;
             for (const auto& a : machine_.resume(next)) carry_out(a);
-        }
-        inbox_.clear();
-        feeding_ = false;
+        });
     }
 
     void carry_out(const action& a) {
@@ -111,8 +106,8 @@ private:
     Machine machine_;
     outcome_handler on_outcome_;
     std::atomic<std::uint64_t> observer_{0};  // (stop may run on two threads at once)
-    std::deque<input> inbox_;
-    bool feeding_ = false, stopped_ = false;
+    event_inbox<input> inbox_;
+    bool stopped_ = false;
     std::map<zk::ticket, std::shared_ptr<boost::asio::steady_timer>> timers_;
 };
 

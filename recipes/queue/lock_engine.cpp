@@ -73,17 +73,13 @@ void lock_engine::start() {
 // Events that arrive while actions are carried out (an action's handler may answer at once) wait
 // their turn: the machine sees one event at a time, and every action of one before the next.
 void lock_engine::feed(lock_event e) {
-    inbox_.push_back(std::move(e));
-    if (feeding_) return;
-    const auto self = shared_from_this();  // a completion below may drop the last other reference
-    feeding_ = true;
-    while (!inbox_.empty()) {
-        const auto next = std::move(inbox_.front());
-        inbox_.pop_front();
+    // The feed that runs the events keeps the engine alive: a completion may drop the last other
+    // reference.
+    const auto self = inbox_.busy() ? nullptr : shared_from_this();
+    const bool ran = inbox_.feed(std::move(e), [this](const lock_event& next) {
         for (const auto& a : machine_.resume(next)) carry_out(a);
-    }
-    feeding_ = false;
-    if (machine_.finished()) wind_down();
+    });
+    if (ran && machine_.finished()) wind_down();
 }
 
 // The machine may answer at once (nothing held, or no connection), or later. A release from a

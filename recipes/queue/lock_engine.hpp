@@ -5,6 +5,7 @@
 #pragma once
 
 #include "../core/client_nodes.hpp"
+#include "../core/event_inbox.hpp"
 #include "lock_machine.hpp"
 
 #include "lock_driver.hpp"
@@ -12,7 +13,6 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -85,8 +85,7 @@ private:
     // From start() until the acquire's outcome is known: see start().
     std::shared_ptr<lock_engine> acquiring_self_;
     std::vector<client_nodes> nodes_;  // our nodes, known to the other acquires of the client until wind-down
-    std::deque<lock_event> inbox_;  // events that came while the machine's actions were carried out
-    bool feeding_ = false;
+    event_inbox<lock_event> inbox_;
     std::unique_ptr<boost::asio::steady_timer> deadline_timer_;
     std::unique_ptr<boost::asio::steady_timer> own_timer_;
     std::uint64_t observer_ = 0;

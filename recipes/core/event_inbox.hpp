@@ -1,0 +1,46 @@
+// A machine sees one event at a time, and every action of one before the next: events that come
+// while the actions are carried out (an action's handler may answer at once) wait their turn here.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace zkr::detail {
+
+template <typename Event>
+class event_inbox {
+public:
+    /// Whether a feed further up this thread's stack is running its events.
+    bool busy() const noexcept { return running_; }
+
+    /// Queues e and, unless busy(), runs step(event) on it and on every event queued meanwhile,
+    /// in order. Returns whether this call ran them (false: the running feed takes e).
+    template <typename Step>
+    bool feed(Event e, Step&& step) {
+        events_.push_back(std::move(e));
+        if (running_) return false;
+        running_ = true;
+        struct done {
+            event_inbox& inbox;
+            ~done() {
+                inbox.events_.clear();
+                inbox.running_ = false;
+            }
+        } const end{*this};
+        // By index, and each event moved out before its step: a step may queue more (the vector
+        // may move). A vector cleared when done keeps its capacity for the next events (a deque
+        // allocated its map and a block each time an engine was made: once per acquire).
+        for (std::size_t i = 0; i < events_.size(); ++i) {
+            const Event next = std::move(events_[i]);
+            step(next);
+        }
+        return true;
+    }
+
+private:
+    std::vector<Event> events_;
+    bool running_ = false;
+};
+
+}  // namespace zkr::detail
