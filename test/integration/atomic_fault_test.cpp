@@ -10,6 +10,7 @@
 // - no increment's outcome was unknown, and no other error came;
 // - nothing is left under the value's node (every receipt deleted).
 // Named "nemesis" so that CI runs it where it runs the other fault runs (scripts/run).
+#include "build_paths.hpp"
 #include "process.hpp"
 #include "process_nemesis.hpp"
 #include "recipe_checks.hpp"

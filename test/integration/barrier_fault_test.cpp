@@ -11,6 +11,7 @@
 // - every member went through every round (nobody waited for ever), with no error;
 // - nothing is left under any round's path.
 // Named "nemesis" so that CI runs it where it runs the other fault runs (scripts/run).
+#include "build_paths.hpp"
 #include "process.hpp"
 #include "process_nemesis.hpp"
 #include "recipe_checks.hpp"

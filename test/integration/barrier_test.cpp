@@ -3,6 +3,7 @@
 // and a session expiry; misuse; and with Curator 5.4's DistributedBarrier (Java processes,
 // test/peers/CuratorWorker.java) and Kazoo 2.8's Barrier (test/peers/kazoo_barrier_worker.py) on
 // one path, both ways.
+#include "build_paths.hpp"
 #include "peers.hpp"
 #include "process.hpp"
 #include "recipe_checks.hpp"

@@ -8,6 +8,7 @@
 // updated only for a newer version of a node shown; removed only for a node shown, after what is
 // under it), equals a fresh read of the tree. Named "nemesis" so that CI runs it where it runs the
 // other fault runs (scripts/run).
+#include "build_paths.hpp"
 #include "recipe_checks.hpp"
 #include "process_nemesis.hpp"
 

@@ -4,6 +4,7 @@
 // changes for all (creates, writes, whole subtrees deleted, nodes deleted and made again at once, in
 // bursts); once it stops, every cache's view equals a fresh read of the tree: paths, data, versions
 // and (where the cache shows it) czxids. zkr's views are also checked against their events replayed.
+#include "build_paths.hpp"
 #include "peers.hpp"
 #include "recipe_checks.hpp"
 

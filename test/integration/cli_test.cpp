@@ -1,6 +1,7 @@
 // The zkr command line against a real server: `zkr lock` processes against each other and against
 // the library, signals, lock loss, status, demo, `zkr elect` (failover after SIGKILL, --observe),
 // `zkr revoke`, and every kind of bad input.
+#include "build_paths.hpp"
 #include "recipe_checks.hpp"
 #include "tcp_proxy.hpp"
 

@@ -1,6 +1,7 @@
 // A user's project builds against the installed package (find_package, shared and static, and
 // pkg-config) and its program runs against a real server; its tests, written with Catch2 and
 // zkr::testing, pass.
+#include "build_paths.hpp"
 #include "recipe_checks.hpp"
 
 #include "zkr_catch.hpp"

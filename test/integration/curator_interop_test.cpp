@@ -1,6 +1,7 @@
 // zkr and Apache Curator (Debian's 5.4, a Java process: test/peers/CuratorWorker.java) on one
 // path: the mutexes exclude each other, and so do the read-write locks, both ways; a semaphore in
 // Curator's layout never has more holders than its maximum between them.
+#include "build_paths.hpp"
 #include "peers.hpp"
 #include "recipe_checks.hpp"
 

@@ -1,4 +1,5 @@
 // The documentation's examples run, as a reader would run them, against a real server.
+#include "build_paths.hpp"
 #include "recipe_checks.hpp"
 
 #include "zkr_catch.hpp"

@@ -1,4 +1,5 @@
 // Faults aimed at one step: a paused holder's late write, a create's reply lost on the wire.
+#include "build_paths.hpp"
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "fenced_store.hpp"
 #include "recipe_checks.hpp"

@@ -2,6 +2,7 @@
 // std::scoped_lock, a std::unique_lock or a lease's scope, the process sees its stop_token
 // requested, leaves the scope without std::terminate, and exits 0; a waiter in another process then
 // holds with a higher fencing token, and nothing is left behind.
+#include "build_paths.hpp"
 #include "hex.hpp"
 #include "recipe_checks.hpp"
 

@@ -1,6 +1,7 @@
 // zkr and Kazoo (Debian's python3-kazoo, a Python process: test/peers/kazoo_worker.py) on one
 // path: a zkr mutex with mutex_options::kazoo_lock_nodes and a Kazoo Lock with
 // extra_lock_patterns=("-lock-",) exclude each other.
+#include "build_paths.hpp"
 #include "recipe_checks.hpp"
 
 #include <zkr/interprocess_mutex.hpp>
@@ -11,7 +12,7 @@
 
 namespace {
 
-constexpr const char* kazoo_worker = ZKR_KAZOO_WORKER;
+const char* const kazoo_worker = ZKR_KAZOO_WORKER;
 
 // Two Kazoo and two zkr processes on one path, interleaved; waits for all, returns the log's check.
 zkr::test::log_check run_two_of_each(const std::string& zkr_recipe, const std::string& path) {

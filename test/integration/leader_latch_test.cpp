@@ -1,6 +1,7 @@
 // zkr::leader_latch against a real ZooKeeper: one leader at a time (separate processes too),
 // epochs that rise, hand-over on close and on session expiry, listeners and stop tokens per term,
 // and misuse.
+#include "build_paths.hpp"
 #include "recipe_checks.hpp"
 #include "tcp_proxy.hpp"
 

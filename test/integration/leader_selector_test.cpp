@@ -2,6 +2,7 @@
 // (separate processes too), on a thread of its own, with epochs that rise; its token stops on
 // session expiry, on doubt with lose_on_doubt, on interrupt and close; a throwing take_leadership
 // ends its term cleanly; requeue; misuse.
+#include "build_paths.hpp"
 #include "recipe_checks.hpp"
 #include "tcp_proxy.hpp"
 

@@ -1,5 +1,6 @@
 // interprocess_mutex and fair_lock against a real ZooKeeper: separate sessions (clients) in this
 // process, and separate processes (zkr_lock_worker).
+#include "build_paths.hpp"
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "recipe_checks.hpp"
 

@@ -13,6 +13,7 @@
 // A failed leave shows the worker's zkr log; ZKR_FAULT_SEED replays a run's faults, ZKR_FAULT_KEEP
 // keeps the logs.
 // Named "nemesis" so that CI runs it where it runs the other fault runs (scripts/run).
+#include "build_paths.hpp"
 #include "process.hpp"
 #include "recipe_checks.hpp"
 #include "process_nemesis.hpp"

@@ -1,6 +1,7 @@
 // zkr::interprocess_multi_lock against a real ZooKeeper: separate processes locking one set in
 // opposite orders never deadlock, a timed failure leaves nothing, a member's loss ends the whole
 // hold, and members may be lock objects of several kinds.
+#include "build_paths.hpp"
 #include "recipe_checks.hpp"
 
 #include <zkr/fair_lock.hpp>

@@ -1,6 +1,7 @@
 // zkr::interprocess_read_write_lock against a real ZooKeeper: readers share, a writer holds alone
 // (separate processes), first come first served between the two, the downgrade, the refused
 // upgrade, and the other kinds of lock refused on its path.
+#include "build_paths.hpp"
 #include "recipe_checks.hpp"
 
 #include <zkr/interprocess_mutex.hpp>

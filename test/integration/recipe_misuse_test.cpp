@@ -1,5 +1,6 @@
 // Bad input and misuse of the recipes (issue 5): each case gets a clear error (its code, and a
 // message that says what was wrong), crashes nothing, and leaves no node behind.
+#include "build_paths.hpp"
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "recipe_checks.hpp"
 

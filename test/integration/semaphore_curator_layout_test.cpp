@@ -1,6 +1,7 @@
 // interprocess_semaphore_v2 in Curator's layout (semaphore_layout::curator) against a real
 // ZooKeeper: zkr processes and sessions among themselves. With Curator's own processes on the same
 // path: curator_interop_test.cpp.
+#include "build_paths.hpp"
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "recipe_checks.hpp"
 

@@ -1,5 +1,6 @@
 // interprocess_semaphore_v2, shared_count and interprocess_semaphore_mutex against a real
 // ZooKeeper: separate sessions in this process, and separate processes (zkr_lock_worker).
+#include "build_paths.hpp"
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "recipe_checks.hpp"
 #include "tcp_proxy.hpp"

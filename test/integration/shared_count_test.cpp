@@ -2,6 +2,7 @@
 // a deletion and re-creation, a change made while its session expired), compare-and-set from two
 // clients never loses an increment, and in Curator's format one count is shared with Curator's
 // SharedCount and Kazoo's Counter, each in a process of its own.
+#include "build_paths.hpp"
 #include "peers.hpp"
 #include "recipe_checks.hpp"
 

@@ -2,6 +2,7 @@
 // of its session: paused past it, or with the server down past it. It queues again with a new
 // node on the new session and gets the lock once the holder lets go. Each waiter is a process of
 // its own (zkr_lock_worker, or the zkr command line), with a 4 s (worker) or 2 s (zkr) session.
+#include "build_paths.hpp"
 #include "recipe_checks.hpp"
 
 #include <zkr/fair_lock.hpp>

@@ -8,6 +8,7 @@
 // own (net_lab.hpp), so that links between servers, and between workers and servers, can be cut.
 #pragma once
 
+#include "build_paths.hpp"
 #include "fenced_store.hpp"
 #include "hex.hpp"
 #include "history.hpp"

@@ -2,24 +2,16 @@
 // classes are (CMake compiles CuratorWorker.java when javac and Debian's Curator are there).
 #pragma once
 
+#include "build_paths.hpp"
+
 #include <fstream>
 #include <map>
 #include <string>
 
 namespace zkr::test {
 
-#ifdef ZKR_CURATOR_CLASSPATH
-inline constexpr const char* curator_classpath = ZKR_CURATOR_CLASSPATH;
-#else
-inline constexpr const char* curator_classpath = nullptr;
-#endif
-
-// And curator-x-discovery's (CuratorDiscoveryWorker.java, when Debian's libcurator-discovery-java is there).
-#ifdef ZKR_CURATOR_DISCOVERY_CLASSPATH
-inline constexpr const char* curator_discovery_classpath = ZKR_CURATOR_DISCOVERY_CLASSPATH;
-#else
-inline constexpr const char* curator_discovery_classpath = nullptr;
-#endif
+using build_paths::curator_classpath;
+using build_paths::curator_discovery_classpath;
 
 /// A Curator worker's view as it writes it (a first line, "initialized", then one line per entry,
 /// its key before the first tab): key -> the rest of the line. Empty before the first write.
