@@ -29,7 +29,7 @@ namespace {
 
 using zkr::test::fault_run;
 using zkr::test::run_options;
-using zkr::test::env_int;
+using zkr::test::announced_fault_seed;
 
 // --- the nemeses: each one step ---
 
@@ -240,9 +240,7 @@ TEST_CASE("nemesis 7: restart the whole ensemble from its data") {
 }
 
 TEST_CASE("nemesis: leader election, 5 processes, a random schedule of every nemesis, ensemble") {
-    const int seed = env_int("ZKR_FAULT_SEED", static_cast<int>(std::random_device{}() & 0x7fffffff));
-    ::setenv("ZKR_FAULT_SEED", std::to_string(seed).c_str(), 1);
-    std::cout << "leader election random schedule: seed " << seed << " (replay with ZKR_FAULT_SEED=" << seed << ")" << std::endl;
+    announced_fault_seed("leader election");
     // Every term a leader proves (a guarded write) lies apart from every other: never two leaders
     // with a valid hold; epochs rise; every process leads again after the faults.
     fault_run r({.servers = 3, .recipe = "latch", .workers = 5, .hold_ms = 50});
@@ -262,9 +260,7 @@ TEST_CASE("nemesis: leader election, 5 processes, a random schedule of every nem
 }
 
 TEST_CASE("nemesis: a random schedule of every nemesis, from a printed seed, ensemble") {
-    const int seed = env_int("ZKR_FAULT_SEED", static_cast<int>(std::random_device{}() & 0x7fffffff));
-    ::setenv("ZKR_FAULT_SEED", std::to_string(seed).c_str(), 1);
-    std::cout << "fault-suite random schedule: seed " << seed << " (replay with ZKR_FAULT_SEED=" << seed << ")" << std::endl;
+    const int seed = announced_fault_seed("fault-suite");
     fault_run r({.servers = 3, .recipe = recipe_for(seed)});
     std::vector<paused_hold> paused;
     r.for_fault_time([&] {
@@ -753,9 +749,7 @@ TEST_CASE("partition: leader election, 5 processes, the ZooKeeper leader cut off
 }
 
 TEST_CASE("partition 5: a random schedule of partitions and process faults, from a printed seed") {
-    const int seed = env_int("ZKR_FAULT_SEED", static_cast<int>(std::random_device{}() & 0x7fffffff));
-    ::setenv("ZKR_FAULT_SEED", std::to_string(seed).c_str(), 1);
-    std::cout << "partition random schedule: seed " << seed << " (replay with ZKR_FAULT_SEED=" << seed << ")" << std::endl;
+    const int seed = announced_fault_seed("partition");
     fault_run r(partition_run(recipe_for(seed)));
     std::vector<cut_hold> minority, follower;
     std::vector<paused_hold> paused;

@@ -47,6 +47,18 @@ inline int env_int(const char* name, int fallback) {
     return v && *v ? std::atoi(v) : fallback;
 }
 
+/// A fault schedule's seed: ZKR_FAULT_SEED when given (a replay), else a random one.
+inline int fault_seed() { return env_int("ZKR_FAULT_SEED", static_cast<int>(std::random_device{}() & 0x7fffffff)); }
+
+/// fault_seed(), printed with how to replay it and set in ZKR_FAULT_SEED, so that the fault_run
+/// the test makes next draws from the same seed.
+inline int announced_fault_seed(const char* schedule) {
+    const int seed = fault_seed();
+    ::setenv("ZKR_FAULT_SEED", std::to_string(seed).c_str(), 1);
+    std::cout << schedule << " random schedule: seed " << seed << " (replay with ZKR_FAULT_SEED=" << seed << ")" << std::endl;
+    return seed;
+}
+
 struct run_options {
     int servers = 1;
     /// Servers and workers in network namespaces (servers s0.., workers alternately in cA and
@@ -66,7 +78,7 @@ public:
         : options_(std::move(o)),
           lab_(make_lab(options_)),
           zk_(cluster(options_, lab_.get())),
-          seed_(env_int("ZKR_FAULT_SEED", static_cast<int>(std::random_device{}() & 0x7fffffff))),
+          seed_(fault_seed()),
           rng_(static_cast<unsigned>(seed_)) {
         std::string connect = zk_.connect_string();
         if (!lab_) {
