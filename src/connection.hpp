@@ -165,9 +165,17 @@ private:
     void on_orphans_listed(const inflight& f, int rc, const struct String_vector* strings);
     void start_submitted();
 
-    inflight* track(std::unique_ptr<inflight> f);
-    std::unique_ptr<inflight> take(const void* data);
-    static std::pair<connection*, std::unique_ptr<inflight>> claim(const void* data);
+    // A request's record goes back to its connection when let go (recycle), to be used again: a
+    // steady stream of requests then allocates neither records nor the map's nodes.
+    struct inflight_recycler {
+        void operator()(inflight* f) const noexcept;
+    };
+    using inflight_ptr = std::unique_ptr<inflight, inflight_recycler>;
+    inflight_ptr new_inflight();
+    void recycle(inflight* f) noexcept;
+    inflight* track(inflight_ptr f);
+    inflight_ptr take(const void* data);
+    static std::pair<connection*, inflight_ptr> claim(const void* data);
     watch_ctx* register_watch(const op_ptr& op);
     void settle_watch(watch_ctx* w, bool registered);
     void fire_watch(watch_ctx* w, watch_event_type type);
@@ -224,7 +232,11 @@ private:
     boost::asio::steady_timer suspend_timer_{io_};
     boost::asio::steady_timer handshake_timer_{io_};
     boost::asio::steady_timer reopen_timer_{io_};
-    std::unordered_map<const void*, std::unique_ptr<inflight>> inflight_;
+    // Spare records and map nodes (recycle, take), declared before inflight_: the records it
+    // still holds when the connection ends are recycled into spare_inflight_ as it goes.
+    std::vector<std::unique_ptr<inflight>> spare_inflight_;
+    std::unordered_map<const void*, inflight_ptr> inflight_;
+    std::vector<decltype(inflight_)::node_type> spare_inflight_nodes_;
     std::unordered_map<const void*, std::unique_ptr<watch_ctx>> watches_;
     std::deque<op_ptr> waiting_;
     // The batch start_submitted takes from submitted_: the two vectors trade places, so neither

@@ -99,26 +99,61 @@ void connection::wait_for_connection(const op_ptr& op) {
     });
 }
 
-connection::inflight* connection::track(std::unique_ptr<inflight> f) {
+// Spares kept at most: the records of a burst beyond it are freed.
+constexpr std::size_t spare_inflight_limit = 64;
+
+void connection::inflight_recycler::operator()(inflight* f) const noexcept {
+    if (f->conn) f->conn->recycle(f);
+    else delete f;
+}
+
+connection::inflight_ptr connection::new_inflight() {
+    if (spare_inflight_.empty()) return inflight_ptr(new inflight);
+    inflight_ptr f(spare_inflight_.back().release());
+    spare_inflight_.pop_back();
+    return f;
+}
+
+void connection::recycle(inflight* f) noexcept {
+    std::unique_ptr<inflight> owned(f);
+    *f = inflight{};  // (what it held goes now, as it went when records were deleted)
+    if (spare_inflight_.size() < spare_inflight_limit) {
+        try {
+            spare_inflight_.push_back(std::move(owned));
+        } catch (...) {  // no room to keep it: freed
+        }
+    }
+}
+
+connection::inflight* connection::track(inflight_ptr f) {
     requests_sent_.fetch_add(1, std::memory_order_relaxed);
     f->conn = this;
     auto* raw = f.get();
-    inflight_.emplace(raw, std::move(f));
+    if (spare_inflight_nodes_.empty()) {
+        inflight_.emplace(raw, std::move(f));
+    } else {
+        auto node = std::move(spare_inflight_nodes_.back());
+        spare_inflight_nodes_.pop_back();
+        node.key() = raw;
+        node.mapped() = std::move(f);
+        inflight_.insert(std::move(node));
+    }
     return raw;
 }
 
 // The prologue of every C completion: the connection its record names, and the record taken
 // back (null when the connection already let it go).
-std::pair<connection*, std::unique_ptr<connection::inflight>> connection::claim(const void* data) {
+std::pair<connection*, connection::inflight_ptr> connection::claim(const void* data) {
     auto* self = static_cast<const inflight*>(data)->conn;
     return {self, self->take(data)};
 }
 
-std::unique_ptr<connection::inflight> connection::take(const void* data) {
+connection::inflight_ptr connection::take(const void* data) {
     auto it = inflight_.find(data);
     if (it == inflight_.end()) return nullptr;
-    auto f = std::move(it->second);
-    inflight_.erase(it);
+    auto node = inflight_.extract(it);
+    auto f = std::move(node.mapped());
+    if (spare_inflight_nodes_.size() < spare_inflight_limit) spare_inflight_nodes_.push_back(std::move(node));
     return f;
 }
 
@@ -153,7 +188,7 @@ void connection::issue(const op_ptr& op) {
     if (refused_as_read_only(op)) return;
     if (op->req.kind == op_kind::multi) return issue_multi(op);
 
-    auto f = std::make_unique<inflight>();
+    auto f = new_inflight();
     f->op = op;
     const char* path = op->path.c_str();
     int rc = ZOK;
@@ -217,7 +252,7 @@ void connection::issue_create(const op_ptr& op) {
     std::string protected_path;
     if (c.protect) protected_path = join_path(parent_path(op->path), op->protect_prefix + std::string(node_name(op->path)));
     const std::string& path = c.protect ? protected_path : op->path;
-    auto f = std::make_unique<inflight>();
+    auto f = new_inflight();
     f->op = op;
     const bool own_acl = c.acl && !c.acl->empty();
     if (own_acl) f->acl.assign(*c.acl);
@@ -247,7 +282,7 @@ void connection::issue_parents(const op_ptr& op) {
     std::reverse(ancestors.begin(), ancestors.end());
     if (!all) ancestors.resize(std::min<std::size_t>(ancestors.size(), 1));  // only the namespace root
     for (const auto& a : ancestors) {
-        auto f = std::make_unique<inflight>();
+        auto f = new_inflight();
         f->parent_of = op;
         auto* t = track(std::move(f));
         if (zoo_acreate2(zh_, a.c_str(), nullptr, -1, default_acl_.get(), ZOO_CONTAINER, &on_parent_created, t) != ZOK)
@@ -258,7 +293,7 @@ void connection::issue_parents(const op_ptr& op) {
 
 void connection::issue_multi(const op_ptr& op) {
     const c_client_lock c_lock(c_client_mutex());
-    auto f = std::make_unique<inflight>();
+    auto f = new_inflight();
     f->op = op;
     std::vector<multi_op> ops = op->req.ops;
     for (auto& o : ops) o.path = full_path(o.path);
@@ -355,7 +390,7 @@ void connection::run_guaranteed_deletes() {
 
 void connection::delete_guaranteed(const std::string& path, std::int32_t version) {
     const c_client_lock c_lock(c_client_mutex());
-    auto f = std::make_unique<inflight>();
+    auto f = new_inflight();
     f->path = path;
     auto* t = track(std::move(f));
     if (zoo_adelete(zh_, path.c_str(), version, &on_guaranteed_delete, t) != ZOK) take(t);

@@ -18,7 +18,7 @@ std::string new_protect_prefix() {
 
 void connection::issue_protected_lookup(const op_ptr& op) {
     const c_client_lock c_lock(c_client_mutex());
-    auto f = std::make_unique<inflight>();
+    auto f = new_inflight();
     f->op = op;
     f->what = inflight::step::protected_list;
     auto* t = track(std::move(f));
@@ -59,7 +59,7 @@ void connection::look_for_orphans() {
     std::erase_if(orphans_, [&](const orphan& o) { return o.ephemeral && o.session != session; });
     const c_client_lock c_lock(c_client_mutex());
     for (const auto& o : orphans_) {
-        auto f = std::make_unique<inflight>();
+        auto f = new_inflight();
         f->what = inflight::step::orphan_list;
         f->path = o.parent;
         f->child = o.prefix;
@@ -109,7 +109,7 @@ void connection::on_protected_listed(const inflight& f, int rc, const struct Str
         for (int i = 0; i < strings->count; ++i) {
             std::string_view child(strings->data[i]);
             if (child.substr(0, op->protect_prefix.size()) != op->protect_prefix) continue;
-            auto g = std::make_unique<inflight>();
+            auto g = new_inflight();
             g->op = op;
             g->what = inflight::step::protected_exists;
             g->child = join_path(parent_path(op->path), child);
