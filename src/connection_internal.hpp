@@ -33,13 +33,16 @@ struct connection::operation {
     bool checked = false;  // check_request passed already (a sync call checks on its caller's thread)
     int retries = 0;
     clock::time_point started = clock::now();
-    std::string path;            // full path (namespace applied)
+    std::string path;            // full path (namespace applied), when the client has a namespace: zk_path()
     std::string protect_prefix;  // "_c_<uuid>-" for protected creates
     bool recover_protected = false;
     int parent_attempts = 0;
     int parent_error = 0;  // the first definite failure creating a parent (e.g. its parent is ephemeral)
     std::shared_ptr<watch_holder> watch;
     std::unique_ptr<boost::asio::steady_timer> timer;
+
+    /// The path as sent to ZooKeeper: the request's own without a namespace (no copy made).
+    const std::string& zk_path() const noexcept { return path.empty() ? req.path : path; }
 };
 
 // One request sent through the C client; owned by inflight_ until its C callback runs or the

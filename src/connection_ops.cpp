@@ -64,7 +64,7 @@ void connection::start_submitted() {
             finish(op, f.ec, {});
             continue;
         }
-        op->path = full_path(op->req.path);
+        if (!ns_.empty()) op->path = full_path(op->req.path);  // (else zk_path() is the request's)
         if (op->req.kind == op_kind::create && op->req.create.protect) op->protect_prefix = new_protect_prefix();
         if (op->req.watch) {
             op->watch = std::make_shared<watch_holder>();
@@ -180,7 +180,7 @@ void connection::settle_watch(watch_ctx* w, bool registered) {
 
 void connection::issue(const op_ptr& op) {
     const c_client_lock c_lock(c_client_mutex());
-    options_.logger->trace("sending {} {}", static_cast<int>(op->req.kind), op->path);
+    options_.logger->trace("sending {} {}", static_cast<int>(op->req.kind), op->zk_path());
     if (op->req.kind == op_kind::create) {
         if (op->recover_protected) return issue_protected_lookup(op);
         return issue_create(op);
@@ -190,7 +190,7 @@ void connection::issue(const op_ptr& op) {
 
     auto f = new_inflight();
     f->op = op;
-    const char* path = op->path.c_str();
+    const char* path = op->zk_path().c_str();
     int rc = ZOK;
     switch (op->req.kind) {
         case op_kind::remove: {
@@ -250,8 +250,8 @@ void connection::issue_create(const op_ptr& op) {
     if (refused_as_read_only(op)) return;
     const auto& c = op->req.create;
     std::string protected_path;
-    if (c.protect) protected_path = join_path(parent_path(op->path), op->protect_prefix + std::string(node_name(op->path)));
-    const std::string& path = c.protect ? protected_path : op->path;
+    if (c.protect) protected_path = join_path(parent_path(op->zk_path()), op->protect_prefix + std::string(node_name(op->zk_path())));
+    const std::string& path = c.protect ? protected_path : op->zk_path();
     auto f = new_inflight();
     f->op = op;
     const bool own_acl = c.acl && !c.acl->empty();
@@ -278,7 +278,7 @@ void connection::issue_parents(const op_ptr& op) {
     const c_client_lock c_lock(c_client_mutex());
     std::vector<std::string> ancestors;
     const bool all = op->req.create.create_parents;
-    for (std::string_view p = parent_path(op->path); p != "/"; p = parent_path(p)) ancestors.emplace_back(p);
+    for (std::string_view p = parent_path(op->zk_path()); p != "/"; p = parent_path(p)) ancestors.emplace_back(p);
     std::reverse(ancestors.begin(), ancestors.end());
     if (!all) ancestors.resize(std::min<std::size_t>(ancestors.size(), 1));  // only the namespace root
     for (const auto& a : ancestors) {
@@ -312,7 +312,7 @@ void connection::on_result(const op_ptr& op, int rc, response&& r) {
     if (rc == ZOK && replies_to_lose_.load(std::memory_order_relaxed) > 0) {
         --replies_to_lose_;
         rc = reply_fault_.load(std::memory_order_relaxed);
-        options_.logger->warn("fault injection: the reply to a request on {} becomes {}", op->path, zerror(rc));
+        options_.logger->warn("fault injection: the reply to a request on {} becomes {}", op->zk_path(), zerror(rc));
         r = {};
     }
     if (rc == ZSESSIONEXPIRED && !in_handle_close_) end_expired_session();
@@ -351,7 +351,7 @@ void connection::retry_or_finish(const op_ptr& op, const boost::system::error_co
         return finish(op, ec, {});
     }
     ++op->retries;
-    options_.logger->debug("retry {} of {} in {} ms after {}", op->retries, op->path, sleep->count(), ec.message());
+    options_.logger->debug("retry {} of {} in {} ms after {}", op->retries, op->zk_path(), sleep->count(), ec.message());
     sleeping_.insert(op);
     op->timer = std::make_unique<boost::asio::steady_timer>(io_, *sleep);
     op->timer->async_wait([this, op](boost::system::error_code e) {
@@ -377,8 +377,8 @@ void connection::finish(const op_ptr& op, const boost::system::error_code& ec, r
 
 // Retried on every reconnection until done (run_guaranteed_deletes).
 void connection::keep_guaranteed(const op_ptr& op, const boost::system::error_code& ec) {
-    options_.logger->warn("delete of {} failed ({}); retrying in the background", op->path, ec.message());
-    guaranteed_.emplace_back(op->path, op->req.version);
+    options_.logger->warn("delete of {} failed ({}); retrying in the background", op->zk_path(), ec.message());
+    guaranteed_.emplace_back(op->zk_path(), op->req.version);
 }
 
 void connection::run_guaranteed_deletes() {

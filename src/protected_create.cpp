@@ -22,7 +22,7 @@ void connection::issue_protected_lookup(const op_ptr& op) {
     f->op = op;
     f->what = inflight::step::protected_list;
     auto* t = track(std::move(f));
-    const std::string parent(parent_path(op->path));
+    const std::string parent(parent_path(op->zk_path()));
     if (const int rc = list_after_sync(parent, t); rc != ZOK) {
         take(t);
         on_result(op, rc, {});
@@ -46,7 +46,7 @@ int connection::list_after_sync(const std::string& parent, inflight* t) {
 // phantom holder, ahead of every waiter), so look for it by the prefix and delete it, as Curator's
 // protection mode does in the background.
 void connection::forget_protected(const op_ptr& op) {
-    orphans_.push_back({std::string(parent_path(op->path)), op->protect_prefix, session_id_.load(), is_ephemeral(op->req.create.mode)});
+    orphans_.push_back({std::string(parent_path(op->zk_path())), op->protect_prefix, session_id_.load(), is_ephemeral(op->req.create.mode)});
     if (is_connected(machine_.state()) && zh_) look_for_orphans();
 }
 
@@ -112,7 +112,7 @@ void connection::on_protected_listed(const inflight& f, int rc, const struct Str
             auto g = new_inflight();
             g->op = op;
             g->what = inflight::step::protected_exists;
-            g->child = join_path(parent_path(op->path), child);
+            g->child = join_path(parent_path(op->zk_path()), child);
             auto* t = track(std::move(g));
             if (const int rc2 = zoo_aexists(zh_, t->child.c_str(), 0, &on_stat, t); rc2 != ZOK) {
                 take(t);
