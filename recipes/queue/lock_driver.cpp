@@ -210,6 +210,7 @@ std::string lock_driver::kind_mismatch_message(std::string_view what) const {
 }
 
 void throw_release_error(const error_code& ec, std::string_view path, std::string_view not_held, std::string_view what) {
+    if (!ec) return;  // (before the message: a release that went well builds none)
     if (ec == errc::lock_not_held) detail::throw_if(ec, path, not_held);
     detail::throw_if(ec, path, ec.message() + " while releasing " + std::string(what));
 }
