@@ -43,17 +43,30 @@ std::uint64_t hold::add_listener(std::function<void(hold_state)> fn, std::functi
 
 void hold::remove_listener(std::uint64_t id) { listeners_.remove(id); }
 
+void hold::attach_hub(std::weak_ptr<const hold_listener_hub> hub) {
+    std::lock_guard lock(hub_mutex_);
+    hub_ = std::move(hub);
+}
+
 void hold::set_state(hold_state s, lost_cause cause) {
     if (s == hold_state::lost) cause_.store(cause);
     const hold_state old = state_.exchange(s);
     if (old == s) return;
     client_.logger()->info("hold on {} (token {}): {} -> {}", node_path_, token_, to_string(old), to_string(s));
     if (ended(s)) request_stop();
+    std::shared_ptr<const hold_listener_hub> hub;
+    {
+        std::lock_guard lock(hub_mutex_);
+        hub = hub_.lock();
+    }
+    if (hub && !hub->any()) hub.reset();
     std::vector<std::function<void(hold_state)>> targets;
-    for (const auto& l : listeners_.snapshot())
-        if (!l->listening || l->listening()) targets.push_back(l->fn);
-    if (targets.empty()) return;
-    boost::asio::post(callback_executor(detail::connection_of(client_)), [targets = std::move(targets), s] {
+    if (!listeners_.empty())
+        for (const auto& l : listeners_.snapshot())
+            if (!l->listening || l->listening()) targets.push_back(l->fn);
+    if (!hub && targets.empty()) return;
+    boost::asio::post(callback_executor(detail::connection_of(client_)), [hub = std::move(hub), targets = std::move(targets), s] {
+        if (hub) hub->call(s);
         for (const auto& fn : targets) fn(s);
     });
 }

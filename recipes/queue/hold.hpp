@@ -19,6 +19,18 @@ namespace zkr::detail {
 
 class lock_engine;  // carries out the lock machine's actions; recipes/lock_engine.hpp
 
+/// A recipe's hold listeners (its add_listener's), attached to every hold it is granted: asked on
+/// the network thread whether anyone listens, called on the callback thread. One weak pointer per
+/// hold, where a pair of functions cost five allocations per lock cycle for nobody listening.
+class hold_listener_hub {
+public:
+    virtual bool any() const = 0;
+    virtual void call(hold_state s) const = 0;
+
+protected:
+    ~hold_listener_hub() = default;
+};
+
 /// One hold as its recipe sees it: our node, its fencing token, our session, and the hold's
 /// state. The lock engine behind it decides on the network thread (recipes/lock_machine.hpp) and
 /// publishes each state here; listeners run on the client's callback thread.
@@ -58,6 +70,9 @@ public:
     /// per lock cycle).
     std::uint64_t add_listener(std::function<void(hold_state)> fn, std::function<bool()> listening = {});
     void remove_listener(std::uint64_t id);
+    /// The recipe's hub: called after each state change while it lives and has listeners, before
+    /// the listeners above. One per hold (a later one replaces it).
+    void attach_hub(std::weak_ptr<const hold_listener_hub> hub);
 
     /// A multi that commits only while this hold's node exists on this hold's session.
     std::vector<multi_result> guarded_multi(std::vector<multi_op> ops, boost::system::error_code& ec);
@@ -99,6 +114,8 @@ private:
     // Shared, so that a state change's snapshot copies pointers, not the two functions (a lock
     // cycle's two state changes made six allocations for a listener that was not listening).
     listener_registry<std::shared_ptr<const listener>> listeners_;
+    mutable std::mutex hub_mutex_;
+    std::weak_ptr<const hold_listener_hub> hub_;  // under hub_mutex_
     std::mutex revocation_mutex_;
     std::function<void()> on_revocation_;  // under revocation_mutex_, with the two below
     bool revocation_asked_ = false;

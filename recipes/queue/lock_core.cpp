@@ -19,11 +19,11 @@
 
 namespace zkr::detail {
 
-struct lock_core::listeners {
+struct lock_core::listeners final : hold_listener_hub {
     listener_registry<std::function<void(hold_state)>> fns;
     std::function<void()> on_revoke;  // set once, before any acquire
-    bool any() const { return !fns.empty(); }
-    void call(hold_state s) const {
+    bool any() const override { return !fns.empty(); }
+    void call(hold_state s) const override {
         for (const auto& fn : fns.snapshot()) fn(s);
     }
 };
@@ -136,14 +136,7 @@ void lock_core::make_revocable(std::function<void()> on_revoke) {
 // The recipe's listeners reach a hold through a weak reference: a hold may outlive its recipe.
 void lock_core::attach(const std::weak_ptr<listeners>& weak, const std::shared_ptr<hold>& h) {
     if (auto l = weak.lock(); l && l->on_revoke) h->on_revocation(l->on_revoke);
-    h->add_listener(
-        [weak](hold_state s) {
-            if (auto l = weak.lock()) l->call(s);
-        },
-        [weak] {
-            auto l = weak.lock();
-            return l && l->any();
-        });
+    h->attach_hub(weak);
 }
 
 // (Directly, not through listener_attacher: a sync acquire makes no function object for it.)
