@@ -58,7 +58,7 @@ public:
         return std::chrono::milliseconds(negotiated_ms_.load());
     }
     const client_options& options() const noexcept { return options_; }
-    boost::asio::any_io_executor callback_executor() { return callback_order_; }
+    boost::asio::any_io_executor callback_executor() const { return callback_executor_; }
     boost::asio::io_context::executor_type network_executor() { return io_.get_executor(); }
     bool on_network_thread() const noexcept { return std::this_thread::get_id() == network_thread_id_; }
     /// Runs fn on the network thread: at once when called there, else queued. Once close() has
@@ -208,6 +208,10 @@ private:
     // (a selector's "term ended", posted by the term's thread, before "term gained", posted by
     // the callback handler that started it). The strand's queue keeps the order of the posts.
     boost::asio::strand<boost::asio::thread_pool::executor_type> callback_order_{callbacks_.get_executor()};
+    // The strand type-erased once: too large for any_io_executor's own storage, it is put on the
+    // heap when erased, and shared by every copy of the erased one (a copy per post was a heap
+    // allocation per post).
+    const boost::asio::any_io_executor callback_executor_{callback_order_};
     std::thread network_thread_;
     std::thread::id network_thread_id_;
 
