@@ -13,7 +13,6 @@
 
 #include <chrono>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <stop_token>
@@ -209,7 +208,7 @@ private:
     mutable std::mutex mutex_;
     detail::thread_holds<std::shared_ptr<detail::hold>> holds_;
     // Each thread's last released hold, while its delete may still be pending (for state()).
-    mutable std::map<std::thread::id, std::weak_ptr<detail::hold>> released_;
+    mutable detail::by_thread<std::weak_ptr<detail::hold>> released_;
 };
 
 template <typename Token>

@@ -129,10 +129,10 @@ hold_state interprocess_mutex::state() const {
     // Released by this thread: releasing while its delete waits for the connection, as the hold
     // listeners hear it, then released.
     std::lock_guard lock(mutex_);
-    const auto it = released_.find(std::this_thread::get_id());
-    if (it == released_.end()) return hold_state::released;
-    if (const auto h = it->second.lock(); h && h->state() == hold_state::releasing) return hold_state::releasing;
-    released_.erase(it);
+    const auto* released = released_.find(std::this_thread::get_id());
+    if (!released) return hold_state::released;
+    if (const auto h = released->lock(); h && h->state() == hold_state::releasing) return hold_state::releasing;
+    released_.erase(std::this_thread::get_id());
     return hold_state::released;
 }
 
