@@ -2,9 +2,10 @@
 // while the actions are carried out (an action's handler may answer at once) wait their turn here.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
+
 #include <cstddef>
 #include <utility>
-#include <vector>
 
 namespace zkr::detail {
 
@@ -29,8 +30,9 @@ public:
             }
         } const end{*this};
         // By index, and each event moved out before its step: a step may queue more (the vector
-        // may move). A vector cleared when done keeps its capacity for the next events (a deque
-        // allocated its map and a block each time an engine was made: once per acquire).
+        // may move). Room for a few events inside the inbox: an engine's events seldom queue
+        // more than that deep, and a vector's first pushes were three allocations per acquire (a
+        // deque's map and block before that).
         for (std::size_t i = 0; i < events_.size(); ++i) {
             const Event next = std::move(events_[i]);
             step(next);
@@ -39,7 +41,7 @@ public:
     }
 
 private:
-    std::vector<Event> events_;
+    boost::container::small_vector<Event, 4> events_;
     bool running_ = false;
 };
 
