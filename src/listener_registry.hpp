@@ -8,9 +8,9 @@
 // called then (a leader latch's listener was, in an ASan run: after the test had destroyed it).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -24,15 +24,16 @@ public:
     std::uint64_t add(Listener l) {
         std::lock_guard lock(mutex_);
         const auto id = next_++;
-        listeners_.emplace(id, std::make_shared<entry>(std::move(l)));
+        listeners_.emplace_back(id, std::make_shared<entry>(std::move(l)));  // (ids rise: the vector stays sorted)
         return id;
     }
     /// Removes the listener, if it is there: no call of it starts from now on. Nothing is copied
     /// (no allocation): subscriptions end here from destructors.
     void remove(std::uint64_t id) noexcept {
         std::lock_guard lock(mutex_);
-        const auto it = listeners_.find(id);
-        if (it == listeners_.end()) return;
+        const auto it = std::lower_bound(listeners_.begin(), listeners_.end(), id,
+                                         [](const auto& l, std::uint64_t wanted) { return l.first < wanted; });
+        if (it == listeners_.end() || it->first != id) return;
         it->second->active = false;
         listeners_.erase(it);
     }
@@ -81,7 +82,9 @@ private:
     }
 
     mutable std::mutex mutex_;
-    std::map<std::uint64_t, std::shared_ptr<entry>> listeners_;
+    // By id, in the order added. A vector keeps its room when a listener goes, where a map's node
+    // was an allocation per listener (a lock's acquire adds one observer and removes it).
+    std::vector<std::pair<std::uint64_t, std::shared_ptr<entry>>> listeners_;
     std::uint64_t next_ = 1;
 };
 
