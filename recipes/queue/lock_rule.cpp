@@ -4,6 +4,8 @@
 
 #include "../../src/parse_number.hpp"  // the client layer's one parse
 
+#include <boost/container/small_vector.hpp>
+
 #include <algorithm>
 #include <tuple>
 #include <cstdio>
@@ -164,17 +166,20 @@ std::size_t curator_lease_rule::holders(const std::vector<std::string>& sorted) 
 lock_queue queue_of(const std::vector<std::string>& children, std::span<const std::string_view> names,
                     std::string_view unprotected) {
     lock_queue q;
-    std::vector<std::tuple<std::uint32_t, std::size_t, std::string>> keyed;  // sequence, name's rank, node
+    // Sequence, name's rank, the node's index in children: sorted, then copied once. Room inside
+    // for a short queue: a listing of a lock cycle allocates only the names it returns.
+    boost::container::small_vector<std::tuple<std::uint32_t, std::size_t, std::size_t>, 16> keyed;
     keyed.reserve(children.size());
     // Every participant is created protected ("_c_<uuid>-", as Curator's are too). A sequential
     // node without that prefix was dropped in by something else; counted, it would hold forever.
-    for (const auto& c : children) {
+    for (std::size_t index = 0; index < children.size(); ++index) {
+        const auto& c = children[index];
         // Another kind may be marked by a folder (a semaphore in Curator's layout keeps its leases in one).
         if (!q.other_kind && kind_of_folder(c)) q.other_kind = c;
         if (c.rfind("_c_", 0) != 0) {
             // Kazoo's Lock names its nodes without the prefix: they take part only when asked for.
             if (const auto seq = unprotected.empty() ? std::nullopt : lock_sequence(c, unprotected))  // sim-one-way: kazoo-nodes
-                keyed.emplace_back(*seq, names.size(), c);                                          // sim-unreachable: kazoo-nodes
+                keyed.emplace_back(*seq, names.size(), index);                                      // sim-unreachable: kazoo-nodes
             continue;
         }
         std::optional<std::uint32_t> seq;
@@ -183,12 +188,16 @@ lock_queue queue_of(const std::vector<std::string>& children, std::span<const st
             if ((seq = lock_sequence(c, name))) break;
             ++rank;
         }
-        if (seq) keyed.emplace_back(*seq, rank, c);
+        if (seq) keyed.emplace_back(*seq, rank, index);
         else if (!q.other_kind && kind_of_node(c)) q.other_kind = c;
     }
-    std::sort(keyed.begin(), keyed.end());
+    // (At one sequence and rank, by name, as before: the order never depends on the listing's.)
+    std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+        return std::tie(std::get<0>(a), std::get<1>(a), children[std::get<2>(a)]) <
+               std::tie(std::get<0>(b), std::get<1>(b), children[std::get<2>(b)]);
+    });
     q.sorted.reserve(keyed.size());
-    for (auto& k : keyed) q.sorted.push_back(std::move(std::get<2>(k)));
+    for (const auto& k : keyed) q.sorted.push_back(children[std::get<2>(k)]);
     return q;
 }
 
