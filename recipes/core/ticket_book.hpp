@@ -3,10 +3,11 @@
 // machine drops it in one place (its resume) before any handler sees it.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
+
 #include <algorithm>
 #include <cstdint>
 #include <utility>
-#include <vector>
 
 namespace zkr::detail {
 
@@ -38,7 +39,9 @@ public:
     void drop(lock_ticket t) {
         if (const auto it = position(t); it != live_.end() && it->first == t) live_.erase(it);
     }
-    void drop_all(purpose what) { std::erase_if(live_, [&](const auto& e) { return e.second.what == what; }); }
+    void drop_all(purpose what) {
+        live_.erase(std::remove_if(live_.begin(), live_.end(), [&](const auto& e) { return e.second.what == what; }), live_.end());
+    }
     /// Forgets every request for which keep(record) is false; keep may change the records it keeps.
     template <typename Keep>
     void forget_unless(Keep keep) {
@@ -58,9 +61,10 @@ public:
     }
 
 private:
-    // A handful at a time, in ticket order: a vector whose capacity stays from one acquire's
-    // requests to the next (a map allocated a node per request).
-    std::vector<std::pair<lock_ticket, Record>> live_;
+    // A handful at a time, in ticket order, with room for four inside: a machine lives for one
+    // acquire, and a vector's first two requests were two allocations per acquire (a map
+    // allocated a node per request).
+    boost::container::small_vector<std::pair<lock_ticket, Record>, 4> live_;
     lock_ticket last_ = 0;
 
     auto position(lock_ticket t) const {
