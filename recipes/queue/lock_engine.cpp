@@ -155,7 +155,7 @@ void lock_engine::carry_out(const lock_out::watch_own& a) {
 }
 
 void lock_engine::carry_out(const lock_out::deadline_after& a) {
-    deadline_timer_ = std::make_unique<boost::asio::steady_timer>(net_, asked_at_ + a.delay);
+    deadline_timer_.emplace(net_, asked_at_ + a.delay);
     deadline_timer_->async_wait([self = shared_from_this()](error_code ec) {
         if (!ec) self->feed(lock_in::deadline{});
     });
@@ -163,7 +163,7 @@ void lock_engine::carry_out(const lock_out::deadline_after& a) {
 
 // Most waits and holds of a busy lock are shorter than the delay: they never pay for the watch.
 void lock_engine::carry_out(const lock_out::own_watch_later& a) {
-    own_timer_ = std::make_unique<boost::asio::steady_timer>(net_, a.delay);
+    own_timer_.emplace(net_, a.delay);
     own_timer_->async_wait([self = shared_from_this(), t = a.ticket](error_code ec) {
         if (!ec) self->feed(lock_in::own_watch_due{t});
     });

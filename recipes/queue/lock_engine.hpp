@@ -11,6 +11,7 @@
 #include "lock_driver.hpp"
 
 #include <boost/asio/steady_timer.hpp>
+#include <boost/container/small_vector.hpp>
 
 #include <chrono>
 #include <map>
@@ -84,10 +85,13 @@ private:
 
     // From start() until the acquire's outcome is known: see start().
     std::shared_ptr<lock_engine> acquiring_self_;
-    std::vector<client_nodes> nodes_;  // our nodes, known to the other acquires of the client until wind-down
+    // Our nodes, known to the other acquires of the client until wind-down: the create in flight,
+    // then the node (room for both inside).
+    boost::container::small_vector<client_nodes, 2> nodes_;
     event_inbox<lock_event> inbox_;
-    std::unique_ptr<boost::asio::steady_timer> deadline_timer_;
-    std::unique_ptr<boost::asio::steady_timer> own_timer_;
+    // (Inside the engine: made on the network thread when asked for, with no allocation of their own.)
+    std::optional<boost::asio::steady_timer> deadline_timer_;
+    std::optional<boost::asio::steady_timer> own_timer_;
     std::uint64_t observer_ = 0;
     std::weak_ptr<hold> hold_;
     // Set while a release is under way: the recipe may let go of the hold with the delete still
