@@ -86,7 +86,7 @@ void lock_engine::feed(lock_event e) {
 // completion of ours, while the machine's actions are carried out, waits in the inbox for them.
 void lock_engine::release(release_handler done) {
     const auto caller = ++last_caller_;
-    releases_.emplace(caller, std::move(done));
+    releases_.emplace_back(caller, std::move(done));
     feed(lock_in::release{caller});
 }
 
@@ -276,7 +276,7 @@ void lock_engine::observe(hold_event_kind kind, std::chrono::steady_clock::durat
 }
 
 void lock_engine::carry_out(const lock_out::release_done& a) {
-    const auto it = releases_.find(a.caller);
+    const auto it = std::find_if(releases_.begin(), releases_.end(), [&](const auto& r) { return r.first == a.caller; });
     if (it == releases_.end()) return;
     auto done = std::move(it->second);
     releases_.erase(it);

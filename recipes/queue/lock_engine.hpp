@@ -97,8 +97,9 @@ private:
     // Set while a release is under way: the recipe may let go of the hold with the delete still
     // pending, and its listeners must still hear `released`. The hold keeps this engine alive.
     std::shared_ptr<hold> releasing_;
-    // The callers of releases not yet answered, by the id the machine echoes in release_done.
-    std::map<std::uint64_t, release_handler> releases_;
+    // The callers of releases not yet answered, by the id the machine echoes in release_done, in
+    // the order they asked (room for one inside: a hold is released once, but for misuse).
+    boost::container::small_vector<std::pair<std::uint64_t, release_handler>, 1> releases_;
     std::uint64_t last_caller_ = 0;
 };
 
