@@ -1,6 +1,7 @@
 // Operations: the submission queue, issuing each request through the C client, retries per the
 // retry policy, guaranteed deletes, and the C client's completions and watches.
 #include "connection_internal.hpp"
+#include "protect_prefix.hpp"
 
 #include <zkr/error.hpp>
 #include <zkr/path.hpp>
@@ -270,7 +271,7 @@ void connection::issue_create(const op_ptr& op) {
     if (refused_as_read_only(op)) return;
     const auto& c = op->req.create;
     std::string protected_path;
-    if (c.protect) protected_path = join_path(parent_path(op->zk_path()), op->protect_prefix + std::string(node_name(op->zk_path())));
+    if (c.protect) protected_path = with_protect_prefix(op->zk_path(), op->protect_prefix);
     const std::string& path = c.protect ? protected_path : op->zk_path();
     auto f = new_inflight();
     f->op = op;

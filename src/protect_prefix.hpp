@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
 
 namespace zkr::detail {
 
@@ -23,6 +24,15 @@ inline std::string format_protect_prefix(std::uint64_t high, std::uint64_t low) 
     };
     put(low);
     put(high);
+    return out;
+}
+
+/// `path` with `prefix` before its node's name ("/a/b" -> "/a/<prefix>b"), in one allocation.
+inline std::string with_protect_prefix(std::string_view path, std::string_view prefix) {
+    const auto name_at = path.rfind('/') + 1;
+    std::string out;
+    out.reserve(path.size() + prefix.size());
+    out.append(path.substr(0, name_at)).append(prefix).append(path.substr(name_at));
     return out;
 }
 

@@ -3,7 +3,10 @@
 
 #include "zkr_catch.hpp"
 
+#include <zkr/path.hpp>
+
 #include <cstdio>
+#include <string>
 
 namespace {
 
@@ -33,4 +36,14 @@ TEST_CASE("protect prefix: Curator's layout, 40 characters with the dash at 39, 
         REQUIRE(p.size() == 40);
         REQUIRE(p[39] == '-');
     }
+}
+
+TEST_CASE("with_protect_prefix puts the prefix before the node's name, as joining the parent and prefixed name does") {
+    using zkr::detail::with_protect_prefix;
+    const std::string prefix = "_c_01234567-89ab-cdef-fedc-ba9876543210-";
+    CHECK(with_protect_prefix("/locks/a/lock-", prefix) == "/locks/a/" + prefix + "lock-");
+    CHECK(with_protect_prefix("/lock-", prefix) == "/" + prefix + "lock-");
+    CHECK(with_protect_prefix("/ns/x/", prefix) == "/ns/x/" + prefix);
+    for (const std::string path : {"/a/b", "/b", "/a/b/c-0000000001"})
+        CHECK(with_protect_prefix(path, prefix) == zkr::join_path(zkr::parent_path(path), prefix + std::string(zkr::node_name(path))));
 }
