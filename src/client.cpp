@@ -4,6 +4,7 @@
 #include "connection.hpp"
 #include "parse_number.hpp"
 
+#include "pooled.hpp"
 #include "sync_result.hpp"
 #include <zkr/path.hpp>
 
@@ -165,7 +166,7 @@ failure run_sync(connection& c, request req, response& out) {
     if (c.on_network_thread())
         return fail(errc::invalid_state, "a blocking zkr call on the client's network thread would deadlock");
     const auto started = std::chrono::steady_clock::now();
-    auto result = std::make_shared<sync_result<std::pair<boost::system::error_code, response>>>();
+    auto result = make_pooled<sync_result<std::pair<boost::system::error_code, response>>>();
     c.submit(std::move(req), [result](const boost::system::error_code& ec, response&& r) { result->set({ec, std::move(r)}); },
              /*checked=*/true);
     auto [ec, r] = result->get(c.options().blocking_call_spin);

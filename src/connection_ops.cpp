@@ -1,35 +1,17 @@
 // Operations: the submission queue, issuing each request through the C client, retries per the
 // retry policy, guaranteed deletes, and the C client's completions and watches.
 #include "connection_internal.hpp"
+#include "pooled.hpp"
 #include "protect_prefix.hpp"
 
 #include <zkr/error.hpp>
 #include <zkr/path.hpp>
 
-#include <boost/pool/pool_alloc.hpp>
-
 #include <algorithm>
 
 namespace zkr::detail {
 
-namespace {
-
-// Operations (with their shared pointers' counts) come from a pool: every request makes one, on
-// any thread, and a steady stream of requests then allocates none (three allocations per W1
-// cycle before). Boost.Pool's singleton pool locks per call and never gives its blocks back, so
-// a burst of requests keeps its peak in the pool. An address-sanitized build allocates each one
-// on its own, so that a use after its end is still caught.
-template <typename T>
-std::shared_ptr<T> make_pooled() {
-#if defined(__SANITIZE_ADDRESS__)
-    return std::make_shared<T>();
-#else
-    return std::allocate_shared<T>(boost::fast_pool_allocator<T>());
-#endif
-}
-
-}  // namespace
-
+// (Pooled: every request makes one, on any thread; three allocations per W1 cycle before.)
 void connection::submit(request req, completion done, bool checked) {
     auto op = make_pooled<operation>();
     op->req = std::move(req);

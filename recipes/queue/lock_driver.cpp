@@ -3,6 +3,7 @@
 
 #include "lock_engine.hpp"
 
+#include "../../src/pooled.hpp"
 #include "../../src/sync_result.hpp"
 #include <zkr/path.hpp>
 
@@ -112,12 +113,15 @@ void lock_driver::acquire(acquire_request req, acquire_handler done) {
 }
 
 std::shared_ptr<hold> lock_driver::acquire_sync(acquire_request req, error_code& ec) {
-    auto result = std::make_shared<sync_result<std::pair<error_code, std::shared_ptr<hold>>>>();
+    auto result = make_pooled<sync_result<std::pair<error_code, std::shared_ptr<hold>>>>();
     // Waiting behind a holder lasts as long as the holder likes: no point spinning through it.
-    req.on_waiting = [result, chained = std::move(req.on_waiting)] {
-        result->stop_spinning();
-        if (chained) chained();
-    };
+    if (req.on_waiting)
+        req.on_waiting = [result, chained = std::move(req.on_waiting)]() mutable {
+            result->stop_spinning();
+            chained();
+        };
+    else
+        req.on_waiting = [result] { result->stop_spinning(); };  // (kept inside the function: no allocation)
     acquire(std::move(req), [result](const error_code& e, std::shared_ptr<hold> h) { result->set({e, std::move(h)}); });
     auto [e, h] = result->get(client_.options().blocking_call_spin);
     ec = e;
@@ -149,7 +153,7 @@ error_code lock_driver::release_sync(const std::shared_ptr<hold>& h) {
     // user of std::mutex expects (another process's try_lock then succeeds). Returning once the
     // delete is queued would save a round trip per cycle but break that expectation; callers who
     // want that trade use the async form (interprocess_mutex::async_release). docs/performance.md.
-    auto result = std::make_shared<sync_result<error_code>>();
+    auto result = make_pooled<sync_result<error_code>>();
     release(h, [result](const error_code& ec) { result->set(ec); });
     return result->get(client_.options().blocking_call_spin);
 }

@@ -33,7 +33,7 @@ struct acquire_request {
     /// If given, runs on the network thread once our node exists, with its path.
     std::function<void(const std::string&)> on_queued;
     /// If given, runs on the network thread whenever the attempt starts waiting for other nodes.
-    std::function<void()> on_waiting;
+    unique_function<void()> on_waiting;
     /// The node names on this path that the acquiring owner holds already (lock_rule::decide).
     std::vector<std::string> held_by_us;
     /// If given, our node takes this sequence (a plain ephemeral create, not a sequential one): a

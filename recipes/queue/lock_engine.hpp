@@ -74,7 +74,7 @@ private:
     create_mode create_mode_ = create_mode::ephemeral_sequential;
     acquire_handler done_;
     std::function<void(const std::string&)> on_queued_;
-    std::function<void()> on_waiting_;
+    unique_function<void()> on_waiting_;
     std::chrono::steady_clock::time_point asked_at_;  // what a timeout counts from
     // For the observer: our node, how many were ahead when it last heard, when the hold began.
     std::string node_path_;
