@@ -8,6 +8,8 @@
 // called then (a leader latch's listener was, in an ASan run: after the test had destroyed it).
 #pragma once
 
+#include "pooled.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -24,7 +26,7 @@ public:
     std::uint64_t add(Listener l) {
         std::lock_guard lock(mutex_);
         const auto id = next_++;
-        listeners_.emplace_back(id, std::make_shared<entry>(std::move(l)));  // (ids rise: the vector stays sorted)
+        listeners_.emplace_back(id, make_pooled<entry>(std::move(l)));  // (ids rise: the vector stays sorted)
         return id;
     }
     /// Removes the listener, if it is there: no call of it starts from now on. Nothing is copied

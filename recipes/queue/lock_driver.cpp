@@ -101,7 +101,7 @@ void lock_driver::acquire(acquire_request req, acquire_handler done) {
         // Under the lock that cancel() takes: a step of a larger acquire cancelled meanwhile
         // never starts.
         if (!req.begun_at_cancellation || *req.begun_at_cancellation == cancellations_) {
-            e = std::make_shared<lock_engine>(shared_from_this(), std::move(req), std::move(done));
+            e = make_pooled<lock_engine>(shared_from_this(), std::move(req), std::move(done));  // (one per acquire)
             std::erase_if(pending_, [](const auto& w) { return w.expired(); });
             pending_.push_back(e);
         }

@@ -1,6 +1,7 @@
 #include "lock_engine.hpp"
 
 #include "../../src/observe.hpp"
+#include "../../src/pooled.hpp"
 #include "../core/zk_port.hpp"
 #include "grant_mark.hpp"
 
@@ -237,7 +238,7 @@ void lock_engine::carry_out(const lock_out::waiting& a) {
 }
 
 void lock_engine::carry_out(const lock_out::granted& a) {
-    auto h = std::make_shared<hold>(client_, a.path, a.token, a.session, shared_from_this());
+    auto h = make_pooled<hold>(client_, a.path, a.token, a.session, shared_from_this());  // (one per grant)
     hold_ = h;
     node_path_ = a.path;
     token_ = a.token;
