@@ -31,7 +31,9 @@ bool decision_context::holds(std::string_view node) const { return contains(held
 bool decision_context::marked(std::string_view node) const { return contains(marked_ahead, node); }
 
 lock_decision lowest_n_rule::do_decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context&) const {
-    return detail::prefix_decision(sorted, ours, std::vector<std::uint64_t>(sorted.size(), 1), n_);
+    // Every node weighs one (room inside for a queue of 16: a lock cycle allocates no weights).
+    const boost::container::small_vector<std::uint64_t, 16> weights(sorted.size(), 1);
+    return detail::prefix_decision(sorted, ours, std::span<const std::uint64_t>(weights.data(), weights.size()), n_);
 }
 
 std::size_t lowest_n_rule::holders(const std::vector<std::string>& sorted) const { return std::min(n_, sorted.size()); }
@@ -203,7 +205,7 @@ lock_queue queue_of(const std::vector<std::string>& children, std::span<const st
 
 namespace detail {
 
-std::size_t holder_count(const std::vector<std::uint64_t>& weights, std::size_t count, std::uint64_t max) {
+std::size_t holder_count(std::span<const std::uint64_t> weights, std::size_t count, std::uint64_t max) {
     std::uint64_t sum = 0;
     std::size_t holders = 0;
     for (; holders < count && sum + weights[holders] <= max; ++holders) sum += weights[holders];
@@ -211,7 +213,7 @@ std::size_t holder_count(const std::vector<std::uint64_t>& weights, std::size_t 
 }
 
 lock_decision prefix_decision(const std::vector<std::string>& sorted, std::size_t ours,
-                              const std::vector<std::uint64_t>& weights, std::uint64_t max) {
+                              std::span<const std::uint64_t> weights, std::uint64_t max) {
     const std::size_t holders = holder_count(weights, ours + 1, max);  // ours included
     lock_decision d;
     if (holders > ours) {

@@ -215,13 +215,13 @@ private:
 namespace detail {
 
 /// How many of the first `count` nodes hold: the longest prefix whose weights sum to at most max.
-std::size_t holder_count(const std::vector<std::uint64_t>& weights, std::size_t count, std::uint64_t max);
+std::size_t holder_count(std::span<const std::uint64_t> weights, std::size_t count, std::uint64_t max);
 
 /// The holders are the longest prefix of the queue whose weights sum to at most max. Our node
 /// holds when it is in that prefix; the first waiter watches every holder; a later waiter watches
 /// the node just ahead of it (await_grant).
 lock_decision prefix_decision(const std::vector<std::string>& sorted, std::size_t ours,
-                              const std::vector<std::uint64_t>& weights, std::uint64_t max);
+                              std::span<const std::uint64_t> weights, std::uint64_t max);
 
 /// A waiter's view of the queue: the nodes ahead of ours as last listed. Nodes below ours can
 /// only disappear (new nodes get higher sequence numbers), so the view is a superset of the truth:

@@ -57,10 +57,10 @@ TEST_CASE("prefix_decision: weights sum in order, a heavy node blocks those behi
     CHECK(d.watch == names{"c"});
     CHECK(d.await_grant);
     // A node heavier than the maximum at the head waits for the maximum to grow; nothing to watch.
-    const auto heavy = prefix_decision({"x"}, 0, {5}, 4);
+    const auto heavy = prefix_decision({"x"}, 0, std::vector<std::uint64_t>{5}, 4);
     CHECK_FALSE(heavy.holds);
     CHECK(heavy.watch.empty());
-    CHECK(prefix_decision({"x"}, 0, {5}, 5).holds);
+    CHECK(prefix_decision({"x"}, 0, std::vector<std::uint64_t>{5}, 5).holds);
 }
 
 TEST_CASE("lease node names carry the weight and the max tag, others read as weight 1, no tag") {
@@ -94,9 +94,9 @@ TEST_CASE("lease node names carry the weight and the max tag, others read as wei
     CHECK_FALSE(zkr::max_of_tag("mx"));
     CHECK_FALSE(zkr::is_shared_count_tag("m3"));
     // holder_count: the longest prefix that fits.
-    CHECK(zkr::detail::holder_count({2, 1, 3, 1}, 4, 4) == 2);
-    CHECK(zkr::detail::holder_count({2, 1, 3, 1}, 1, 4) == 1);
-    CHECK(zkr::detail::holder_count({5}, 1, 4) == 0);
+    CHECK(zkr::detail::holder_count(std::vector<std::uint64_t>{2, 1, 3, 1}, 4, 4) == 2);
+    CHECK(zkr::detail::holder_count(std::vector<std::uint64_t>{2, 1, 3, 1}, 1, 4) == 1);
+    CHECK(zkr::detail::holder_count(std::vector<std::uint64_t>{5}, 1, 4) == 0);
 }
 
 TEST_CASE("lease_rule: weighted holds, and a participant with another maximum is refused") {
