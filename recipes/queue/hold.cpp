@@ -61,9 +61,8 @@ void hold::set_state(hold_state s, lost_cause cause) {
     }
     if (hub && !hub->any()) hub.reset();
     std::vector<std::function<void(hold_state)>> targets;
-    if (!listeners_.empty())
-        for (const auto& l : listeners_.snapshot())
-            if (!l->listening || l->listening()) targets.push_back(l->fn);
+    for (const auto& l : listeners_.snapshot())  // (none: an empty vector, no allocation)
+        if (!l->listening || l->listening()) targets.push_back(l->fn);
     if (!hub && targets.empty()) return;
     boost::asio::post(callback_executor(detail::connection_of(client_)), [hub = std::move(hub), targets = std::move(targets), s] {
         if (hub) hub->call(s);

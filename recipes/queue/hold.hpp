@@ -114,7 +114,7 @@ private:
     // Shared, so that a state change's snapshot copies pointers, not the two functions (a lock
     // cycle's two state changes made six allocations for a listener that was not listening).
     listener_registry<std::shared_ptr<const listener>> listeners_;
-    mutable std::mutex hub_mutex_;
+    std::mutex hub_mutex_;
     std::weak_ptr<const hold_listener_hub> hub_;  // under hub_mutex_
     std::mutex revocation_mutex_;
     std::function<void()> on_revocation_;  // under revocation_mutex_, with the two below
