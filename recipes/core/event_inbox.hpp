@@ -15,12 +15,14 @@ public:
     /// Whether a feed further up this thread's stack is running its events.
     bool busy() const noexcept { return running_; }
 
-    /// Queues e and, unless busy(), runs step(event) on it and on every event queued meanwhile,
-    /// in order. Returns whether this call ran them (false: the running feed takes e).
+    /// Unless busy(), runs step(event) on e and then on every event queued meanwhile, in order;
+    /// otherwise queues e. Returns whether this call ran them (false: the running feed takes e).
     template <typename Step>
-    bool feed(Event e, Step&& step) {
-        events_.push_back(std::move(e));
-        if (running_) return false;
+    bool feed(Event&& e, Step&& step) {
+        if (running_) {
+            events_.push_back(std::move(e));
+            return false;
+        }
         running_ = true;
         struct done {
             event_inbox& inbox;
@@ -29,13 +31,14 @@ public:
                 inbox.running_ = false;
             }
         } const end{*this};
+        step(e);  // (nothing waits: e runs where it is, not moved into the inbox and out)
         // By index, and each event moved out before its step: a step may queue more (the vector
         // may move). Room for a few events inside the inbox: an engine's events seldom queue
         // more than that deep, and a vector's first pushes were three allocations per acquire (a
         // deque's map and block before that).
         for (std::size_t i = 0; i < events_.size(); ++i) {
-            const Event next = std::move(events_[i]);
-            step(next);
+            Event next = std::move(events_[i]);
+            step(next);  // (a step may move out of it: the event is its own)
         }
         return true;
     }
