@@ -4,17 +4,15 @@
 #pragma once
 
 #include "event_inbox.hpp"
+#include "timer_slots.hpp"
 #include "zk_ops.hpp"
 #include "zk_port.hpp"
 
 #include <zkr/client.hpp>
 #include <zkr/detail/request.hpp>
 
-#include <boost/asio/steady_timer.hpp>
-
 #include <atomic>
 #include <functional>
-#include <map>
 #include <memory>
 #include <utility>
 
@@ -32,7 +30,7 @@ public:
     using outcome_handler = std::function<void(const action&)>;
 
     zk_engine(zkr::client& c, Machine m, outcome_handler on_outcome)
-        : client_(c), machine_(std::move(m)), on_outcome_(std::move(on_outcome)) {}
+        : client_(c), machine_(std::move(m)), on_outcome_(std::move(on_outcome)), timers_(network_executor(connection_of(c))) {}
 
     /// Subscribes to connection changes and feeds `first` (on the network thread). False when the
     /// client's close had begun: the machine never runs, nor hears the close (the recipe answers
@@ -61,8 +59,7 @@ public:
         // (Refused once the client closes: its loop ends, and the timers with it.)
         run_on_network(connection_of(client_), [self = this->shared_from_this()] {
             self->stopped_ = true;
-            for (auto& [id, t] : self->timers_) t->cancel();
-            self->timers_.clear();
+            self->timers_.cancel_all();
         });
     }
     /// The machine, for reads on the network thread.
@@ -75,30 +72,25 @@ private:
         if (stopped_) return;
         inbox_.feed(std::move(e), [this](const input& next) {
             if (stopped_) return;
-            for (const auto& a : machine_.resume(next)) carry_out(a);
+            for (auto& a : machine_.resume(next)) carry_out(std::move(a));
         });
     }
 
-    void carry_out(const action& a) {
-        const auto* op = std::get_if<zk::op>(&a);
+    void carry_out(action&& a) {
+        auto* op = std::get_if<zk::op>(&a);
         if (!op) return on_outcome_(a);
         if (const auto* t = std::get_if<zk::after>(op)) return start_timer(*t);
         std::weak_ptr<zk_engine> weak = this->shared_from_this();
         // (post: a request submitted while the client closes is answered on the callback thread;
         // the machine is fed on the network thread only, and after the close not at all.)
-        send_op(client_, *op, [weak](zk::event e) {
-            if (auto self = weak.lock()) std::visit([&](auto& ev) { self->post(std::move(ev)); }, e);
+        send_op(client_, std::move(*op), [weak](auto&& e) {
+            if (auto self = weak.lock()) self->post(std::move(e));
         });
     }
 
     void start_timer(const zk::after& t) {
-        auto timer = std::make_shared<boost::asio::steady_timer>(network_executor(connection_of(client_)), t.delay);
-        timers_[t.id] = timer;
-        timer->async_wait([weak = std::weak_ptr<zk_engine>(this->shared_from_this()), id = t.id](const boost::system::error_code& ec) {
-            auto self = weak.lock();
-            if (!self || ec) return;
-            self->timers_.erase(id);
-            self->feed(zk::timer_due{id});
+        timers_.start(t.id, t.delay, [weak = std::weak_ptr<zk_engine>(this->shared_from_this())](zk::ticket id) {
+            if (auto self = weak.lock(); self && self->timers_.take(id)) self->feed(zk::timer_due{id});
         });
     }
 
@@ -108,7 +100,7 @@ private:
     std::atomic<std::uint64_t> observer_{0};  // (stop may run on two threads at once)
     event_inbox<input> inbox_;
     bool stopped_ = false;
-    std::map<zk::ticket, std::shared_ptr<boost::asio::steady_timer>> timers_;
+    timer_slots timers_;
 };
 
 }  // namespace zkr::detail

@@ -2,7 +2,7 @@
 // back. A machine returns ops among its actions; an engine (recipes/core/zk_engine.hpp) carries them
 // out on the real connection, and the simulation on its in-memory server (test/sim/sim_clients.hpp),
 // so the machine is the same in both. In the manner of Boost.MySQL's next_action: one small
-// vocabulary for every algorithm. (The lock machine keeps its own intents, lock_out, for now.)
+// vocabulary for every algorithm. (The lock machine speaks it through recipes/queue/zk_lock_machine.hpp.)
 #pragma once
 
 #include <zkr/connection_state.hpp>
@@ -66,13 +66,16 @@ struct set_data {
 /// client (fails with connection_loss when its connection drops first, or its reply is lost): a
 /// delete retried after it took could delete a node made at the path meanwhile. session:
 /// non-zero, only on that session (a session's ephemeral node; on a later one the node at the
-/// path may be another's): fails with session_expired on a new session.
+/// path may be another's): fails with session_expired on a new session. guaranteed: the client
+/// keeps retrying it in the background, across reconnections, until it is done or the client
+/// closes (a node nobody else would ever delete); its reply may come much later.
 struct remove {
     ticket id = 0;
     std::string path;
     std::int32_t version = -1;
     bool once = false;
     std::int64_t session = 0;
+    bool guaranteed = false;
 };
 /// An atomic multi: all of ops or none. Its reply's ec is the failing operation's (none when
 /// every operation took).

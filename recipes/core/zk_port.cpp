@@ -6,8 +6,6 @@
 
 namespace zkr::detail {
 
-namespace {
-
 zk::reply reply_of(zk::ticket id, const boost::system::error_code& ec, response&& r, bool has_stat) {
     zk::reply out;
     out.id = id;
@@ -19,67 +17,61 @@ zk::reply reply_of(zk::ticket id, const boost::system::error_code& ec, response&
     return out;
 }
 
-}  // namespace
-
-void send_op(zkr::client& c, const zk::op& op, std::function<void(zk::event)> feed) {
-    request req;
-    zk::ticket id = 0;
-    bool watch = false, has_stat = true;
+zk_request to_request(zk::op&& op) {
+    zk_request out;
+    auto& req = out.req;
     std::visit(
-        [&](const auto& o) {
+        [&](auto& o) {
             using T = std::decay_t<decltype(o)>;
-            id = o.id;
+            out.id = o.id;
             if constexpr (std::is_same_v<T, zk::get_data>) {
                 req.kind = op_kind::get_data;
-                req.path = o.path;
-                watch = o.watch;
+                req.path = std::move(o.path);
+                out.watch = o.watch;
                 req.no_node_is_an_answer = true;
             } else if constexpr (std::is_same_v<T, zk::exists>) {
                 req.kind = op_kind::exists;
-                req.path = o.path;
-                watch = o.watch;
+                req.path = std::move(o.path);
+                out.watch = o.watch;
+                out.is_exists = true;
             } else if constexpr (std::is_same_v<T, zk::get_children>) {
                 req.kind = op_kind::get_children;
-                req.path = o.path;
-                watch = o.watch;
+                req.path = std::move(o.path);
+                out.watch = o.watch;
                 req.no_node_is_an_answer = true;  // (the listed node's stat comes with it: getChildren2)
             } else if constexpr (std::is_same_v<T, zk::create>) {
                 req.kind = op_kind::create;
-                req.path = o.path;
-                req.data = o.data;
+                req.path = std::move(o.path);
+                req.data = std::move(o.data);
                 req.create.mode = o.mode;
                 req.create.create_parents = o.parents;
                 req.create.protect = o.protect;
                 req.create.ttl = o.ttl;
             } else if constexpr (std::is_same_v<T, zk::set_data>) {
                 req.kind = op_kind::set_data;
-                req.path = o.path;
-                req.data = o.data;
+                req.path = std::move(o.path);
+                req.data = std::move(o.data);
                 req.version = o.version;
                 req.no_node_is_an_answer = true;
             } else if constexpr (std::is_same_v<T, zk::remove>) {
                 req.kind = op_kind::remove;
-                req.path = o.path;
+                req.path = std::move(o.path);
                 req.version = o.version;
                 req.required_session = o.session;
                 req.fail_fast = o.once;
+                req.guaranteed = o.guaranteed;
                 req.no_node_is_an_answer = true;
-                has_stat = false;
+                out.has_stat = false;
             } else if constexpr (std::is_same_v<T, zk::multi>) {
                 req.kind = op_kind::multi;
-                req.ops = o.ops;
-                has_stat = false;
+                req.ops = std::move(o.ops);
+                out.has_stat = false;
             } else {
                 static_assert(std::is_same_v<T, zk::after>, "a new op needs its request here");
             }
         },
         op);
-    if (watch) req.watch = [feed, id](watch_event e) { feed(zk::watch_fired{id, e.type}); };
-    const bool is_exists = req.kind == op_kind::exists;
-    submit(connection_of(c), std::move(req), [feed = std::move(feed), id, has_stat, is_exists](const boost::system::error_code& ec, response&& r) {
-        // exists: a missing node is no error, and has no stat.
-        feed(reply_of(id, ec, std::move(r), has_stat && (!is_exists || r.exists)));
-    });
+    return out;
 }
 
 }  // namespace zkr::detail
