@@ -1,16 +1,17 @@
-// The lock engine: carries out one lock machine's actions on the connection and feeds every
-// reply, watch event, connection change and timer back in. The machine decides
-// (recipes/lock_machine.hpp); the engine only translates, so a new recipe joins by giving the
-// driver a lock_rule, not by writing network code.
+// The lock engine: carries out one lock machine's actions and feeds every reply, watch event,
+// connection change and timer back in. The machine speaks ZooKeeper's vocabulary
+// (zk_lock_machine.hpp: zk::op out, zk::event in), so the engine sends each request the same
+// way (send_op) and knows no lock protocol; what it does for the lock is the recipe's side of the
+// outcomes: the caller's handlers, the hold, the observer, and this client's own nodes.
 #pragma once
 
 #include "../core/client_nodes.hpp"
 #include "../core/event_inbox.hpp"
-#include "lock_machine.hpp"
+#include "../core/timer_slots.hpp"
+#include "zk_lock_machine.hpp"
 
 #include "lock_driver.hpp"
 
-#include <boost/asio/steady_timer.hpp>
 #include <boost/container/small_vector.hpp>
 
 #include <chrono>
@@ -36,22 +37,13 @@ public:
 
     void start();
     /// One event into the machine; its actions are carried out before the next event goes in.
-    void feed(lock_event e);
+    void feed(zk_lock_input e);
     /// The caller releases the hold; done hears the delete's outcome (or why nothing was sent).
     void release(release_handler done);
 
 private:
-    void carry_out(const lock_action& a);
-    void carry_out(const lock_out::deadline_after& a);
-    void carry_out(const lock_out::create& a);
-    void carry_out(const lock_out::list& a);
-    void carry_out(const lock_out::watch_node& a);
-    void carry_out(const lock_out::watch_own& a);
-    void carry_out(const lock_out::own_watch_later& a);
-    void carry_out(const lock_out::touch_own& a);
-    void carry_out(const lock_out::remove_node& a);
-    void carry_out(const lock_out::remove_created& a);
-    void carry_out(const lock_out::delete_own& a);
+    void carry_out(zk_lock_action&& a);
+    void carry_out(zk::op&& op);
     void carry_out(const lock_out::queued& a);
     void carry_out(const lock_out::waiting& a);
     void carry_out(const lock_out::granted& a);
@@ -59,6 +51,9 @@ private:
     void carry_out(const lock_out::revocation_requested& a);
     void carry_out(const lock_out::hold_changed& a);
     void carry_out(const lock_out::release_done& a);
+    void carry_out(const lock_out::notice& a);
+    void start_timer(const zk::after& t);
+    void timer_due(zk::ticket id);
     void complete(const boost::system::error_code& ec, std::shared_ptr<hold> h);
     void forget_create_in_flight();
     void wind_down();
@@ -67,11 +62,7 @@ private:
 
     std::shared_ptr<lock_driver> driver_;  // before machine_: the machine points at its rule
     zkr::client& client_;
-    boost::asio::any_io_executor net_;
-    lock_machine machine_;
-    std::string data_;
-    std::string create_path_;  // the node's path before the protect prefix (and the sequence, when sequential)
-    create_mode create_mode_ = create_mode::ephemeral_sequential;
+    zk_lock_machine machine_;
     acquire_handler done_;
     std::function<void(const std::string&)> on_queued_;
     unique_function<void()> on_waiting_;
@@ -88,10 +79,8 @@ private:
     // Our nodes, known to the other acquires of the client until wind-down: the create in flight,
     // then the node (room for both inside).
     boost::container::small_vector<client_nodes, 2> nodes_;
-    event_inbox<lock_event> inbox_;
-    // (Inside the engine: made on the network thread when asked for, with no allocation of their own.)
-    std::optional<boost::asio::steady_timer> deadline_timer_;
-    std::optional<boost::asio::steady_timer> own_timer_;
+    event_inbox<zk_lock_input> inbox_;
+    timer_slots timers_;  // the acquire's deadline, the own-node watch's delay
     std::uint64_t observer_ = 0;
     std::weak_ptr<hold> hold_;
     // Set while a release is under way: the recipe may let go of the hold with the delete still

@@ -263,8 +263,8 @@ public:
     explicit basic_lock_machine(config c) : cfg_(std::move(c)) {}
 
     /// The actions for e, in order; valid until the next resume (one buffer, reused: a lock cycle
-    /// allocates no vector of actions).
-    const lock_actions& resume(const lock_event& e) {
+    /// allocates no vector of actions). The caller may move out of them.
+    lock_actions& resume(const lock_event& e) {
         out_buffer_.clear();
         out_ = &out_buffer_;
         std::visit(
