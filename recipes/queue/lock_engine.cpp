@@ -35,7 +35,9 @@ zk_lock_machine::config machine_config(lock_driver& d, acquire_request& req) {
     c.create_path = node_create_path(d, req);
     c.data = std::move(req.data);
     c.mode = req.sequence ? create_mode::ephemeral : create_mode::ephemeral_sequential;
-    c.known = [client = &d.get_client()](const std::string& path) { return client_nodes::knows(*client, path); };
+    c.forgotten = [client = &d.get_client()](const std::string& path, std::int64_t owner) {
+        return owner == client->session_id() && !client_nodes::knows(*client, path);
+    };
     return c;
 }
 

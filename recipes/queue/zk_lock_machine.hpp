@@ -66,9 +66,10 @@ public:
         std::string create_path;  ///< our node's path before the protect prefix (and the sequence)
         std::string data;         ///< our node's data
         create_mode mode = create_mode::ephemeral_sequential;
-        /// Whether an acquire of this client has the node at this path (client_nodes::knows):
-        /// a node of our session that none has is one the process forgot. Empty: none is known.
-        std::function<bool(const std::string&)> known;
+        /// Whether the node at this path, owned by this session, is one the process forgot: owned
+        /// by the client's session now, yet no acquire of this client has it (client_nodes). A
+        /// question for the client, which alone knows both. Empty: none is.
+        std::function<bool(const std::string& path, std::int64_t owner)> forgotten;
     };
 
     explicit basic_zk_lock_machine(config c) : cfg_(std::move(c)), machine_(std::move(cfg_.decisions)) {}
@@ -81,6 +82,8 @@ public:
     }
 
     const machine& decisions() const noexcept { return machine_; }
+    /// The ticket of the acquire's deadline (its zk::after), once asked for; 0 before.
+    zk::ticket deadline_ticket() const noexcept { return deadline_; }
     bool finished() const noexcept { return machine_.finished(); }
 
 private:
@@ -96,16 +99,12 @@ private:
     // ---- in ---------------------------------------------------------------------------------
     void on(lock_in::start_after& e) {
         elapsed_ = e.elapsed;
-        session_ = e.session;
         decide(lock_in::start{e.connected, e.session});
     }
     void on(lock_in::cancel& e) { decide(e); }
     void on(lock_in::release& e) { decide(e); }
     void on(lock_in::reevaluate& e) { decide(e); }
-    void on(zk::connection_changed& e) {
-        if (is_connected(e.state)) session_ = e.session;
-        decide(lock_in::connection{e.state, e.session});
-    }
+    void on(zk::connection_changed& e) { decide(lock_in::connection{e.state, e.session}); }
 
     void on(zk::timer_due& e) {
         const auto s = take(e.id);
@@ -151,15 +150,15 @@ private:
         }
     }
 
-    // The read of a node ahead. Its owner tells a node of our own session that no acquire of this
-    // client has: a stray, which nobody else would ever delete. (path may live in sent_, which
+    // The read of a node ahead. Its owner tells a node of the client's own session that no
+    // acquire of this client has: a stray, which nobody else would ever delete. (path may live in sent_, which
     // the decision below may grow: it is read only before.)
     void node_read(const zk::reply& r, const std::string& path) {
         lock_in::node_read e{r.id, r.ec};
         if (!r.ec && r.stat) {
             const auto owner = r.stat->ephemeral_owner;
             e.version = r.stat->version;
-            e.stray = owner != 0 && owner == session_ && !(cfg_.known && cfg_.known(path));
+            e.stray = owner != 0 && cfg_.forgotten && cfg_.forgotten(path, owner);
             e.marked = has_grant_mark(r.data);
             if (e.stray) out_.emplace_back(lock_out::notice{lock_out::notice::stray_found, path, {}});
         }
@@ -181,7 +180,8 @@ private:
 
     void out(lock_out::deadline_after&& a) {
         const auto left = a.delay > elapsed_ ? a.delay - elapsed_ : std::chrono::milliseconds{0};
-        send(zk::after{own_ticket(sent::deadline), left});
+        deadline_ = own_ticket(sent::deadline);
+        send(zk::after{deadline_, left});
     }
     // Our node: protected (the connection finds it after a lost reply, and removes it when the
     // create gives up after it may have been applied: lock_out::remove_created needs nothing here).
@@ -274,7 +274,7 @@ private:
     boost::container::small_vector<out_there, 4> sent_;
     zk::ticket own_last_ = zk::ticket{1} << 62;  // (the machine's tickets count up from 1)
     std::chrono::milliseconds elapsed_{0};
-    std::int64_t session_ = 0;
+    zk::ticket deadline_ = 0;
 };
 
 using zk_lock_machine = basic_zk_lock_machine<>;

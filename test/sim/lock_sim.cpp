@@ -57,20 +57,36 @@ schedule draw_schedule(std::uint64_t seed) {
 
 namespace {
 
-std::string describe(const lock_event& e) {
-    static constexpr const char* names[] = {"start", "created", "listed", "node_read", "node_changed", "own_read",
-                                            "own_changed", "connection", "deadline", "own_watch_due", "cancel",
-                                            "release", "deleted", "reevaluate"};
+std::string describe(const zk_lock_input& e) {
+    static constexpr const char* names[] = {"start", "reply", "watch fired", "timer due", "connection", "cancel", "release", "reevaluate"};
     std::string text = names[e.index()];
     std::visit([&](const auto& ev) {
-        if constexpr (requires { ev.ticket; }) text += " #" + std::to_string(ev.ticket);
+        if constexpr (requires { ev.id; }) text += " #" + std::to_string(ev.id);
         if constexpr (requires { ev.ec; }) if (ev.ec) text += " " + ev.ec.message();
-        if constexpr (requires { ev.path; }) text += " " + ev.path;
-        if constexpr (requires { ev.children; }) text += " [" + std::to_string(ev.children.size()) + " children]";
+        if constexpr (requires { ev.path; }) if (!ev.path.empty()) text += " " + ev.path;
+        if constexpr (requires { ev.children; }) if (!ev.children.empty()) text += " [" + std::to_string(ev.children.size()) + " children]";
         if constexpr (requires { ev.type; }) text += " " + std::string(zkr::to_string(ev.type));
         if constexpr (requires { ev.state; }) text += " " + std::string(zkr::to_string(ev.state)) + " s" + std::to_string(ev.session);
     }, e);
     return text;
+}
+
+// A reply to the request of ticket t, as the connection gives it.
+zk::reply answer(lock_ticket t, error_code ec = {}) {
+    zk::reply r;
+    r.id = t;
+    r.ec = ec;
+    return r;
+}
+// A reply that carries a node's stat (and, for a getData, its data).
+zk::reply node_answer(lock_ticket t, std::int64_t czxid, std::int64_t owner, std::int32_t version = 0, std::string data = {}) {
+    auto r = answer(t);
+    r.stat = zkr::stat{};
+    r.stat->czxid = czxid;
+    r.stat->ephemeral_owner = owner;
+    r.stat->version = version;
+    r.data = std::move(data);
+    return r;
 }
 
 constexpr const char* lock_path = "/locks/x";
@@ -92,7 +108,6 @@ struct request {
     std::string found;              // check: the node the lookup found
     std::optional<node> found_node;  // check's reply: that node, if it is still there
     bool plain = false;    // create: a plain ephemeral node (a downgrade's read node), not sequential
-    std::int64_t owner = 0;  // get_data's reply: the node's ephemeral owner
     bool with_data = false;  // exists: getData instead (a revocable hold's own-node read)
     std::int32_t version = -1;  // set_data: the version it must find (-1: any)
     std::string data;  // set_data: what it writes
@@ -101,7 +116,8 @@ struct request {
 // Something for a machine, in the order the client sees it.
 struct delivery {
     std::uint64_t machine = 0;
-    lock_event event;
+    zk_lock_input event;
+    bool own = false;  // a watch event of the machine's own node
 };
 
 struct inbound {
@@ -166,6 +182,7 @@ struct live_machine {
     // new child of the lock's path).
     std::set<std::string> nodes;
     int creates_in_flight = 0;
+    std::set<lock_ticket> creates;  // the tickets of its creates in flight
     // revocable_mutex: a revocable acquire, whose hold lasts until a revocation request reaches it.
     bool revocable = false;
 };
@@ -271,10 +288,10 @@ private:
         switch (t.what) {
             case timer::deadline:
                 ended_by_[t.machine].insert("deadline");
-                feed(c, t.machine, lock_in::deadline{});
+                feed(c, t.machine, zk::timer_due{t.ticket});
                 must_have_ended(t.machine, "its deadline");
                 break;
-            case timer::own_watch_due: feed(c, t.machine, lock_in::own_watch_due{t.ticket}); break;
+            case timer::own_watch_due: feed(c, t.machine, zk::timer_due{t.ticket}); break;
             case timer::hold_end:
                 if (multi_.count(t.machine)) {
                     if (holds(c, t.machine)) end_multi(c, t.machine, "its hold ends");
@@ -497,7 +514,7 @@ private:
         for (const auto& [id, lm] : live_)
             if (lm.client == c.id) ids.push_back(id);
         c.closed = true;
-        for (const auto id : ids) feed(c, id, lock_in::connection{connection_state::closed, c.session});
+        for (const auto id : ids) feed(c, id, zk::connection_changed{connection_state::closed, c.session});
         c.connected = false;
         c.outbound.clear();
         c.resend.clear();
@@ -534,7 +551,7 @@ private:
         for (auto& r : c.outbound) lost.push_back(std::move(r));
         c.outbound.clear();
         for (auto& r : lost) {
-            if (r.what == request::release) c.local.push_back({r.machine, lock_in::deleted{r.ticket, make_error_code(errc::session_expired)}});
+            if (r.what == request::release) c.local.push_back({r.machine, answer(r.ticket, make_error_code(errc::session_expired))});
             else c.resend.push_back(std::move(r));
         }
         new_session(c);
@@ -575,16 +592,16 @@ private:
         c.connected = false;
         c.read_only = false;
         const bool notify_first = pick(2) == 0;
-        if (notify_first) tell_machines(c, lock_in::connection{connection_state::suspended, c.session});
+        if (notify_first) tell_machines(c, zk::connection_changed{connection_state::suspended, c.session});
         for (auto& r : lost) {
             if (r.what == request::release) {
-                c.local.push_back({r.machine, lock_in::deleted{r.ticket, make_error_code(errc::connection_loss)}});
+                c.local.push_back({r.machine, answer(r.ticket, make_error_code(errc::connection_loss))});
             } else {
                 if (r.what == request::create) r.step = request::lookup;
                 c.resend.push_back(std::move(r));
             }
         }
-        if (!notify_first) tell_machines(c, lock_in::connection{connection_state::suspended, c.session});
+        if (!notify_first) tell_machines(c, zk::connection_changed{connection_state::suspended, c.session});
     }
 
     // The client finds only a server cut off from the quorum, which serves reads and refuses
@@ -598,7 +615,7 @@ private:
         // client's connection: then it lacks what the quorum applied since, such as a create whose
         // reply was lost with the connection.
         c.read_only_seen_zxid = pick(2) == 0 ? c.dropped_at_zxid : zk_.last_zxid();
-        tell_machines(c, lock_in::connection{connection_state::read_only, c.session});
+        tell_machines(c, zk::connection_changed{connection_state::read_only, c.session});
         send_resend(c);
     }
 
@@ -619,22 +636,21 @@ private:
         }
         out_.note("c" + std::to_string(c.id) + " reconnected", now_);
         c.connected = true;
-        tell_machines(c, lock_in::connection{connection_state::reconnected, c.session});
+        tell_machines(c, zk::connection_changed{connection_state::reconnected, c.session});
         for (auto& in : c.stashed) c.replies.push_back(std::move(in));
         c.stashed.clear();
         send_resend(c);
     }
 
     void new_session(client& c) {
-        tell_machines(c, lock_in::connection{connection_state::lost, c.session});
+        tell_machines(c, zk::connection_changed{connection_state::lost, c.session});
         // Watches of the old session end without their event.
         for (auto& [id, w] : watches_)
             if (w.client == c.id && w.session == c.session)
-                c.local.push_back({w.machine, w.own ? lock_event{lock_in::own_changed{w.ticket, watch_event_type::not_watching}}
-                                                    : lock_event{lock_in::node_changed{w.ticket, watch_event_type::not_watching}}});
+                c.local.push_back({w.machine, zk::watch_fired{w.ticket, watch_event_type::not_watching}, w.own});
         std::erase_if(watches_, [&](const auto& kv) { return kv.second.client == c.id && kv.second.session == c.session; });
         // Events that fired while we were away were never delivered: those watches end too.
-        for (auto& in : c.stashed) c.local.push_back({in.what.machine, not_watching(in.what.event)});
+        for (auto& in : c.stashed) c.local.push_back(not_watching(in.what));
         c.stashed.clear();
         // Time passes before a new session connects; meanwhile requests wait to be resent.
         c.connected = false;
@@ -648,7 +664,7 @@ private:
         c.session = zk_.open_session();
         c.connected = true;
         out_.note("c" + std::to_string(c.id) + " has new session " + std::to_string(c.session), now_);
-        tell_machines(c, lock_in::connection{connection_state::reconnected, c.session});
+        tell_machines(c, zk::connection_changed{connection_state::reconnected, c.session});
         // session_expired: nothing of ours to recover, and a create goes on under a new prefix
         // (the old session's node, if any, keeps the old one until that session expires).
         for (auto& r : c.resend)
@@ -711,21 +727,21 @@ private:
                 if (const auto it = live_.find(r.machine);
                     r.plain && res.code == rc::ok && it != live_.end() && !zk_.find(it->second.path + "/" + it->second.writer_node))
                     orphans_.insert(std::string(node_name(res.path)));
-                reply(c, r, lock_in::created{r.ticket, error_of(res.code), res.path, res.stat.czxid, res.stat.owner});
+                reply(c, r, res.code == rc::ok ? created(r.ticket, res.path, res.stat.czxid, res.stat.owner) : answer(r.ticket, error_of(res.code)));
                 break;
             }
             case request::list: {
                 auto kids = zk_.children(r.path);
-                reply(c, r, lock_in::listed{r.ticket, kids ? error_code{} : error_of(rc::no_node), kids.value_or(std::vector<std::string>{})});
+                auto listing = answer(r.ticket, kids ? error_code{} : error_of(rc::no_node));
+                listing.children = kids.value_or(std::vector<std::string>{});
+                reply(c, r, std::move(listing));
                 break;
             }
             case request::get_data: {
                 const auto id = ++next_watch_;
                 const node* n = zk_.read(r.path, c.session, id, false);
                 if (n) watches_[id] = {c.id, c.session, r.machine, r.ticket, false};
-                r.owner = n ? n->owner : 0;
-                reply(c, r, lock_in::node_read{r.ticket, n ? error_code{} : error_of(rc::no_node), n ? n->version : 0, false,
-                                               n && detail::has_grant_mark(n->data)});
+                reply(c, r, n ? node_answer(r.ticket, n->czxid, n->owner, n->version, n->data) : answer(r.ticket, error_of(rc::no_node)));
                 break;
             }
             case request::exists: {
@@ -734,8 +750,9 @@ private:
                 const node* n = zk_.read(r.path, c.session, id, !r.with_data);
                 if (n || !r.with_data) watches_[id] = {c.id, c.session, r.machine, r.ticket, true};
                 if (tampered(r.machine)) informative_reads_.insert({r.machine, r.ticket});  // read after the change
-                reply(c, r, lock_in::own_read{r.ticket, {}, n ? std::optional<std::int64_t>(n->owner) : std::nullopt,
-                                              n ? n->version : 0, r.with_data && n && n->data == revocation_signal});
+                // (getData of a missing node: no_node; exists: no error, and no stat)
+                if (!n) reply(c, r, answer(r.ticket, r.with_data ? error_of(rc::no_node) : error_code{}));
+                else reply(c, r, node_answer(r.ticket, n->czxid, n->owner, n->version, r.with_data ? n->data : std::string()));
                 break;
             }
             case request::set_data: zk_.set_data(r.path, r.data, r.version); reply(c, r, std::nullopt); break;
@@ -746,7 +763,7 @@ private:
                 break;
             case request::release: {
                 const auto code = zk_.remove(r.path);
-                reply(c, r, lock_in::deleted{r.ticket, error_of(code)});
+                reply(c, r, answer(r.ticket, error_of(code)));
                 break;
             }
         }
@@ -775,35 +792,32 @@ private:
         }
         if (r.step == request::check && r.found_node && r.found_node->owner == c.session) {
             if (out_.traced) out_.note("c" + std::to_string(c.id) + " m" + std::to_string(r.machine) + " recovers its node " + r.found, now_);
-            return feed(c, r.machine, lock_in::created{r.ticket, {}, r.found, r.found_node->czxid, r.found_node->owner});
+            return feed(c, r.machine, created(r.ticket, r.found, r.found_node->czxid, r.found_node->owner));
         }
         if (r.step == request::check && r.found_node) r.prefix = renew_prefix(c, r);
         r.step = request::fresh;
         send(c, std::move(r));
     }
 
-    static lock_event not_watching(const lock_event& e) {
-        if (const auto* own = std::get_if<lock_in::own_changed>(&e))
-            return lock_in::own_changed{own->ticket, watch_event_type::not_watching};
-        return lock_in::node_changed{std::get<lock_in::node_changed>(e).ticket, watch_event_type::not_watching};
+    static delivery not_watching(const delivery& d) {
+        return {d.machine, zk::watch_fired{std::get<zk::watch_fired>(d.event).id, watch_event_type::not_watching}, d.own};
     }
 
-    static lock_event fail_event(const request& r, const error_code& ec) {
-        switch (r.what) {
-            case request::create: return lock_in::created{r.ticket, ec};
-            case request::list: return lock_in::listed{r.ticket, ec};
-            case request::get_data: return lock_in::node_read{r.ticket, ec};
-            case request::exists: return lock_in::own_read{r.ticket, ec};
-            default: return lock_in::deleted{r.ticket, ec};
-        }
+    static zk_lock_input fail_event(const request& r, const error_code& ec) { return answer(r.ticket, ec); }
+
+    // A create's reply: the node made (or found by the recovery).
+    static zk::reply created(lock_ticket t, const std::string& path, std::int64_t czxid, std::int64_t owner) {
+        auto r = node_answer(t, czxid, owner);
+        r.path = path;
+        return r;
     }
 
-    void reply(client& c, const request& r, std::optional<lock_event> e, bool local = false) {
+    void reply(client& c, const request& r, std::optional<zk_lock_input> e, bool local = false) {
         if (local) {
             if (e) c.local.push_back({r.machine, std::move(*e)});
             return;
         }
-        c.replies.push_back({r, {e ? r.machine : 0, e ? std::move(*e) : lock_event{lock_in::cancel{}}}});
+        c.replies.push_back({r, {e ? r.machine : 0, e ? std::move(*e) : zk_lock_input{lock_in::cancel{}}}});
     }
 
     void route_fired() {
@@ -815,8 +829,7 @@ private:
             auto& c = clients_[w.client];
             if (c.session != w.session) continue;  // an abandoned session's handle is closed
             if (w.own && tampered(w.machine)) informative_events_.insert({w.machine, w.ticket});
-            inbound in{std::nullopt, {w.machine, w.own ? lock_event{lock_in::own_changed{w.ticket, f.type}}
-                                                       : lock_event{lock_in::node_changed{w.ticket, f.type}}}};
+            inbound in{std::nullopt, {w.machine, zk::watch_fired{w.ticket, f.type}, w.own}};
             if (c.connected && !c.read_only) c.replies.push_back(std::move(in));
             else c.stashed.push_back(std::move(in));  // (a read-only server never hears the quorum's writes)
         }
@@ -825,6 +838,7 @@ private:
     // ---- the client side: deliveries and the engine --------------------------------------------
     void deliver(client& c) {
         delivery d;
+        bool own_read = false;  // a reply to a read of the machine's own node
         if (!c.local.empty()) {
             d = std::move(c.local.front());
             c.local.pop_front();
@@ -835,31 +849,35 @@ private:
             return check();
         } else {
             d = std::move(c.replies.front().what);
-            if (const auto& r = c.replies.front().answers; r && r->what == request::get_data) mark_stray(c, *r, d.event);
+            const auto& r = c.replies.front().answers;
+            own_read = r && r->what == request::exists;
             c.replies.pop_front();
         }
         if (d.machine) {
             if (out_.traced) out_.note("c" + std::to_string(c.id) + " m" + std::to_string(d.machine) + " <- " + describe(d.event), now_);
             // Told of a change to its own node: a read the server answered after it, or the
             // watch event it fired.
+            const auto* reply = std::get_if<zk::reply>(&d.event);
+            const auto* fired = std::get_if<zk::watch_fired>(&d.event);
+            const lock_ticket ticket = reply ? reply->id : fired ? fired->id : 0;
             bool tells = false;
-            if (const auto* r = std::get_if<lock_in::own_read>(&d.event); r && !r->ec)
-                tells = informative_reads_.count({d.machine, r->ticket}) > 0;
-            if (const auto* ch = std::get_if<lock_in::own_changed>(&d.event))
-                tells = informative_events_.count({d.machine, ch->ticket}) > 0;
+            if (reply && own_read && (!reply->ec || reply->ec == errc::no_node))  // (gone: no_node, from a getData)
+                tells = informative_reads_.count({d.machine, ticket}) > 0;
+            if (fired && d.own) tells = informative_events_.count({d.machine, ticket}) > 0;
             // (a stale ticket tells nothing: the machine drops it, and a live one follows)
             const auto it = live_.find(d.machine);
             const std::int64_t own = it == live_.end() ? 0 : it->second.m->token();
             if (it == live_.end()) tells = false;
-            if (const auto* r = std::get_if<lock_in::own_read>(&d.event); tells && r && !it->second.m->awaits(r->ticket)) tells = false;
-            if (const auto* ch = std::get_if<lock_in::own_changed>(&d.event); tells && ch && !it->second.m->awaits(ch->ticket)) tells = false;
-            feed(c, d.machine, d.event);
+            if (tells && !it->second.m->awaits(ticket)) tells = false;
+            std::optional<zk::connection_changed> change;
+            if (const auto* ev = std::get_if<zk::connection_changed>(&d.event)) change = *ev;
+            feed(c, d.machine, std::move(d.event));
             if (tells) told_.insert({d.machine, own});
-            if (const auto* ev = std::get_if<lock_in::connection>(&d.event)) {
-                if (ev->state == connection_state::read_only) heard_read_only_.insert(d.machine);
+            if (change) {
+                if (change->state == connection_state::read_only) heard_read_only_.insert(d.machine);
                 else heard_read_only_.erase(d.machine);
+                must_doubt(d.machine, *change);
             }
-            must_doubt(d.machine, d.event);
         }
         check();
     }
@@ -867,10 +885,10 @@ private:
     // The documented bound: a hold reads doubtful (or lost) in the very step the connection layer
     // tells its machine that the connection is suspended or read-only, and lost once the session
     // ended, the client closed or a new session came; never held meanwhile.
-    void must_doubt(std::uint64_t id, const lock_event& e) {
-        const auto* ev = std::get_if<lock_in::connection>(&e);
+    void must_doubt(std::uint64_t id, const zk::connection_changed& change) {
+        const auto* ev = &change;
         const auto it = live_.find(id);
-        if (!ev || it == live_.end() || it->second.m->phase() != lock_phase::holding) return;
+        if (it == live_.end() || it->second.m->phase() != lock_phase::holding) return;
         const auto& m = *it->second.m;
         const bool ended = ev->state == connection_state::lost || ev->state == connection_state::closed ||
                            (is_connected(ev->state) && ev->session != m.hold_session());
@@ -881,7 +899,7 @@ private:
             out_.violate("m" + std::to_string(id) + " reads doubtful, not lost, after " + std::string(zkr::to_string(ev->state)));
     }
 
-    void tell_machines(client& c, const lock_event& e) {
+    void tell_machines(client& c, const zk_lock_input& e) {
         for (const auto& [id, lm] : live_)
             if (lm.client == c.id) c.local.push_back({id, e});
     }
@@ -900,14 +918,14 @@ private:
         const auto name = weight > 1 ? lease_node_name(fixed_tag_, static_cast<std::uint32_t>(weight)) : rule->node_name();
         // revocable_mutex: half the acquires revocable (a plain holder ignores a request).
         const bool revocable = s_.kind == recipe::revocable_mutex && pick(2) == 0;
-        live_[id] = {c.id, machines_({rule, timeout, {}, revocable}), name, rule, weight};
+        live_[id] = {c.id, make_machine(c, lock_path, name, {rule, timeout, {}, revocable}), name, rule, weight};
         live_[id].revocable = revocable;
         if (try_only) ended_by_[id].insert("try");
         c.running[id] = false;
         ++c.attempts_started;
         out_.note("c" + std::to_string(c.id) + " acquires (m" + std::to_string(id) + (try_only ? ", try" : "") + ")", now_);
         if (pick(10) == 0) at(pick(300), {timer::cancel, c.id, id});
-        feed(c, id, lock_in::start{c.connected, c.session});
+        feed(c, id, lock_in::start_after{c.connected, c.session});
     }
 
     // A try (zero), a timed acquire (its deadline comes from the machine's deadline_after), or an
@@ -945,14 +963,15 @@ private:
         const auto id = ++next_machine_;
         std::optional<std::chrono::milliseconds> timeout;
         if (g.deadline) timeout = std::chrono::milliseconds(std::max<std::int64_t>(0, *g.deadline - now_));
-        live_machine lm{c.id, machines_({rule_.get(), timeout}), rule_->node_name(), rule_.get()};
-        lm.path = g.order[g.members.size()];
+        const auto path = g.order[g.members.size()];
+        live_machine lm{c.id, make_machine(c, path, rule_->node_name(), {rule_.get(), timeout}), rule_->node_name(), rule_.get()};
+        lm.path = path;
         lm.group = group;
         out_.note("c" + std::to_string(c.id) + " g" + std::to_string(group) + " acquires " + lm.path + " (m" + std::to_string(id) + ")", now_);
         live_[id] = std::move(lm);
         if (timeout && timeout->count() == 0) ended_by_[id].insert("try");
         g.members.push_back(id);
-        feed(c, id, lock_in::start{c.connected, c.session});
+        feed(c, id, lock_in::start_after{c.connected, c.session});
     }
 
     void member_granted(client& c, std::uint64_t group) {
@@ -983,11 +1002,11 @@ private:
         const auto id = ++next_machine_;
         const auto writer_node = std::string(node_name(live_.at(writer).m->node_path()));
         const auto seq = writer_node.substr(writer_node.size() - 10);
-        live_[id] = {c.id, machines_({read_rule_.get(), std::nullopt, decision_context{{writer_node}}}),
+        live_[id] = {c.id, make_machine(c, lock_path, std::string(read_lock_name) + seq, {read_rule_.get(), std::nullopt, decision_context{{writer_node}}}),
                      std::string(read_lock_name) + seq, read_rule_.get(), 1, writer, writer_node};
         c.running[id] = false;
         out_.note("c" + std::to_string(c.id) + " downgrades m" + std::to_string(writer) + " (m" + std::to_string(id) + ")", now_);
-        feed(c, id, lock_in::start{c.connected, c.session});
+        feed(c, id, lock_in::start_after{c.connected, c.session});
     }
 
     // A downgrade's reader has its outcome: the writer it follows lets go now.
@@ -998,15 +1017,24 @@ private:
         feed(c, writer, release());
     }
 
-    // A node of our own session that no acquire of this client has (as the engine tells at the
-    // read's reply): a stray, which the waiter behind it deletes. The world makes them as
-    // production does: a create that gave up after the server made its node (its removal by prefix
-    // is still on its way), or an acquire that ended while its create was in flight.
-    void mark_stray(const client& c, const request& r, lock_event& e) {
-        auto& read = std::get<lock_in::node_read>(e);
-        if (read.ec || r.owner == 0 || r.owner != c.session) return;
-        read.stray = !client_knows(c, r.path);
-        if (read.stray) out_.note("c" + std::to_string(c.id) + " reads a stray: " + r.path, now_);
+    // The machine as the engine makes it: its face in ZooKeeper's vocabulary over its decisions.
+    std::unique_ptr<machine> make_machine(const client& c, const std::string& path, const std::string& name, lock_machine::config decisions) {
+        zk_lock_machine::config z;
+        z.decisions = std::move(decisions);
+        z.lock_path = path;
+        z.create_path = path + "/" + name;
+        z.forgotten = [this, id = c.id](const std::string& node, std::int64_t owner) { return forgotten(clients_[static_cast<std::size_t>(id)], node, owner); };
+        return machines_(std::move(z));
+    }
+
+    // A node of our own session that no acquire of this client has (what the engine answers the
+    // machine's face at the read's reply): a stray, which the waiter behind it deletes. The world
+    // makes them as production does: a create that gave up after the server made its node (its
+    // removal by prefix is still on its way), or an acquire that ended while its create was in flight.
+    bool forgotten(const client& c, const std::string& path, std::int64_t owner) {
+        if (owner != c.session || client_knows(c, path)) return false;
+        out_.note("c" + std::to_string(c.id) + " reads a stray: " + path, now_);
+        return true;
     }
     bool client_knows(const client& c, const std::string& path) const {
         for (const auto& [id, lm] : live_)
@@ -1016,18 +1044,23 @@ private:
         return false;
     }
 
-    void feed(client& c, std::uint64_t id, const lock_event& e) {
+    void feed(client& c, std::uint64_t id, zk_lock_input e) {
         const auto it = live_.find(id);
         if (it == live_.end()) return;
-        auto& m = *it->second.m;
-        if (const auto* created = std::get_if<lock_in::created>(&e)) {
-            auto& lm = it->second;
+        auto& lm = it->second;
+        auto& m = *lm.m;
+        if (const auto* r = std::get_if<zk::reply>(&e); r && lm.creates.erase(r->id)) {
             lm.creates_in_flight = std::max(0, lm.creates_in_flight - 1);
-            if (!created->ec) lm.nodes.insert(created->path);
+            if (!r->ec) lm.nodes.insert(r->path);
+            // The connection removes the node of a protected create that gave up after it may have
+            // been applied (its reply was lost and the retries gave up, or a retry reached a
+            // read-only server), by its prefix (src/protected_create.cpp).
+            if (r->ec && (is_retryable(r->ec) || r->ec == errc::not_read_only)) remove_created(c, id, r->id);
         }
         if (const auto* r = std::get_if<lock_in::release>(&e)) unanswered_releases_.insert(r->caller);
-        const auto actions = m.resume(e);
-        for (const auto& a : actions) std::visit([&](const auto& act) { carry_out(c, id, act); }, a);
+        // (A copy: an action's handling may feed this machine again.)
+        auto actions = m.resume(std::move(e));
+        for (auto& a : actions) std::visit([&](auto& act) { carry_out(c, id, act); }, a);
         if (m.finished() && !c.running.count(id)) live_.erase(id);
     }
 
@@ -1049,11 +1082,16 @@ private:
                     " requests in one simulated millisecond: a busy loop");
     }
 
-    void carry_out(client& c, std::uint64_t id, const lock_out::create& a) {
-        request r{request::create, id, a.ticket, live_.at(id).path, live_.at(id).node_name};
+    // The machine's requests, as zkr's connection sends them.
+    void carry_out(client& c, std::uint64_t id, zk::op& op) {
+        std::visit([&](const auto& o) { send_op(c, id, o); }, op);
+    }
+    void send_op(client& c, std::uint64_t id, const zk::create& o) {
+        request r{request::create, id, o.id, live_.at(id).path, live_.at(id).node_name};
         r.plain = live_.at(id).downgrade_of != 0;
         r.prefix = renew_prefix(c, r);
         ++live_.at(id).creates_in_flight;
+        live_.at(id).creates.insert(o.id);
         send(c, std::move(r));
     }
     std::string renew_prefix(client& c, const request& r) {
@@ -1061,43 +1099,47 @@ private:
         prefixes_[{r.machine, r.ticket}] = prefix;
         return prefix;
     }
-    void carry_out(client& c, std::uint64_t id, const lock_out::remove_created& a) {
+    void remove_created(client& c, std::uint64_t id, lock_ticket create) {
         request r{request::remove_protected, 0, 0, live_.at(id).path};
-        r.prefix = prefixes_.at({id, a.ticket});
+        r.prefix = prefixes_.at({id, create});
         send(c, std::move(r));
     }
-    void carry_out(client& c, std::uint64_t id, const lock_out::list& a) {
-        send(c, {request::list, id, a.ticket, live_.at(id).path});
+    void send_op(client& c, std::uint64_t id, const zk::get_children& o) {
+        send(c, {request::list, id, o.id, o.path});
     }
-    void carry_out(client& c, std::uint64_t id, const lock_out::watch_node& a) {
-        send(c, {request::get_data, id, a.ticket, live_.at(id).path + "/" + a.name});
-    }
-    void carry_out(client& c, std::uint64_t id, const lock_out::watch_own& a) {
-        request r{request::exists, id, a.ticket, a.path};
-        r.with_data = a.read_data;
+    // A getData of a node ahead, or of our own (a revocable hold's read: its data is the request).
+    void send_op(client& c, std::uint64_t id, const zk::get_data& o) {
+        if (o.path != live_.at(id).m->node_path()) return send(c, {request::get_data, id, o.id, o.path});
+        request r{request::exists, id, o.id, o.path};
+        r.with_data = true;
         send(c, std::move(r));
     }
-    void carry_out(client& c, std::uint64_t id, const lock_out::deadline_after& a) {
-        at(static_cast<std::size_t>(a.delay.count()), {timer::deadline, c.id, id});
+    void send_op(client& c, std::uint64_t id, const zk::exists& o) {
+        send(c, {request::exists, id, o.id, o.path});
     }
-    void carry_out(client& c, std::uint64_t id, const lock_out::own_watch_later& a) {
-        at(static_cast<std::size_t>(a.delay.count()), {timer::own_watch_due, c.id, id, a.ticket});
-    }
-    void carry_out(client& c, std::uint64_t, const lock_out::touch_own& a) {
-        request r{request::set_data, 0, 0, a.path};
-        r.version = a.version;
-        r.data = a.mark_grant ? detail::with_grant_mark("") : "";
+    // Fire and forget: the machine hears no reply to a write of its data.
+    void send_op(client& c, std::uint64_t, const zk::set_data& o) {
+        request r{request::set_data, 0, 0, o.path};
+        r.version = o.version;
+        r.data = o.data;
         send(c, std::move(r));
     }
-    void carry_out(client& c, std::uint64_t, const lock_out::remove_node& a) {
-        send(c, {request::remove, 0, 0, a.path});
-    }
-    void carry_out(client& c, std::uint64_t id, const lock_out::delete_own& a) {
-        request r{request::release, id, a.ticket, a.path};
+    // A guaranteed delete (fire and forget), or the release's, sent once: without a connection it
+    // fails at once.
+    void send_op(client& c, std::uint64_t id, const zk::remove& o) {
+        if (o.guaranteed) return send(c, {request::remove, 0, 0, o.path});
+        request r{request::release, id, o.id, o.path};
         count_request(c);
         if (c.connected) c.outbound.push_back(std::move(r));
-        else c.local.push_back({id, lock_in::deleted{a.ticket, make_error_code(errc::connection_loss)}});  // fail-fast
+        else c.local.push_back({id, answer(o.id, make_error_code(errc::connection_loss))});  // fail-fast
     }
+    void send_op(client& c, std::uint64_t id, const zk::after& o) {
+        const auto delay = static_cast<std::size_t>(o.delay.count());
+        if (o.id == live_.at(id).m->deadline_ticket()) at(delay, {timer::deadline, c.id, id, o.id});
+        else at(delay, {timer::own_watch_due, c.id, id, o.id});
+    }
+    void send_op(client&, std::uint64_t id, const zk::multi&) { out_.violate("m" + std::to_string(id) + " sent a multi"); }
+    void carry_out(client&, std::uint64_t, const lock_out::notice&) {}
     void carry_out(client&, std::uint64_t, const lock_out::queued&) {}
     void carry_out(client&, std::uint64_t, const lock_out::waiting&) {}
     void carry_out(client& c, std::uint64_t id, const lock_out::granted& a) {
@@ -1350,7 +1392,7 @@ private:
     static bool not_yet_told_lost(const client& c, std::uint64_t id) {
         for (const auto& d : c.local)
             if (d.machine == id)
-                if (const auto* e = std::get_if<lock_in::connection>(&d.event); e && e->state == connection_state::lost) return true;
+                if (const auto* e = std::get_if<zk::connection_changed>(&d.event); e && e->state == connection_state::lost) return true;
         return false;
     }
 

@@ -1,10 +1,11 @@
 // Deterministic simulation of the lock recipes: K clients run the real lock state machine
-// (recipes/queue/lock_machine.hpp) against the in-memory ZooKeeper, with connection loss, session
-// expiry, abandoned sessions and server restarts injected, all chosen by one seed on a simulated
-// clock. A checker looks at every step.
+// (recipes/queue/lock_machine.hpp), through the face the engine drives it by
+// (recipes/queue/zk_lock_machine.hpp: ZooKeeper's ops out, its replies and events in), against
+// the in-memory ZooKeeper, with connection loss, session expiry, abandoned sessions and server
+// restarts injected, all chosen by one seed on a simulated clock. A checker looks at every step.
 #pragma once
 
-#include "../../recipes/queue/lock_machine.hpp"
+#include "../../recipes/queue/zk_lock_machine.hpp"
 #include "verdict.hpp"
 
 #include <cstdint>
@@ -21,7 +22,7 @@ namespace zkr::sim {
 class machine {
 public:
     virtual ~machine() = default;
-    virtual detail::lock_actions resume(const detail::lock_event& e) = 0;
+    virtual detail::zk_lock_actions& resume(detail::zk_lock_input&& e) = 0;
     virtual detail::lock_phase phase() const = 0;
     virtual std::optional<hold_state> state() const = 0;  ///< once granted
     virtual const std::string& node_path() const = 0;
@@ -29,26 +30,30 @@ public:
     virtual std::int64_t token() const = 0;
     virtual bool awaits(detail::lock_ticket t) const = 0;  ///< the node's czxid (its identity: a path can come back)
     virtual bool finished() const = 0;
+    virtual detail::zk::ticket deadline_ticket() const = 0;
 };
 
-using machine_factory = std::function<std::unique_ptr<machine>(detail::lock_machine::config)>;
+using machine_factory = std::function<std::unique_ptr<machine>(detail::zk_lock_machine::config)>;
 
 template <typename Rules>
 machine_factory machines_with() {
     struct adapter final : machine {
-        explicit adapter(detail::lock_machine::config c)
-            : m(typename detail::basic_lock_machine<Rules>::config{c.rule, c.timeout, c.context, c.revocable}) {}
-        detail::lock_actions resume(const detail::lock_event& e) override { return m.resume(e); }
-        detail::lock_phase phase() const override { return m.phase(); }
-        std::optional<hold_state> state() const override { return m.state(); }
-        const std::string& node_path() const override { return m.node_path(); }
-        std::int64_t hold_session() const override { return m.hold_session(); }
-        std::int64_t token() const override { return m.token(); }
-        bool awaits(detail::lock_ticket t) const override { return m.awaits(t); }
+        explicit adapter(detail::zk_lock_machine::config c)
+            : m(typename detail::basic_zk_lock_machine<Rules>::config{
+                  {c.decisions.rule, c.decisions.timeout, c.decisions.context, c.decisions.revocable},
+                  std::move(c.lock_path), std::move(c.create_path), std::move(c.data), c.mode, std::move(c.forgotten)}) {}
+        detail::zk_lock_actions& resume(detail::zk_lock_input&& e) override { return m.resume(std::move(e)); }
+        detail::lock_phase phase() const override { return m.decisions().phase(); }
+        std::optional<hold_state> state() const override { return m.decisions().state(); }
+        const std::string& node_path() const override { return m.decisions().node_path(); }
+        std::int64_t hold_session() const override { return m.decisions().hold_session(); }
+        std::int64_t token() const override { return m.decisions().token(); }
+        bool awaits(detail::lock_ticket t) const override { return m.decisions().awaits(t); }
         bool finished() const override { return m.finished(); }
-        detail::basic_lock_machine<Rules> m;
+        detail::zk::ticket deadline_ticket() const override { return m.deadline_ticket(); }
+        detail::basic_zk_lock_machine<Rules> m;
     };
-    return [](detail::lock_machine::config c) { return std::make_unique<adapter>(std::move(c)); };
+    return [](detail::zk_lock_machine::config c) { return std::make_unique<adapter>(std::move(c)); };
 }
 
 /// The shipped machine (basic_lock_machine<lock_rules>), instantiated in lock_sim.cpp: the coverage

@@ -154,6 +154,7 @@ TEST_CASE("zk lock machine: the timeout counts from when the caller asked") {
     const auto* deadline = find_op<zk::after>(a);
     REQUIRE(deadline);
     CHECK(deadline->delay == std::chrono::milliseconds(300));
+    CHECK(m.deadline_ticket() == deadline->id);
     const auto id = deadline->id;
     const auto& out = m.resume(zk::timer_due{id});
     REQUIRE(find_outcome<lock_out::not_granted>(out));
@@ -167,12 +168,13 @@ TEST_CASE("zk lock machine: the timeout counts from when the caller asked") {
 }
 
 TEST_CASE("zk lock machine: a node ahead of our own session that no acquire of the client has is deleted, guaranteed") {
+    // (The client's answer: its session's, and no acquire of it has the node.)
     bool known = false;
     auto c = config_of(one);
     std::string asked;
-    c.known = [&](const std::string& path) {
+    c.forgotten = [&](const std::string& path, std::int64_t owner) {
         asked = path;
-        return known;
+        return owner == session && !known;
     };
     listed l(std::move(c), 5, {3, 5});
     const auto* read = find_op<zk::get_data>(l.last);
@@ -205,8 +207,12 @@ TEST_CASE("zk lock machine: a node ahead of our own session that no acquire of t
     }
     SECTION("another session's") {
         const auto& out = l.m.resume(node_reply(read->id, someone_else));
-        CHECK(asked.empty());
+        CHECK(asked == "/l/" + node(3));
         CHECK(out.empty());
+    }
+    SECTION("a persistent node (no owner): never asked") {
+        CHECK(l.m.resume(node_reply(read->id, 0)).empty());
+        CHECK(asked.empty());
     }
 }
 
