@@ -15,7 +15,7 @@ using lock_ticket = std::uint64_t;
 
 /// Record: what the machine keeps per request; it has a `what` (its purpose).
 template <typename Record>
-class ticket_book {
+class ticket_book {  // sim-unreachable: implicit-members
 public:
     using purpose = decltype(Record::what);
 
