@@ -8,8 +8,18 @@
 
 namespace {
 
-using namespace zkr;
+// (Declarations, not `using namespace zkr`: in a unity batch a directive would reach the files
+// after this one, where zkr::stat makes ::stat ambiguous.)
 using namespace zkr::detail;
+using zkr::connection_state;
+using zkr::create_mode;
+using zkr::errc;
+using zkr::hold_state;
+using zkr::lock_rule;
+using zkr::lost_cause;
+using zkr::lowest_n_rule;
+using zkr::revocation_signal;
+using zkr::watch_event_type;
 
 const lowest_n_rule one{1};
 const lowest_n_rule two{2};
