@@ -135,6 +135,9 @@ void lock_engine::carry_out(const lock_out::notice& a) {
                                           "waiter behind it deletes it", a.path);
         case lock_out::notice::touch_failed: return client_.logger()->debug("writing our data to {}: {}", a.path, a.ec.message());
         case lock_out::notice::remove_failed: return client_.logger()->warn("removing lock node {}: {}", a.path, a.ec.message());
+        case lock_out::notice::release_pending:
+            return client_.logger()->warn("release of {} pending: {}; the node is deleted once the connection returns", a.path, a.ec.message());
+        case lock_out::notice::release_failed: return client_.logger()->error("release of {} failed: {}", a.path, a.ec.message());
     }
 }
 

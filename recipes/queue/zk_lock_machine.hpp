@@ -31,7 +31,7 @@ namespace lock_out {
 /// Nothing to decide, something to log: a node of our session that no acquire of this client has
 /// (the machine deletes it), or a background request that failed.
 struct notice {
-    enum kind { stray_found, touch_failed, remove_failed } what = stray_found;
+    enum kind { stray_found, touch_failed, remove_failed, release_pending, release_failed } what = stray_found;
     std::string path;
     boost::system::error_code ec;
 };
@@ -138,7 +138,12 @@ private:
             case sent::list: return decide(lock_in::listed{r.id, r.ec, std::move(r.children)});
             case sent::watch_node: return node_read(r, watch_set ? s->path : path);
             case sent::watch_own: case sent::read_own: return own_read(r, what == sent::read_own);
-            case sent::delete_own: return decide(lock_in::deleted{r.id, r.ec});
+            case sent::delete_own:
+                // (no_node: gone already, with an old session or deleted by hand: released)
+                if (r.ec && r.ec != errc::no_node)
+                    out_.emplace_back(lock_out::notice{is_retryable(r.ec) ? lock_out::notice::release_pending : lock_out::notice::release_failed,
+                                                       machine_.node_path(), r.ec});
+                return decide(lock_in::deleted{r.id, r.ec});
             case sent::touch:
                 // (bad_version: written again since the revocation request was read; that write stays)
                 if (r.ec && r.ec != errc::bad_version) out_.emplace_back(lock_out::notice{lock_out::notice::touch_failed, machine_.node_path(), r.ec});

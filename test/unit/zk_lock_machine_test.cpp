@@ -152,7 +152,16 @@ TEST_CASE("zk lock machine: an uncontended cycle is a create and a listing sent 
     CHECK(del->path == "/l/" + node(3));
     CHECK(del->once);  // fails fast: a guard's destructor must not wait through an outage
     CHECK_FALSE(del->guaranteed);
+    SECTION("a release without a connection is told as pending, with our node") {
+        const auto& pending = m.resume(reply_to(del->id, make_error_code(errc::connection_loss)));
+        const auto* note = find_outcome<lock_out::notice>(pending);
+        REQUIRE(note);
+        CHECK(note->what == lock_out::notice::release_pending);
+        CHECK(note->path == "/l/" + node(3));
+        return;
+    }
     const auto& done = m.resume(reply_to(del->id));
+    CHECK_FALSE(find_outcome<lock_out::notice>(done));
     REQUIRE(find_outcome<lock_out::release_done>(done));
     CHECK_FALSE(find_outcome<lock_out::release_done>(done)->ec);
     CHECK(m.finished());
