@@ -690,6 +690,9 @@ TEST_CASE("a create whose reply is lost never decides on the listing that came f
     o.retry_policy = std::make_shared<zkr::retry_n_times>(3, 4000ms);  // the window for the operator
     auto a = connect(o);
     auto op = connect(zk.connect_string());
+    // A plain folder: the operator empties it and deletes it, and a container could be reaped
+    // between the two (see plain_folder).
+    zkr::test::plain_folder(*op, path);
     // The old queue's holder: a node of the operator's session, first in the queue.
     const auto old_holder = op->create(path + "/_c_operator-lock-", "",
                                        {.mode = zkr::create_mode::ephemeral_sequential, .create_parents = true}).path;
