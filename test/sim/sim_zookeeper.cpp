@@ -134,6 +134,14 @@ rc zookeeper::remove(const std::string& path, std::int32_t version) {
     return rc::ok;
 }
 
+rc zookeeper::restore(const std::string& path, const node& n) {
+    if (nodes_.count(path)) return rc::node_exists;
+    if (!nodes_.count(parent_of(path)) || (n.owner != 0 && !alive(n.owner))) return rc::no_node;
+    ++zxid_;
+    add_node(path, n);
+    return rc::ok;
+}
+
 rc zookeeper::multi(std::int64_t session, const std::vector<multi_step>& steps) {
     // Applied in turn on the real tree; a failing step puts back what the steps before it changed.
     const auto nodes = nodes_;

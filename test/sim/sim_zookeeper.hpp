@@ -86,6 +86,10 @@ public:
     rc remove(const std::string& path, std::int32_t version = -1);
     /// All or nothing: the first failing step's code, and nothing changed (no watch fired).
     rc multi(std::int64_t session, const std::vector<multi_step>& steps);
+    /// Puts back a deleted node as it was, as servers that lost its delete do (a re-election that
+    /// drops committed transactions: docs/reliability.md). no_node unless its parent is there and
+    /// its owner's session lives; node_exists if the path is taken. Its watchers hear it created.
+    rc restore(const std::string& path, const node& n);
     /// Removes every empty container (the server's periodic check).
     void reap_containers();
 

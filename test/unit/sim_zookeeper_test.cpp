@@ -1,5 +1,5 @@
 // The simulated ZooKeeper's own behaviour, where the lock simulation does not reach it: child
-// watches (no lock recipe sets one yet; the next recipes may).
+// watches (no lock recipe sets one yet; the next recipes may), and a node put back (restore).
 #include "../sim/sim_zookeeper.hpp"
 
 #include "zkr_catch.hpp"
@@ -64,4 +64,35 @@ TEST_CASE("sim zookeeper: a child watch dies with its session, and an ephemeral 
     REQUIRE(fired.size() == 1);
     CHECK(fired[0].session == b);
     CHECK(fired[0].type == watch_event_type::node_children_changed);
+}
+
+TEST_CASE("sim zookeeper: a restored node is back as it was, and only where it could be") {
+    zkr::sim::zookeeper zk;
+    const auto s = zk.open_session();
+    const auto made = zk.create_sequential(s, "/lock", "lock-", "data");
+    REQUIRE(made.code == zkr::sim::rc::ok);
+    const auto before = *zk.find(made.path);
+    CHECK(zk.remove(made.path) == zkr::sim::rc::ok);
+    (void)zk.take_fired();
+    CHECK(zk.read(made.path, s, 1, /*exists_watch=*/true) == nullptr);
+    REQUIRE(zk.watch_children("/lock", s, 2));
+
+    CHECK(zk.restore(made.path, before) == zkr::sim::rc::ok);
+    const auto* back = zk.find(made.path);
+    REQUIRE(back);
+    CHECK(back->czxid == before.czxid);
+    CHECK(back->owner == s);
+    CHECK(back->data == "data");
+    CHECK(types(zk.take_fired()) == std::vector{watch_event_type::node_created, watch_event_type::node_children_changed});
+    CHECK(zk.restore(made.path, before) == zkr::sim::rc::node_exists);
+
+    // Its session gone, or its parent: nothing comes back.
+    zk.expire(s);
+    CHECK(zk.find(made.path) == nullptr);
+    CHECK(zk.restore(made.path, before) == zkr::sim::rc::no_node);
+    const auto t = zk.open_session();
+    auto orphan = before;
+    orphan.owner = t;
+    CHECK(zk.restore("/gone/lock-0000000000", orphan) == zkr::sim::rc::no_node);
+    CHECK(zk.find("/gone") == nullptr);
 }
