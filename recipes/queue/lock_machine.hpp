@@ -239,6 +239,8 @@ struct lock_rules {
     static void forget(queue_view& view, const std::string& gone) { view.remove(gone); }
     /// A release whose delete met a lost connection stays releasing and deletes on reconnection.
     static constexpr bool keep_pending_delete = true;
+    /// A waiter that reads a stray (lock_in::node_read::stray) deletes it.
+    static constexpr bool delete_strays = true;
 };
 
 /// How far one machine has come.
@@ -528,7 +530,8 @@ private:
         if (e.ec) return fail(e.ec);
         // Nobody else would ever delete it: it would stay ahead of every waiter, ours too, until
         // our session ends. Its deletion is then the event we wait for.
-        if (e.stray) emit(lock_out::remove_node{join_path(parent_path(a->node->path), r.name)});
+        if constexpr (Rules::delete_strays)
+            if (e.stray) emit(lock_out::remove_node{join_path(parent_path(a->node->path), r.name)});
         if (marks_grant(r) && shows_grant(e)) return granted_ahead(r.name);  // granted before we watched
         // A try waits only to read whether the node ahead has marked its grant: it has not.
         if (cfg_.try_only()) finish_acquire({}, /*remove=*/true);

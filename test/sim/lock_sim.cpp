@@ -131,6 +131,7 @@ struct watch_target {
     std::uint64_t machine = 0;
     lock_ticket ticket = 0;
     bool own = false;
+    std::string path;  // the watched node
 };
 
 struct client {
@@ -198,7 +199,7 @@ struct multi_acquire {
 class world {
 public:
     world(const schedule& s, const machine_factory& machines, bool traced)
-        : s_(s), machines_(machines), rng_(s.seed ^ 0x9e3779b97f4a7c15ULL) {
+        : s_(s), machines_(machines), rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), lost_rng_(s.seed ^ 0x5851f42d4c957f2dULL) {
         out_.traced = traced;
         if (s.kind == recipe::mutex || s.kind == recipe::multi_lock) {
             rule_ = std::make_shared<lowest_n_rule>(1);
@@ -262,7 +263,10 @@ private:
             if (!c.local.empty() || !c.replies.empty()) choices.push_back({1, c.id});
         }
         const bool can_wait = !timers_.empty();
-        if (choices.empty()) check_progress();
+        if (choices.empty()) {
+            check_progress();
+            check_strays();
+        }
         if (faults_left_ > 0 && pick(100) < 4) return fault(), true;
         if (!choices.empty() && (!can_wait || pick(100) < 85)) {
             const auto [what, id] = choices[pick(choices.size())];
@@ -276,7 +280,7 @@ private:
         }
         if (can_wait) return advance(), true;
         if (faults_left_ > 0) return fault(), true;
-        return false;
+        return end_a_resurrected_session();
     }
 
     void advance() {
@@ -342,6 +346,7 @@ private:
             out_.note("server restart: every connection drops", now_);
             for (auto& c : clients_)
                 if (c.connected) disconnect(c);
+            lose_the_last_release();
         } else if (kind == 1) {
             tally("containers reaped");
             out_.note("containers reaped", now_);
@@ -521,6 +526,27 @@ private:
         c.stashed.clear();
         for (auto& in : c.replies) in.what.machine = 0;  // a closed handle delivers nothing more
         zk_.expire(c.session);
+        route_fired();
+    }
+
+    // The servers lose the last transactions before a re-election (docs/reliability.md,
+    // "resurrected nodes": ZOOKEEPER-4785 and kin): here, the delete of the last release. Its node
+    // is back, owned by the live session of a client that forgot it: a stray, which a waiter of
+    // that client deletes when it reads it (check_strays). Drawn apart from the schedule's other
+    // draws, so that the schedules where it does not happen stay as they were.
+    void lose_the_last_release() {
+        const auto last = std::exchange(last_release_, std::nullopt);
+        if (!last || lost_rng_() % 2 != 0) return;
+        const auto& c = clients_[static_cast<std::size_t>(last->client)];
+        if (c.closed || last->n.owner != c.session || client_knows(c, last->path)) return;
+        // (Into the queue it left: one made anew since restarts its sequence, and a real loss
+        // would have lost the new one too.)
+        const node* queue = zk_.find(last->path.substr(0, last->path.rfind('/')));
+        if (!queue || queue->czxid != last->queue_czxid) return;
+        if (zk_.restore(last->path, last->n) != rc::ok) return;
+        tally("a release's delete lost by the servers");
+        out_.note("the servers lose the delete of " + last->path + ": it is back, owned by c" + std::to_string(c.id) + "'s session", now_);
+        resurrected_[last->path] = last->n.czxid;
         route_fired();
     }
 
@@ -740,7 +766,7 @@ private:
             case request::get_data: {
                 const auto id = ++next_watch_;
                 const node* n = zk_.read(r.path, c.session, id, false);
-                if (n) watches_[id] = {c.id, c.session, r.machine, r.ticket, false};
+                if (n) watches_[id] = {c.id, c.session, r.machine, r.ticket, false, r.path};
                 reply(c, r, n ? node_answer(r.ticket, n->czxid, n->owner, n->version, n->data) : answer(r.ticket, error_of(rc::no_node)));
                 break;
             }
@@ -748,7 +774,7 @@ private:
                 // (with_data: getData, whose watch is set only on a node that exists)
                 const auto id = ++next_watch_;
                 const node* n = zk_.read(r.path, c.session, id, !r.with_data);
-                if (n || !r.with_data) watches_[id] = {c.id, c.session, r.machine, r.ticket, true};
+                if (n || !r.with_data) watches_[id] = {c.id, c.session, r.machine, r.ticket, true, r.path};
                 if (tampered(r.machine)) informative_reads_.insert({r.machine, r.ticket});  // read after the change
                 // (getData of a missing node: no_node; exists: no error, and no stat)
                 if (!n) reply(c, r, answer(r.ticket, r.with_data ? error_of(rc::no_node) : error_code{}));
@@ -762,7 +788,10 @@ private:
                 reply(c, r, std::nullopt);
                 break;
             case request::release: {
+                std::optional<node> before;
+                if (const node* n = zk_.find(r.path)) before = *n;
                 const auto code = zk_.remove(r.path);
+                if (code == rc::ok) last_release_ = released_node{c.id, r.path, *before, zk_.find(r.path.substr(0, r.path.rfind('/')))->czxid};
                 reply(c, r, answer(r.ticket, error_of(code)));
                 break;
             }
@@ -839,6 +868,7 @@ private:
     void deliver(client& c) {
         delivery d;
         bool own_read = false;  // a reply to a read of the machine's own node
+        std::string ahead_read;  // the node read, for a reply to a read of a node ahead
         if (!c.local.empty()) {
             d = std::move(c.local.front());
             c.local.pop_front();
@@ -851,6 +881,7 @@ private:
             d = std::move(c.replies.front().what);
             const auto& r = c.replies.front().answers;
             own_read = r && r->what == request::exists;
+            if (r && r->what == request::get_data) ahead_read = r->path;
             c.replies.pop_front();
         }
         if (d.machine) {
@@ -871,6 +902,7 @@ private:
             if (tells && !it->second.m->awaits(ticket)) tells = false;
             std::optional<zk::connection_changed> change;
             if (const auto* ev = std::get_if<zk::connection_changed>(&d.event)) change = *ev;
+            if (reply && !ahead_read.empty()) note_stray_read(c, d.machine, *reply, ahead_read);
             feed(c, d.machine, std::move(d.event));
             if (tells) told_.insert({d.machine, own});
             if (change) {
@@ -1164,7 +1196,9 @@ private:
         // decided on still holds when its grant is heard; a grant past an earlier waiter fails here.
         // (A node gone meanwhile, deleted or with its session, is the window the loss checks watch.)
         // (A client with its own maximum, odd_rule_, decides by that one: the maximum checks watch it.)
-        if (const auto fits = nodes_that_fit(path); !odd_rule_ && fits && zk_.find(a.path) && !fits->count(std::string(node_name(a.path))))
+        // (A node the servers put back since the decision is ahead of it now, and no waiter.)
+        if (const auto fits = nodes_that_fit(path, /*waiters_only=*/true);
+            !odd_rule_ && fits && zk_.find(a.path) && !fits->count(std::string(node_name(a.path))))
             out_.violate("c" + std::to_string(c.id) + " granted " + a.path + " ahead of an earlier waiter (first come, first served)");
         // A shared count: the leases in use never exceed the maximum in force at the grant. (A
         // grant on a node an operator deleted adds no lease: the window above; the holds it then
@@ -1277,7 +1311,9 @@ private:
     // grant that did not happen, and that waiter then takes the real one for the same and waits for
     // that node to go (docs/recipes.md). Only where grants are awaited (several holders): in a
     // one-holder lock a write tells nobody anything, and first come, first served is checked still.
-    std::optional<std::set<std::string>> nodes_that_fit(const std::string& path) const {
+    // waiters_only: without the nodes the servers put back (lose_the_last_release), which hold
+    // their place as a holder does but are nobody's: no earlier waiter for first come, first served.
+    std::optional<std::set<std::string>> nodes_that_fit(const std::string& path, bool waiters_only = false) const {
         const auto kids = zk_.children(path);
         if (!kids) return std::set<std::string>{};
         auto queue = rule_->queue(*kids).sorted;
@@ -1285,6 +1321,7 @@ private:
         // ahead of writers that may hold: it never holds (its rule fails it with lock_lost once it
         // lists) and leaves at once, so it is no earlier waiter.
         std::erase_if(queue, [&](const std::string& n) { return orphans_.count(n) > 0; });
+        if (waiters_only) std::erase_if(queue, [&](const std::string& n) { return resurrected(path + "/" + n); });
         if (rule_->grants_awaited())
             for (const auto& name : queue)
                 if (const node* n = zk_.find(path + "/" + name); n && written_.count(n->czxid)) return std::nullopt;
@@ -1306,7 +1343,8 @@ private:
         const auto name = std::string(node_name(node_path));
         for (const auto& ahead : rule_->queue(*kids).sorted) {
             if (ahead == name) return;
-            if (const node* n = zk_.find(path + "/" + ahead); n && !granted_nodes_.count(n->czxid))
+            // (A node the servers put back since the decision is nobody's: it waits for nothing.)
+            if (const node* n = zk_.find(path + "/" + ahead); n && !granted_nodes_.count(n->czxid) && !resurrected(path + "/" + ahead))
                 return out_.violate("c" + std::to_string(c.id) + " granted " + node_path + " ahead of " + ahead +
                                     ", which has never held (grants under a shared count go in queue order)");
         }
@@ -1389,6 +1427,62 @@ private:
         }
     }
 
+    // What the face asks the client at this reply (is the node ahead of our session, and
+    // forgotten?), asked here on its own: the reads that must end in the node's delete.
+    void note_stray_read(const client& c, std::uint64_t id, const zk::reply& r, const std::string& path) {
+        const auto it = live_.find(id);
+        if (it == live_.end() || r.ec || !r.stat || r.stat->ephemeral_owner != c.session) return;
+        const auto& m = *it->second.m;
+        if (m.phase() != lock_phase::waiting || !m.awaits(r.id) || client_knows(c, path)) return;
+        stray_reads_[{id, r.id}] = r.stat->czxid;
+    }
+
+    // The promise on strays (docs/reliability.md): a waiter that reads a node of its own session
+    // which no acquire of its client has deletes it. Judged when that client is idle (nothing in
+    // flight, nothing to send again): the delete has been applied by then, and the watch fired.
+    void check_strays() {
+        for (const auto& [id, w] : watches_) {
+            const auto read = stray_reads_.find({w.machine, w.ticket});
+            if (w.own || read == stray_reads_.end()) continue;
+            const auto& c = clients_[static_cast<std::size_t>(w.client)];
+            if (!idle(c) || w.session != c.session) continue;
+            const auto it = live_.find(w.machine);
+            if (it == live_.end() || it->second.m->phase() != lock_phase::waiting || !it->second.m->awaits(w.ticket)) continue;
+            if (const node* n = zk_.find(w.path); n && n->czxid == read->second)
+                return out_.violate("m" + std::to_string(w.machine) + " read " + w.path + ", a node of its own session that no "
+                                    "acquire of its client has (a stray), and waits behind it with nothing in flight");
+        }
+    }
+    static bool idle(const client& c) {
+        return c.connected && !c.read_only && !c.opening && c.outbound.empty() && c.replies.empty() && c.local.empty() &&
+               c.resend.empty() && c.stashed.empty();
+    }
+
+    // A resurrected node that no waiter of its own client deleted (none waited right behind it,
+    // or none acquired that lock again) blocks the waiters behind it until its session ends
+    // (docs/reliability.md). Nothing in zkr ends that session, so at quiescence the world does, as
+    // the owner process's restart would, and the schedule goes on to its end.
+    bool resurrected(const std::string& path) const {
+        const auto it = resurrected_.find(path);
+        const node* n = it == resurrected_.end() ? nullptr : zk_.find(path);
+        return n && n->czxid == it->second;
+    }
+    bool end_a_resurrected_session() {
+        for (const auto& [path, czxid] : resurrected_) {
+            const node* n = zk_.find(path);
+            if (!n || n->czxid != czxid || !zk_.alive(n->owner)) continue;
+            const auto owner = n->owner;
+            tally("a resurrected node's session ended at quiescence");
+            out_.note("quiescent with " + path + " back: its session ends", now_);
+            for (auto& c : clients_)
+                if (c.session == owner && !c.closed && c.connected) return end_session_live(c), true;
+            zk_.expire(owner);
+            route_fired();
+            return true;
+        }
+        return false;
+    }
+
     static bool not_yet_told_lost(const client& c, std::uint64_t id) {
         for (const auto& d : c.local)
             if (d.machine == id)
@@ -1420,6 +1514,7 @@ private:
     const schedule& s_;
     const machine_factory& machines_;
     std::mt19937_64 rng_;
+    std::mt19937_64 lost_rng_;  // whether the servers lose a release's delete (apart from rng_)
     zookeeper zk_;
     std::shared_ptr<lock_rule> rule_, odd_rule_;
     std::shared_ptr<lock_rule> read_rule_;  // read_write: rule_ is the writers'; both agree on the queue and its holders
@@ -1453,6 +1548,15 @@ private:
     std::uint64_t last_caller_ = 0;
     std::set<std::uint64_t> unanswered_releases_;  // callers of releases fed to a live machine, not answered yet
     std::map<std::uint64_t, hold_state> hold_states_;
+    struct released_node {
+        int client = 0;
+        std::string path;
+        node n;
+        std::int64_t queue_czxid = 0;  // the queue it was in
+    };
+    std::optional<released_node> last_release_;  // the last release's delete since the last restart
+    std::map<std::string, std::int64_t> resurrected_;  // the nodes the servers put back: path -> czxid
+    std::map<std::pair<std::uint64_t, lock_ticket>, std::int64_t> stray_reads_;  // a waiter's read of a stray -> its czxid
     outcome out_;
 };
 

@@ -1,8 +1,9 @@
 // Deterministic simulation of the lock recipes: K clients run the real lock state machine
 // (recipes/queue/lock_machine.hpp), through the face the engine drives it by
 // (recipes/queue/zk_lock_machine.hpp: ZooKeeper's ops out, its replies and events in), against
-// the in-memory ZooKeeper, with connection loss, session expiry, abandoned sessions and server
-// restarts injected, all chosen by one seed on a simulated clock. A checker looks at every step.
+// the in-memory ZooKeeper, with connection loss, session expiry, abandoned sessions, server
+// restarts and the deletes they lose injected, all chosen by one seed on a simulated clock. A
+// checker looks at every step.
 #pragma once
 
 #include "../../recipes/queue/zk_lock_machine.hpp"

@@ -74,6 +74,9 @@ struct decides_from_stale_view : detail::lock_rules {
 struct forgets_pending_delete : detail::lock_rules {
     static constexpr bool keep_pending_delete = false;
 };
+struct keeps_strays : detail::lock_rules {
+    static constexpr bool delete_strays = false;
+};
 
 constexpr long planted_budget = 20000;
 
@@ -133,4 +136,10 @@ TEST_CASE("lock simulation finds a waiter that decides from a stale view") {
 
 TEST_CASE("lock simulation finds a release that forgets its pending delete") {
     expect_found("forgotten delete", machines_with<forgets_pending_delete>());
+}
+
+// Only a node the servers put back after losing its delete needs the waiter: every other stray
+// the world makes is also removed by the connection's clean-up of protected creates.
+TEST_CASE("lock simulation finds a waiter that keeps waiting behind a stray of its own session") {
+    expect_found("kept stray", machines_with<keeps_strays>());
 }
