@@ -8,6 +8,8 @@
 // (a write's send until its listener hears it) and whether it then equals the server.
 // Prints one JSON object. bench/cache_compare.py runs it beside Curator's TreeCache and
 // CuratorCache and Kazoo's TreeCache on one server (bench/peers/).
+#include "allocation_count.hpp"
+
 #include <zkr/testing.hpp>
 #include <zkr/tree_cache.hpp>
 
@@ -209,9 +211,13 @@ int main(int argc, char** argv) {
         }
     });
     const auto t0 = clk::now();
+    const auto allocations_before = zkr::bench::allocations();
     cache.start();
     if (!cache.wait_initialized(std::chrono::seconds(120))) return std::cerr << "not initialized\n", 4;
     const double bootstrap_ms = ms_since(t0);
+    // Every heap allocation of the process meanwhile (the sessions' pings add a few): the cache's
+    // requests, replies, events and the nodes it keeps.
+    const auto bootstrap_allocations = zkr::bench::allocations() - allocations_before;
     const long rss_after = rss_kib();
     const auto shown = cache.view().size();
 
@@ -324,12 +330,14 @@ int main(int argc, char** argv) {
     cache.close();
     std::sort(lags.begin(), lags.end());
     std::printf("{\"nodes\":%zu,\"shown\":%zu,\"bytes\":%d,\"bootstrap_ms\":%.1f,\"nodes_per_s\":%.0f,\"rss_bytes_per_node\":%.0f,"
+                "\"bootstrap_allocations_per_node\":%.1f,"
                 "\"change_latency_us\":{\"p50\":%.0f,\"p90\":%.0f,\"p99\":%.0f},"
                 "\"notification_us\":{\"p50\":%.0f},\"read_round_trip_us\":{\"p50\":%.0f},\"by_hand_us\":{\"p50\":%.0f},"
                 "\"churn\":{\"writes\":%d,\"seconds\":%.1f,\"failed\":%d,\"heard\":%zu,\"lag_ms\":{\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f},"
                 "\"equal_to_server\":%s}}\n",
                 paths.size(), shown, bytes, bootstrap_ms, static_cast<double>(shown) / (bootstrap_ms / 1000.0),
-                static_cast<double>(rss_after - rss_before) * 1024.0 / static_cast<double>(std::max<std::size_t>(shown, 1)), pct(latencies, 0.5),
+                static_cast<double>(rss_after - rss_before) * 1024.0 / static_cast<double>(std::max<std::size_t>(shown, 1)),
+                static_cast<double>(bootstrap_allocations) / static_cast<double>(std::max<std::size_t>(shown, 1)), pct(latencies, 0.5),
                 pct(latencies, 0.9), pct(latencies, 0.99), pct(notifications, 0.5), pct(round_trips, 0.5), pct(by_hand, 0.5), writes, churn_ms / 1000.0, failed_writes->load(), lags.size(), pct(lags, 0.5),
                 pct(lags, 0.99), lags.empty() ? 0.0 : lags.back(), equal ? "true" : "false");
     return equal ? 0 : 6;

@@ -27,7 +27,7 @@ using clock_type = std::chrono::steady_clock;
 namespace atomic_out = detail::atomic_out;
 
 struct distributed_atomic_long::state : std::enable_shared_from_this<state> {
-    using engine = detail::zk_engine<detail::atomic_long_machine>;
+    using engine = detail::zk_engine<detail::atomic_long_machine, state>;
 
     client& c;
     const std::string path;
@@ -158,9 +158,7 @@ distributed_atomic_long::distributed_atomic_long(client& c, std::string path, at
     state_ = std::make_shared<state>(c, path_, std::move(options));
     if (state_->options.promote_to_lock) state_->lock = std::make_unique<interprocess_mutex>(c, state_->options.promote_to_lock->lock_path);
     std::weak_ptr<state> weak = state_;
-    state_->running = std::make_shared<state::engine>(c, detail::atomic_long_machine(std::move(config)), [weak](const auto& a) {
-        if (auto s = weak.lock()) s->on_outcome(a);
-    });
+    state_->running = std::make_shared<state::engine>(c, detail::atomic_long_machine(std::move(config)), weak);
     state_->started = state_->running->start(detail::zk::timer_due{});  // (a no-op event: the machine waits for a call)
 }
 

@@ -24,7 +24,7 @@ constexpr std::chrono::milliseconds barrier_forever = std::chrono::hours(24 * 36
 // takes it (each exactly once, whichever comes first); the completion holds the wait, and the
 // wait its engine, so everything of it lives until it ends, and not after.
 struct barrier_wait {
-    using engine = zk_engine<barrier_machine>;
+    using engine = zk_engine<barrier_machine, barrier_wait>;
     explicit barrier_wait(boost::asio::any_io_executor callbacks, bool first_check_decides)
         : waits(std::make_shared<detail::timed_waits>(std::move(callbacks))), one_check(first_check_decides) {}
 
@@ -81,9 +81,7 @@ struct distributed_barrier::state {
             std::erase_if(running, [](const auto& w) { return w.expired(); });
             running.push_back(op);
         }
-        auto e = std::make_shared<detail::barrier_wait::engine>(c, detail::barrier_machine(path), [weak = std::weak_ptr<detail::barrier_wait>(op)](const auto& a) {
-            if (auto o = weak.lock()) o->on_outcome(a);
-        });
+        auto e = std::make_shared<detail::barrier_wait::engine>(c, detail::barrier_machine(path), std::weak_ptr<detail::barrier_wait>(op));
         {
             std::lock_guard lock(op->mutex);
             op->running = e;

@@ -24,7 +24,7 @@ using boost::system::error_code;
 namespace db_out = detail::double_barrier_out;
 
 struct double_barrier::state : std::enable_shared_from_this<state> {
-    using engine = detail::zk_engine<detail::double_barrier_machine>;
+    using engine = detail::zk_engine<detail::double_barrier_machine, state>;
     enum class where { out, entering, entered, leaving, withdrawing };
 
     // The enter or leave under way: its completion, taken once (by the machine's answer, the
@@ -91,9 +91,7 @@ struct double_barrier::state : std::enable_shared_from_this<state> {
     error_code launch() {
         if (current->entering) {
             std::weak_ptr<state> weak = shared_from_this();
-            running = std::make_shared<engine>(c, detail::double_barrier_machine(path, id, members), [weak](const detail::double_barrier_machine::action& a) {
-                if (auto st = weak.lock()) st->on_outcome(a);
-            });
+            running = std::make_shared<engine>(c, detail::double_barrier_machine(path, id, members), weak);
             at = where::entering;
             if (running->start(detail::double_barrier_in::enter{})) return {};
         } else {

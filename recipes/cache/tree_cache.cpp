@@ -26,7 +26,7 @@ struct tree_cache::state {
     std::map<std::string, cached_node> shown;  // under mutex
     bool initialized = false, started = false, closed = false;  // under mutex
     detail::listener_registry<std::function<void(const cache_event&)>> listeners;
-    std::shared_ptr<detail::zk_engine<detail::tree_cache_machine>> engine;
+    std::shared_ptr<detail::zk_engine<detail::tree_cache_machine, state>> engine;
     boost::asio::any_io_executor callbacks;
     std::shared_ptr<detail::timed_waits> waits;  // async_wait_initialized's; added and taken under mutex
 
@@ -97,17 +97,15 @@ void tree_cache::start() {
     if (state_->started) throw zkr::error(make_error_code(errc::invalid_argument), path_, "tree cache " + path_ + " is started already");
     state_->started = true;
     std::weak_ptr<state> weak = state_;
-    state_->engine = std::make_shared<detail::zk_engine<detail::tree_cache_machine>>(
+    state_->engine = std::make_shared<detail::zk_engine<detail::tree_cache_machine, state>>(
         client_, detail::tree_cache_machine({.root = path_, .max_depth = options_.max_depth, .cache_data = options_.cache_data,
                                              .skip_names = options_.skip_names, .max_data = options_.max_data_bytes}),
-        [weak](const detail::tree_cache_machine::action& a) {
-            if (auto s = weak.lock()) s->on_outcome(a);
-        });
+        weak);
     state_->engine->start(detail::tree_in::start{client_.session_id()});
 }
 
 void tree_cache::close() noexcept {
-    std::shared_ptr<detail::zk_engine<detail::tree_cache_machine>> engine;
+    std::shared_ptr<detail::zk_engine<detail::tree_cache_machine, state>> engine;
     std::vector<wait_done> ended;
     {
         std::lock_guard lock(state_->mutex);

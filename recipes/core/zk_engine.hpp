@@ -12,7 +12,6 @@
 #include <zkr/detail/request.hpp>
 
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <utility>
 
@@ -21,16 +20,17 @@ namespace zkr::detail {
 /// Machine: `std::vector<Machine::action> resume(const Machine::input&)`, where input holds every
 /// zk::event alternative (and the machine's own inputs) and action holds zk::op (and the
 /// machine's own outcomes). Everything of the machine runs on the network thread.
-template <typename Machine>
-class zk_engine : public std::enable_shared_from_this<zk_engine<Machine>> {
+/// Recipe: `void on_outcome(const Machine::action&)`, run on the network thread for each action
+/// that is not a zk::op. The recipe owns its engine, which holds it weakly: an outcome that comes
+/// after the recipe's end goes nowhere.
+template <typename Machine, typename Recipe>
+class zk_engine : public std::enable_shared_from_this<zk_engine<Machine, Recipe>> {
 public:
     using input = typename Machine::input;
     using action = typename Machine::action;
-    /// Runs on the network thread for each action that is not a zk::op.
-    using outcome_handler = std::function<void(const action&)>;
 
-    zk_engine(zkr::client& c, Machine m, outcome_handler on_outcome)
-        : client_(c), machine_(std::move(m)), on_outcome_(std::move(on_outcome)), timers_(network_executor(connection_of(c))) {}
+    zk_engine(zkr::client& c, Machine m, std::weak_ptr<Recipe> recipe)
+        : client_(c), machine_(std::move(m)), recipe_(std::move(recipe)), timers_(network_executor(connection_of(c))) {}
 
     /// Subscribes to connection changes and feeds `first` (on the network thread). False when the
     /// client's close had begun: the machine never runs, nor hears the close (the recipe answers
@@ -78,13 +78,16 @@ private:
 
     void carry_out(action&& a) {
         auto* op = std::get_if<zk::op>(&a);
-        if (!op) return on_outcome_(a);
+        if (!op) {
+            if (auto recipe = recipe_.lock()) recipe->on_outcome(a);
+            return;
+        }
         if (const auto* t = std::get_if<zk::after>(op)) return start_timer(*t);
-        std::weak_ptr<zk_engine> weak = this->shared_from_this();
-        // (post: a request submitted while the client closes is answered on the callback thread;
-        // the machine is fed on the network thread only, and after the close not at all.)
-        send_op(client_, std::move(*op), [weak](auto&& e) {
-            if (auto self = weak.lock()) self->post(std::move(e));
+        // The reply and the watch's event come on the network thread, where the machine runs (the
+        // engine sends only from there: a request sent while the client closes is answered there
+        // too), never inside send_op: each is fed where it comes.
+        send_op(client_, std::move(*op), [weak = this->weak_from_this()](auto&& e) {
+            if (auto self = weak.lock()) self->feed(std::move(e));
         });
     }
 
@@ -96,7 +99,7 @@ private:
 
     zkr::client& client_;
     Machine machine_;
-    outcome_handler on_outcome_;
+    std::weak_ptr<Recipe> recipe_;
     std::atomic<std::uint64_t> observer_{0};  // (stop may run on two threads at once)
     event_inbox<input> inbox_;
     bool stopped_ = false;

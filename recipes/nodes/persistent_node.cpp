@@ -32,7 +32,7 @@ struct persistent_node::state {
     bool gone = false;  // once closed: the node is known gone (the delete did not fail)
     error_code failure;  // why the machine gave up
     detail::listener_registry<std::function<void(const std::string&)>> listeners;
-    std::shared_ptr<detail::zk_engine<detail::persistent_node_machine>> engine;
+    std::shared_ptr<detail::zk_engine<detail::persistent_node_machine, state>> engine;
 
     state(client& cl, std::string p, create_mode m, std::string d) : c(cl), path(std::move(p)), mode(m), data(std::move(d)) {}
 
@@ -105,10 +105,8 @@ persistent_node::persistent_node(client& c, std::string path, create_mode mode, 
     state_ = std::make_shared<state>(c, path_, mode, data);
     detail::persistent_node_config config{.path = path_, .mode = mode, .protect = options.use_protection, .create_parents = options.create_parents, .ttl = options.ttl};
     std::weak_ptr<state> weak = state_;
-    state_->engine = std::make_shared<detail::zk_engine<detail::persistent_node_machine>>(
-        client_, detail::persistent_node_machine(std::move(config), std::move(data)), [weak](const detail::persistent_node_machine::action& a) {
-            if (auto s = weak.lock()) s->on_outcome(a);
-        });
+    state_->engine = std::make_shared<detail::zk_engine<detail::persistent_node_machine, state>>(
+        client_, detail::persistent_node_machine(std::move(config), std::move(data)), weak);
 }
 
 persistent_node::~persistent_node() {

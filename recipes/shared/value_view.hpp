@@ -48,9 +48,7 @@ public:
         if (ec && ec != errc::node_exists) throw_if(ec, path_, ec.message() + " while creating the " + what_);
         auto first = first_.emplace().get_future();
         std::weak_ptr<value_view> weak = this->shared_from_this();
-        engine_ = std::make_shared<zk_engine<machine>>(c_, machine(path_, codec_), [weak](const typename machine::action& a) {
-            if (auto s = weak.lock()) s->on_outcome(a);
-        });
+        engine_ = std::make_shared<zk_engine<machine, value_view>>(c_, machine(path_, codec_), weak);
         engine_->start(value_in::start{});
         const auto [read_ec, data] = first.get();
         if (!read_ec) return;
@@ -123,6 +121,7 @@ private:
         }
     }
 
+    friend class zk_engine<machine, value_view>;  // (on_outcome)
     // Network thread.
     void on_outcome(const typename machine::action& a) {
         if (const auto* r = std::get_if<typename machine::value_read>(&a)) {
@@ -159,7 +158,7 @@ private:
     value_type value_{};  // under mutex_, with version_
     std::int32_t version_ = -1;
     listener_registry<listener> listeners_;
-    std::shared_ptr<zk_engine<machine>> engine_;
+    std::shared_ptr<zk_engine<machine, value_view>> engine_;
     // open() waits for the first outcome: a value, or why there is none.
     std::optional<std::promise<std::pair<boost::system::error_code, std::string>>> first_;  // under mutex_
 };
