@@ -133,7 +133,9 @@ void lock_engine::carry_out(const lock_out::notice& a) {
             return client_.logger()->warn("{} belongs to this client's session, yet no acquire of this client has it: a node the "
                                           "process forgot (a create whose reply was lost, or a delete the servers lost); the "
                                           "waiter behind it deletes it", a.path);
-        case lock_out::notice::touch_failed: return client_.logger()->debug("writing our data to {}: {}", a.path, a.ec.message());
+        case lock_out::notice::grant_signal_failed: return client_.logger()->debug("signalling the grant of {}: {}", a.path, a.ec.message());
+        case lock_out::notice::write_back_failed:
+            return client_.logger()->debug("writing its data back after the revocation request: {}: {}", a.path, a.ec.message());
         case lock_out::notice::remove_failed: return client_.logger()->warn("removing lock node {}: {}", a.path, a.ec.message());
         case lock_out::notice::release_pending:
             return client_.logger()->warn("release of {} pending: {}; the node is deleted once the connection returns", a.path, a.ec.message());

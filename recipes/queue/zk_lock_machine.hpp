@@ -31,7 +31,7 @@ namespace lock_out {
 /// Nothing to decide, something to log: a node of our session that no acquire of this client has
 /// (the machine deletes it), or a background request that failed.
 struct notice {
-    enum kind { stray_found, touch_failed, remove_failed, release_pending, release_failed } what = stray_found;
+    enum kind { stray_found, grant_signal_failed, write_back_failed, remove_failed, release_pending, release_failed } what = stray_found;
     std::string path;
     boost::system::error_code ec;
 };
@@ -88,7 +88,7 @@ public:
 
 private:
     // What each ticket out there was sent for: how its reply, or its watch's event, reads.
-    enum class sent { create, list, watch_node, watch_own, read_own, delete_own, own_timer, deadline, touch, remove };
+    enum class sent { create, list, watch_node, watch_own, read_own, delete_own, own_timer, deadline, signal_grant, write_back, remove };
     struct out_there {
         out_there(zk::ticket i, sent w, std::string p = {}) : id(i), what(w), path(std::move(p)) {}
         zk::ticket id = 0;
@@ -129,7 +129,7 @@ private:
         const bool watch_set = (what == sent::watch_own && (!r.ec || r.ec == errc::no_node)) ||
                                ((what == sent::watch_node || what == sent::read_own) && !r.ec);
         auto path = watch_set ? std::string() : std::move(s->path);
-        if (!watch_set) erase(r.id);
+        if (!watch_set) erase(s);  // (s is not read again then)
         switch (what) {
             case sent::create: {
                 const auto czxid = r.stat ? r.stat->czxid : 0, owner = r.stat ? r.stat->ephemeral_owner : 0;
@@ -144,9 +144,12 @@ private:
                     out_.emplace_back(lock_out::notice{is_retryable(r.ec) ? lock_out::notice::release_pending : lock_out::notice::release_failed,
                                                        machine_.node_path(), r.ec});
                 return decide(lock_in::deleted{r.id, r.ec});
-            case sent::touch:
+            case sent::signal_grant:
+                if (r.ec) out_.emplace_back(lock_out::notice{lock_out::notice::grant_signal_failed, machine_.node_path(), r.ec});
+                return;
+            case sent::write_back:
                 // (bad_version: written again since the revocation request was read; that write stays)
-                if (r.ec && r.ec != errc::bad_version) out_.emplace_back(lock_out::notice{lock_out::notice::touch_failed, machine_.node_path(), r.ec});
+                if (r.ec && r.ec != errc::bad_version) out_.emplace_back(lock_out::notice{lock_out::notice::write_back_failed, machine_.node_path(), r.ec});
                 return;
             case sent::remove:
                 if (r.ec && r.ec != errc::no_node) out_.emplace_back(lock_out::notice{lock_out::notice::remove_failed, std::move(path), r.ec});
@@ -216,7 +219,8 @@ private:
         send(zk::after{a.ticket, a.delay});
     }
     void out(lock_out::touch_own&& a) {
-        send(zk::set_data{own_ticket(sent::touch), std::move(a.path), a.mark_grant ? with_grant_mark(cfg_.data) : cfg_.data, a.version});
+        const auto what = a.version < 0 ? sent::signal_grant : sent::write_back;
+        send(zk::set_data{own_ticket(what), std::move(a.path), a.mark_grant ? with_grant_mark(cfg_.data) : cfg_.data, a.version});
     }
     // Guaranteed: a connection problem does not leave the node behind.
     void out(lock_out::remove_node&& a) {
@@ -262,14 +266,12 @@ private:
         const auto it = std::find_if(sent_.begin(), sent_.end(), [&](const out_there& s) { return s.id == id; });
         return it == sent_.end() ? nullptr : &*it;
     }
-    void erase(zk::ticket id) {
-        sent_.erase(std::find_if(sent_.begin(), sent_.end(), [&](const out_there& s) { return s.id == id; }));
-    }
+    void erase(out_there* s) { sent_.erase(sent_.begin() + (s - sent_.data())); }
     std::optional<out_there> take(zk::ticket id) {
         auto* s = find(id);
         if (!s) return std::nullopt;
         auto taken = std::move(*s);
-        erase(id);
+        erase(s);
         return taken;
     }
 

@@ -15,8 +15,8 @@ namespace zkr::test {
 
 /// The first action of type T: an op (zk::get_data, zk::after, ...) or one of the machine's own
 /// outcomes; nullptr if there is none.
-template <typename T, typename Action>
-const T* find_action(const std::vector<Action>& actions) {
+template <typename T, typename Actions>
+const T* find_action(const Actions& actions) {
     for (const auto& a : actions) {
         if constexpr (std::is_constructible_v<detail::zk::op, T>) {
             if (const auto* op = std::get_if<detail::zk::op>(&a))

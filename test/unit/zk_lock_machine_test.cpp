@@ -2,6 +2,7 @@
 // requests its intents become, and what each reply, watch event and timer tells the machine.
 #include "../../recipes/queue/zk_lock_machine.hpp"
 
+#include "zk_actions.hpp"
 #include "zkr_catch.hpp"
 
 #include <cstdio>
@@ -20,6 +21,7 @@ using zkr::lost_cause;
 using zkr::lowest_n_rule;
 using zkr::revocation_signal;
 using zkr::watch_event_type;
+using zkr::test::find_action;
 
 const lowest_n_rule one{1};
 const lowest_n_rule two{2};
@@ -40,21 +42,6 @@ zk_lock_machine::config config_of(const lock_rule& rule, std::optional<std::chro
     c.create_path = "/l/lock-";
     c.data = "me";
     return c;
-}
-
-template <typename T>
-const T* find_op(const zk_lock_actions& actions) {
-    for (const auto& a : actions)
-        if (const auto* op = std::get_if<zk::op>(&a))
-            if (const auto* t = std::get_if<T>(op)) return t;
-    return nullptr;
-}
-
-template <typename T>
-const T* find_outcome(const zk_lock_actions& actions) {
-    for (const auto& a : actions)
-        if (const auto* t = std::get_if<T>(&a)) return t;
-    return nullptr;
 }
 
 const zk::get_data* read_of(const zk_lock_actions& actions, const std::string& path) {
@@ -94,14 +81,14 @@ struct listed {
 
     listed(zk_lock_machine::config c, int ours, const std::vector<int>& queue) : m(std::move(c)) {
         auto& a = m.resume(lock_in::start_after{true, session});
-        const auto create = find_op<zk::create>(a)->id;
-        const auto list = find_op<zk::get_children>(a)->id;
+        const auto create = find_action<zk::create>(a)->id;
+        const auto list = find_action<zk::get_children>(a)->id;
         auto created = reply_to(create);
         created.path = "/l/" + node(ours);
         created.stat = zkr::stat{};
         created.stat->czxid = 1000 + ours;
         created.stat->ephemeral_owner = session;
-        REQUIRE(find_outcome<lock_out::queued>(m.resume(std::move(created))));
+        REQUIRE(find_action<lock_out::queued>(m.resume(std::move(created))));
         auto listing = reply_to(list);
         for (int q : queue) listing.children.push_back(node(q));
         last = m.resume(std::move(listing));
@@ -114,14 +101,14 @@ TEST_CASE("zk lock machine: an uncontended cycle is a create and a listing sent 
     zk_lock_machine m(config_of(one));
     const auto start = m.resume(lock_in::start_after{true, session});
     REQUIRE(ops_in(start) == 2);  // one round trip: the listing goes out with the create
-    const auto* create = find_op<zk::create>(start);
+    const auto* create = find_action<zk::create>(start);
     REQUIRE(create);
     CHECK(create->path == "/l/lock-");
     CHECK(create->data == "me");
     CHECK(create->mode == create_mode::ephemeral_sequential);
     CHECK(create->protect);
     CHECK(create->parents);
-    const auto* list = find_op<zk::get_children>(start);
+    const auto* list = find_action<zk::get_children>(start);
     REQUIRE(list);
     CHECK(list->path == "/l");
     CHECK_FALSE(list->watch);
@@ -131,57 +118,57 @@ TEST_CASE("zk lock machine: an uncontended cycle is a create and a listing sent 
     created.stat = zkr::stat{};
     created.stat->czxid = 1003;
     created.stat->ephemeral_owner = session;
-    const auto* queued = find_outcome<lock_out::queued>(m.resume(std::move(created)));
+    const auto* queued = find_action<lock_out::queued>(m.resume(std::move(created)));
     REQUIRE(queued);
     CHECK(queued->path == "/l/" + node(3));
 
     auto listing = reply_to(list->id);
     listing.children = {node(3)};
     const auto& granted_now = m.resume(std::move(listing));
-    const auto* granted = find_outcome<lock_out::granted>(granted_now);
+    const auto* granted = find_action<lock_out::granted>(granted_now);
     REQUIRE(granted);
     CHECK(granted->token == 1003);
     CHECK(granted->session == session);
-    const auto* later = find_op<zk::after>(granted_now);
+    const auto* later = find_action<zk::after>(granted_now);
     REQUIRE(later);  // the own-node watch waits: short holds cost nothing
     CHECK(later->delay == own_watch_delay);
 
     const auto& release = m.resume(lock_in::release{1});
-    const auto* del = find_op<zk::remove>(release);
+    const auto* del = find_action<zk::remove>(release);
     REQUIRE(del);
     CHECK(del->path == "/l/" + node(3));
     CHECK(del->once);  // fails fast: a guard's destructor must not wait through an outage
     CHECK_FALSE(del->guaranteed);
     SECTION("a release without a connection is told as pending, with our node") {
         const auto& pending = m.resume(reply_to(del->id, make_error_code(errc::connection_loss)));
-        const auto* note = find_outcome<lock_out::notice>(pending);
+        const auto* note = find_action<lock_out::notice>(pending);
         REQUIRE(note);
         CHECK(note->what == lock_out::notice::release_pending);
         CHECK(note->path == "/l/" + node(3));
         return;
     }
     const auto& done = m.resume(reply_to(del->id));
-    CHECK_FALSE(find_outcome<lock_out::notice>(done));
-    REQUIRE(find_outcome<lock_out::release_done>(done));
-    CHECK_FALSE(find_outcome<lock_out::release_done>(done)->ec);
+    CHECK_FALSE(find_action<lock_out::notice>(done));
+    REQUIRE(find_action<lock_out::release_done>(done));
+    CHECK_FALSE(find_action<lock_out::release_done>(done)->ec);
     CHECK(m.finished());
 }
 
 TEST_CASE("zk lock machine: the timeout counts from when the caller asked") {
     zk_lock_machine m(config_of(one, std::chrono::milliseconds(500)));
     const auto& a = m.resume(lock_in::start_after{true, session, std::chrono::milliseconds(200)});
-    const auto* deadline = find_op<zk::after>(a);
+    const auto* deadline = find_action<zk::after>(a);
     REQUIRE(deadline);
     CHECK(deadline->delay == std::chrono::milliseconds(300));
     CHECK(m.deadline_ticket() == deadline->id);
     const auto id = deadline->id;
     const auto& out = m.resume(zk::timer_due{id});
-    REQUIRE(find_outcome<lock_out::not_granted>(out));
-    CHECK_FALSE(find_outcome<lock_out::not_granted>(out)->ec);  // timed out, not failed
+    REQUIRE(find_action<lock_out::not_granted>(out));
+    CHECK_FALSE(find_action<lock_out::not_granted>(out)->ec);  // timed out, not failed
     CHECK(m.resume(zk::timer_due{id}).empty());  // a timer runs out once
 
     zk_lock_machine late(config_of(one, std::chrono::milliseconds(500)));
-    const auto* none_left = find_op<zk::after>(late.resume(lock_in::start_after{true, session, std::chrono::milliseconds(900)}));
+    const auto* none_left = find_action<zk::after>(late.resume(lock_in::start_after{true, session, std::chrono::milliseconds(900)}));
     REQUIRE(none_left);
     CHECK(none_left->delay == std::chrono::milliseconds(0));
 }
@@ -196,7 +183,7 @@ TEST_CASE("zk lock machine: a node ahead of our own session that no acquire of t
         return owner == session && !known;
     };
     listed l(std::move(c), 5, {3, 5});
-    const auto* read = find_op<zk::get_data>(l.last);
+    const auto* read = find_action<zk::get_data>(l.last);
     REQUIRE(read);
     CHECK(read->path == "/l/" + node(3));
     CHECK(read->watch);
@@ -204,11 +191,11 @@ TEST_CASE("zk lock machine: a node ahead of our own session that no acquire of t
     SECTION("forgotten: a stray") {
         const auto& out = l.m.resume(node_reply(read->id, session));
         CHECK(asked == "/l/" + node(3));
-        const auto* remove = find_op<zk::remove>(out);
+        const auto* remove = find_action<zk::remove>(out);
         REQUIRE(remove);
         CHECK(remove->path == "/l/" + node(3));
         CHECK(remove->guaranteed);
-        const auto* note = find_outcome<lock_out::notice>(out);
+        const auto* note = find_action<lock_out::notice>(out);
         REQUIRE(note);
         CHECK(note->what == lock_out::notice::stray_found);
         CHECK(note->path == "/l/" + node(3));
@@ -221,8 +208,8 @@ TEST_CASE("zk lock machine: a node ahead of our own session that no acquire of t
     SECTION("another acquire of this client has it") {
         known = true;
         const auto& out = l.m.resume(node_reply(read->id, session));
-        CHECK_FALSE(find_op<zk::remove>(out));
-        CHECK_FALSE(find_outcome<lock_out::notice>(out));
+        CHECK_FALSE(find_action<zk::remove>(out));
+        CHECK_FALSE(find_action<lock_out::notice>(out));
     }
     SECTION("another session's") {
         const auto& out = l.m.resume(node_reply(read->id, someone_else));
@@ -237,21 +224,21 @@ TEST_CASE("zk lock machine: a node ahead of our own session that no acquire of t
 
 TEST_CASE("zk lock machine: a watch event goes to the read that set it") {
     listed l(config_of(one), 5, {3, 5});
-    const auto* read = find_op<zk::get_data>(l.last);
+    const auto* read = find_action<zk::get_data>(l.last);
     REQUIRE(read);
     const auto id = read->id;
     CHECK(l.m.resume(node_reply(id, someone_else)).empty());
     // The node ahead was deleted: ours holds.
-    CHECK(find_outcome<lock_out::granted>(l.m.resume(zk::watch_fired{id, watch_event_type::node_deleted})));
+    CHECK(find_action<lock_out::granted>(l.m.resume(zk::watch_fired{id, watch_event_type::node_deleted})));
     CHECK(l.m.resume(zk::watch_fired{id, watch_event_type::node_deleted}).empty());  // a watch fires once
 }
 
 TEST_CASE("zk lock machine: a read of a node ahead that finds it gone sets no watch") {
     listed l(config_of(one), 5, {3, 5});
-    const auto* read = find_op<zk::get_data>(l.last);
+    const auto* read = find_action<zk::get_data>(l.last);
     REQUIRE(read);
     const auto id = read->id;
-    CHECK(find_outcome<lock_out::granted>(l.m.resume(reply_to(id, make_error_code(errc::no_node)))));
+    CHECK(find_action<lock_out::granted>(l.m.resume(reply_to(id, make_error_code(errc::no_node)))));
     CHECK(l.m.resume(zk::watch_fired{id, watch_event_type::node_deleted}).empty());
 }
 
@@ -259,13 +246,13 @@ TEST_CASE("zk lock machine: a waiter ahead that wrote its node has been granted:
     listed l(config_of(two), 7, {1, 3, 5, 7});
     const auto* read = read_of(l.last, "/l/" + node(5));  // the waiter ahead, whose grant we await
     REQUIRE(read);
-    CHECK(find_op<zk::get_children>(l.m.resume(node_reply(read->id, someone_else, /*version=*/1))));
+    CHECK(find_action<zk::get_children>(l.m.resume(node_reply(read->id, someone_else, /*version=*/1))));
 }
 
 TEST_CASE("zk lock machine: a holder others may wait on tells them by a write of its data") {
     listed l(config_of(two), 3, {1, 3});
-    REQUIRE(find_outcome<lock_out::granted>(l.last));
-    const auto* touch = find_op<zk::set_data>(l.last);
+    REQUIRE(find_action<lock_out::granted>(l.last));
+    const auto* touch = find_action<zk::set_data>(l.last);
     REQUIRE(touch);
     CHECK(touch->path == "/l/" + node(3));
     CHECK(touch->data == "me");
@@ -274,7 +261,7 @@ TEST_CASE("zk lock machine: a holder others may wait on tells them by a write of
         const auto& failed = l.m.resume(reply_to(touch->id, make_error_code(errc::connection_loss)));
         REQUIRE(failed.size() == 1);
         const auto& note = std::get<lock_out::notice>(failed.front());
-        CHECK(note.what == lock_out::notice::touch_failed);
+        CHECK(note.what == lock_out::notice::grant_signal_failed);
         CHECK(note.path == "/l/" + node(3));
     }
     SECTION("a success tells nothing") { CHECK(l.m.resume(reply_to(touch->id)).empty()); }
@@ -282,11 +269,11 @@ TEST_CASE("zk lock machine: a holder others may wait on tells them by a write of
 
 TEST_CASE("zk lock machine: the own-node watch is an exists, and finding nothing loses the hold") {
     listed l(config_of(one), 3, {3});
-    REQUIRE(find_outcome<lock_out::granted>(l.last));
-    const auto* later = find_op<zk::after>(l.last);
+    REQUIRE(find_action<lock_out::granted>(l.last));
+    const auto* later = find_action<zk::after>(l.last);
     REQUIRE(later);
     const auto& due = l.m.resume(zk::timer_due{later->id});
-    const auto* exists = find_op<zk::exists>(due);
+    const auto* exists = find_action<zk::exists>(due);
     REQUIRE(exists);
     CHECK(exists->path == "/l/" + node(3));
     CHECK(exists->watch);
@@ -295,20 +282,20 @@ TEST_CASE("zk lock machine: the own-node watch is an exists, and finding nothing
     SECTION("there and ours: nothing to tell") {
         CHECK(l.m.resume(node_reply(id, session)).empty());
         SECTION("then deleted") {
-            const auto* lost = find_outcome<lock_out::hold_changed>(l.m.resume(zk::watch_fired{id, watch_event_type::node_deleted}));
+            const auto* lost = find_action<lock_out::hold_changed>(l.m.resume(zk::watch_fired{id, watch_event_type::node_deleted}));
             REQUIRE(lost);
             CHECK(lost->state == hold_state::lost);
             CHECK(lost->cause == lost_cause::node_deleted);
         }
     }
     SECTION("gone (an exists of a missing node answers without error and without a stat)") {
-        const auto* lost = find_outcome<lock_out::hold_changed>(l.m.resume(reply_to(id)));
+        const auto* lost = find_action<lock_out::hold_changed>(l.m.resume(reply_to(id)));
         REQUIRE(lost);
         CHECK(lost->state == hold_state::lost);
         CHECK(lost->cause == lost_cause::node_deleted);
     }
     SECTION("another session's: not ours any more") {
-        const auto* lost = find_outcome<lock_out::hold_changed>(l.m.resume(node_reply(id, someone_else)));
+        const auto* lost = find_action<lock_out::hold_changed>(l.m.resume(node_reply(id, someone_else)));
         REQUIRE(lost);
         CHECK(lost->state == hold_state::lost);
     }
@@ -316,29 +303,37 @@ TEST_CASE("zk lock machine: the own-node watch is an exists, and finding nothing
 
 TEST_CASE("zk lock machine: a revocable hold reads its node's data: a request is news once, and our data goes back at its version") {
     listed l(config_of(one, std::nullopt, /*revocable=*/true), 3, {3});
-    REQUIRE(find_outcome<lock_out::granted>(l.last));
-    const auto* read = find_op<zk::get_data>(l.last);  // at once: a request may have come before the grant was heard
+    REQUIRE(find_action<lock_out::granted>(l.last));
+    const auto* read = find_action<zk::get_data>(l.last);  // at once: a request may have come before the grant was heard
     REQUIRE(read);
     CHECK(read->path == "/l/" + node(3));
     CHECK(read->watch);
     const auto& asked = l.m.resume(node_reply(read->id, session, 4, revocation_signal));
-    CHECK(find_outcome<lock_out::revocation_requested>(asked));
-    const auto* back = find_op<zk::set_data>(asked);
+    CHECK(find_action<lock_out::revocation_requested>(asked));
+    const auto* back = find_action<zk::set_data>(asked);
     REQUIRE(back);
     CHECK(back->data == "me");
     CHECK(back->version == 4);
-    // Written again since: that write stays, and nobody is told.
-    CHECK(l.m.resume(reply_to(back->id, make_error_code(errc::bad_version))).empty());
+    SECTION("written again since: that write stays, and nobody is told") {
+        CHECK(l.m.resume(reply_to(back->id, make_error_code(errc::bad_version))).empty());
+    }
+    SECTION("any other failure is told, as a write-back's") {
+        const auto& failed = l.m.resume(reply_to(back->id, make_error_code(errc::connection_loss)));
+        REQUIRE(failed.size() == 1);
+        const auto& note = std::get<lock_out::notice>(failed.front());
+        CHECK(note.what == lock_out::notice::write_back_failed);
+        CHECK(note.path == "/l/" + node(3));
+    }
 }
 
 TEST_CASE("zk lock machine: a create that gave up after it may have been applied asks nothing of the engine") {
     zk_lock_machine m(config_of(one));
-    const auto create = find_op<zk::create>(m.resume(lock_in::start_after{true, session}))->id;
+    const auto create = find_action<zk::create>(m.resume(lock_in::start_after{true, session}))->id;
     // (the connection removes a protected create's node when it gives up: lock_out::remove_created)
     const auto& out = m.resume(reply_to(create, make_error_code(errc::connection_loss)));
     CHECK(ops_in(out) == 0);
-    REQUIRE(find_outcome<lock_out::not_granted>(out));
-    CHECK(find_outcome<lock_out::not_granted>(out)->ec == errc::connection_loss);
+    REQUIRE(find_action<lock_out::not_granted>(out));
+    CHECK(find_action<lock_out::not_granted>(out)->ec == errc::connection_loss);
 }
 
 TEST_CASE("zk lock machine: a reply or an event of a ticket it never sent, or already heard, is dropped") {
@@ -350,11 +345,11 @@ TEST_CASE("zk lock machine: a reply or an event of a ticket it never sent, or al
 
 TEST_CASE("zk lock machine: connection changes reach the hold") {
     listed l(config_of(one), 3, {3});
-    REQUIRE(find_outcome<lock_out::granted>(l.last));
-    const auto* doubtful = find_outcome<lock_out::hold_changed>(l.m.resume(zk::connection_changed{connection_state::suspended, session}));
+    REQUIRE(find_action<lock_out::granted>(l.last));
+    const auto* doubtful = find_action<lock_out::hold_changed>(l.m.resume(zk::connection_changed{connection_state::suspended, session}));
     REQUIRE(doubtful);
     CHECK(doubtful->state == hold_state::doubtful);
-    const auto* lost = find_outcome<lock_out::hold_changed>(l.m.resume(zk::connection_changed{connection_state::connected, session + 1}));
+    const auto* lost = find_action<lock_out::hold_changed>(l.m.resume(zk::connection_changed{connection_state::connected, session + 1}));
     REQUIRE(lost);
     CHECK(lost->state == hold_state::lost);
     CHECK(lost->cause == lost_cause::session_ended);
