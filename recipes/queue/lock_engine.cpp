@@ -44,14 +44,12 @@ zk_lock_machine::config machine_config(lock_driver& d, acquire_request& req) {
 }  // namespace
 
 lock_engine::lock_engine(std::shared_ptr<lock_driver> driver, acquire_request req, acquire_handler done)
-    : driver_(std::move(driver)),
-      client_(driver_->get_client()),
-      machine_(machine_config(*driver_, req)),
+    : lock_driver_ref{std::move(driver)},
+      basic_zk_engine(driver_->get_client(), zk_lock_machine(machine_config(*driver_, req))),
       done_(std::move(done)),
       on_queued_(std::move(req.on_queued)),
       on_waiting_(std::move(req.on_waiting)),
-      asked_at_(std::chrono::steady_clock::now()),
-      timers_(network_executor(detail::connection_of(client_))) {}
+      asked_at_(std::chrono::steady_clock::now()) {}
 
 lock_engine::~lock_engine() {
     if (auto d = std::exchange(done_, {})) d(make_error_code(errc::closed), nullptr);
@@ -65,24 +63,13 @@ void lock_engine::start() {
     // although the client reconnects at once. The machine queues again on the new session, and
     // the acquire ends only by its own outcome (granted, not granted, cancelled, closed).
     acquiring_self_ = shared_from_this();
-    std::weak_ptr<lock_engine> weak = weak_from_this();
-    observer_ = add_state_observer(detail::connection_of(client_), [weak](connection_state s) {
-        if (auto self = weak.lock()) self->feed(zk::connection_changed{s, self->client_.session_id()});
-    });
+    observe_connection();
     const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - asked_at_);
     feed(lock_in::start_after{is_connected(client_.state()), client_.session_id(), elapsed});
 }
 
-// Events that arrive while actions are carried out (an action's handler may answer at once) wait
-// their turn: the machine sees one event at a time, and every action of one before the next.
-void lock_engine::feed(zk_lock_input e) {
-    // The feed that runs the events keeps the engine alive: a completion may drop the last other
-    // reference.
-    const auto self = inbox_.busy() ? nullptr : shared_from_this();
-    const bool ran = inbox_.feed(std::move(e), [this](zk_lock_input& next) {
-        for (auto& a : machine_.resume(std::move(next))) carry_out(std::move(a));
-    });
-    if (ran && machine_.finished()) wind_down();
+void lock_engine::after_events() {
+    if (machine().finished()) wind_down();
 }
 
 // The machine may answer at once (nothing held, or no connection), or later. A release from a
@@ -93,38 +80,24 @@ void lock_engine::release(release_handler done) {
     feed(lock_in::release{caller});
 }
 
-void lock_engine::carry_out(zk_lock_action&& a) {
-    std::visit([this](auto& action) { carry_out(std::move(action)); }, a);
+// The machine's own outcomes (its requests and timers are basic_zk_engine's).
+void lock_engine::on_outcome(zk_lock_action&& a) {
+    std::visit(
+        [this](auto& outcome) {
+            if constexpr (!std::is_same_v<std::decay_t<decltype(outcome)>, zk::op>) carry_out(std::move(outcome));
+        },
+        a);
 }
 
-// Every request goes the same way: its reply and its watch's event come back on the network
-// thread (detail::submit, as the client's templates do), and a node or queue that has gone
-// (no_node) is an answer the machine expects, which the observer hears as such. One round trip
-// for the create and the listing: the machine asks for both, and the server applies them in order,
-// so the listing already holds our node.
-void lock_engine::carry_out(zk::op&& op) {
-    if (const auto* t = std::get_if<zk::after>(&op)) return start_timer(*t);
-    if (!std::holds_alternative<zk::create>(op))
-        return send_op(client_, std::move(op), [self = shared_from_this()](auto&& e) { self->feed(std::move(e)); });
-    // Until the reply: another acquire of this client may list our node first (a lost reply's
-    // recovery takes a while), and must not take it for a stray.
-    nodes_.emplace_back(client_, client_nodes::create_in_flight(driver_->path()));
-    send_op(client_, std::move(op), [self = shared_from_this()](auto&& e) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(e)>, zk::reply>) {  // (a create sets no watch)
-            self->forget_create_in_flight();
-            if (!e.ec) self->nodes_.emplace_back(self->client_, e.path);
-        }
-        self->feed(std::move(e));
-    });
-}
+// Until the create's reply: another acquire of this client may list our node first (a lost
+// reply's recovery takes a while), and must not take it for a stray. (One round trip for the
+// create and the listing: the machine asks for both, and the server applies them in order, so the
+// listing already holds our node.)
+void lock_engine::create_sent() { nodes_.emplace_back(client_, client_nodes::create_in_flight(driver_->path())); }
 
-// (The timer keeps the engine alive until it runs out, or wind-down cancels it.)
-void lock_engine::start_timer(const zk::after& t) {
-    timers_.start(t.id, t.delay, [self = shared_from_this()](zk::ticket id) { self->timer_due(id); });
-}
-
-void lock_engine::timer_due(zk::ticket id) {
-    if (timers_.take(id)) feed(zk::timer_due{id});
+void lock_engine::create_answered(const zk::reply& r) {
+    forget_create_in_flight();
+    if (!r.ec) nodes_.emplace_back(client_, r.path);
 }
 
 void lock_engine::carry_out(const lock_out::notice& a) {
@@ -227,8 +200,8 @@ void lock_engine::forget_create_in_flight() {
 // Nothing the machine asked for can matter any more: its timers stop.
 void lock_engine::wind_down() {
     nodes_.clear();
-    timers_.cancel_all();
-    if (observer_) remove_state_observer(detail::connection_of(client_), std::exchange(observer_, 0));
+    cancel_timers();
+    stop_observing();
     releasing_.reset();
 }
 

@@ -59,6 +59,8 @@ template <typename Rules = lock_rules>
 class basic_zk_lock_machine {
 public:
     using machine = basic_lock_machine<Rules>;
+    using input = zk_lock_input;
+    using action = zk_lock_action;
 
     struct config {
         typename machine::config decisions;
