@@ -172,14 +172,6 @@ struct touch_own {
 struct remove_node {
     std::string path;
 };
-/// The create of `ticket` failed after it may have been applied (its reply was lost and the retries
-/// gave up): find its node by the create's protect prefix and remove it, as remove_node does.
-/// Without this the node would stay, and block the queue, until the session ends. zkr's connection
-/// layer does this for every protected create (the engine sends nothing); the simulation's model
-/// of that layer does it here.
-struct remove_created {
-    lock_ticket ticket = 0;
-};
 /// Our release: a fail-fast delete. Answer with lock_in::deleted.
 struct delete_own {
     lock_ticket ticket = 0;
@@ -221,7 +213,7 @@ struct release_done {
 
 using lock_action = std::variant<lock_out::deadline_after, lock_out::create, lock_out::list, lock_out::watch_node, lock_out::watch_own,
                                  lock_out::own_watch_later, lock_out::touch_own, lock_out::remove_node,
-                                 lock_out::remove_created, lock_out::delete_own, lock_out::queued, lock_out::waiting, lock_out::granted,
+                                 lock_out::delete_own, lock_out::queued, lock_out::waiting, lock_out::granted,
                                  lock_out::not_granted, lock_out::revocation_requested, lock_out::hold_changed,
                                  lock_out::release_done>;
 /// A machine's answer to one event: room for four actions inside (a machine lives for one acquire,
@@ -432,10 +424,11 @@ private:
     // A create's ticket is never dropped before its reply (abandon_all keeps creates).
     void on(const lock_in::created& e, const request& r) {
         drop(e.ticket);
-        // The create may have landed before it failed: its reply was lost and it was retried, or
-        // its retry reached a read-only server (found by the simulation with read-only servers,
-        // seed 322000973: the node made before the outage stayed ahead of every waiter).
-        if (e.ec && (is_retryable(e.ec) || e.ec == errc::not_read_only)) emit(lock_out::remove_created{e.ticket});
+        // The create may have landed before it failed (its reply was lost and its retries gave
+        // up, or a retry reached a read-only server: the simulation with read-only servers, seed
+        // 322000973, found that node ahead of every waiter). The connection removes it, by the
+        // create's protect prefix, for every protected create (src/protected_create.cpp): nothing
+        // for the machine to ask.
         auto* a = acquiring();
         if (r.abandoned || !a) {
             if (!e.ec) emit(lock_out::remove_node{e.path});  // a node of an abandoned attempt

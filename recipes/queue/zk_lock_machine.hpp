@@ -194,7 +194,7 @@ private:
         send(zk::after{deadline_, left});
     }
     // Our node: protected (the connection finds it after a lost reply, and removes it when the
-    // create gives up after it may have been applied: lock_out::remove_created needs nothing here).
+    // create gives up after it may have been applied).
     void out(lock_out::create&& a) {
         note(a.ticket, sent::create);
         send(zk::create{a.ticket, cfg_.create_path, cfg_.data, cfg_.mode, /*parents=*/true, /*protect=*/true});
@@ -230,9 +230,6 @@ private:
         r.guaranteed = true;
         send(std::move(r));
     }
-    // Nothing to send: the connection looks for the node of every protected create that gave up
-    // after it may have reached the server, by its prefix, and deletes it.
-    void out(lock_out::remove_created&&) {}
     // The release fails fast: without a connection the caller hears connection_loss at once
     // instead of waiting for one, and the machine deletes on reconnection.
     void out(lock_out::delete_own&& a) {

@@ -183,8 +183,6 @@ inline acquisition_result run_acquisition(const lock_rule& rule, const acquisiti
                         inbox.push_back(lock_in::deleted{a.ticket, {}});
                     } else if constexpr (std::is_same_v<A, lock_out::remove_node>) {
                         if (a.path == our_path) gone = true;
-                    } else if constexpr (std::is_same_v<A, lock_out::remove_created>) {
-                        gone = true;  // the connection layer finds it by its prefix, if it was made
                     } else if constexpr (std::is_same_v<A, lock_out::granted>) {
                         ++r.acquire_outcomes;
                         r.granted = true;

@@ -329,7 +329,7 @@ TEST_CASE("zk lock machine: a revocable hold reads its node's data: a request is
 TEST_CASE("zk lock machine: a create that gave up after it may have been applied asks nothing of the engine") {
     zk_lock_machine m(config_of(one));
     const auto create = find_action<zk::create>(m.resume(lock_in::start_after{true, session}))->id;
-    // (the connection removes a protected create's node when it gives up: lock_out::remove_created)
+    // (the connection removes a protected create's node when it gives up)
     const auto& out = m.resume(reply_to(create, make_error_code(errc::connection_loss)));
     CHECK(ops_in(out) == 0);
     REQUIRE(find_action<lock_out::not_granted>(out));
