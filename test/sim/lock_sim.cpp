@@ -541,7 +541,7 @@ private:
         if (c.closed || last->n.owner != c.session || client_knows(c, last->path)) return;
         // (Into the queue it left: one made anew since restarts its sequence, and a real loss
         // would have lost the new one too.)
-        const node* queue = zk_.find(last->path.substr(0, last->path.rfind('/')));
+        const node* queue = zk_.find(std::string(parent_path(last->path)));
         if (!queue || queue->czxid != last->queue_czxid) return;
         if (zk_.restore(last->path, last->n) != rc::ok) return;
         tally("a release's delete lost by the servers");
@@ -791,7 +791,7 @@ private:
                 std::optional<node> before;
                 if (const node* n = zk_.find(r.path)) before = *n;
                 const auto code = zk_.remove(r.path);
-                if (code == rc::ok) last_release_ = released_node{c.id, r.path, *before, zk_.find(r.path.substr(0, r.path.rfind('/')))->czxid};
+                if (code == rc::ok) last_release_ = released_node{c.id, r.path, *before, zk_.find(std::string(parent_path(r.path)))->czxid};
                 reply(c, r, answer(r.ticket, error_of(code)));
                 break;
             }
@@ -1458,20 +1458,21 @@ private:
                c.resend.empty() && c.stashed.empty();
     }
 
-    // A resurrected node that no waiter of its own client deleted (none waited right behind it,
-    // or none acquired that lock again) blocks the waiters behind it until its session ends
-    // (docs/reliability.md). Nothing in zkr ends that session, so at quiescence the world does, as
-    // the owner process's restart would, and the schedule goes on to its end.
+    // Whether the node at path is one the servers put back (lose_the_last_release), still there.
     bool resurrected(const std::string& path) const {
         const auto it = resurrected_.find(path);
         const node* n = it == resurrected_.end() ? nullptr : zk_.find(path);
         return n && n->czxid == it->second;
     }
+    // A resurrected node that no waiter of its own client deleted (none waited right behind it,
+    // or none acquired that lock again) blocks the waiters behind it until its session ends
+    // (docs/reliability.md). Nothing in zkr ends that session, so at quiescence the world does, as
+    // the owner process's restart would, and the schedule goes on to its end.
     bool end_a_resurrected_session() {
         for (const auto& [path, czxid] : resurrected_) {
-            const node* n = zk_.find(path);
-            if (!n || n->czxid != czxid || !zk_.alive(n->owner)) continue;
-            const auto owner = n->owner;
+            if (!resurrected(path)) continue;
+            const auto owner = zk_.find(path)->owner;
+            if (!zk_.alive(owner)) continue;
             tally("a resurrected node's session ended at quiescence");
             out_.note("quiescent with " + path + " back: its session ends", now_);
             for (auto& c : clients_)

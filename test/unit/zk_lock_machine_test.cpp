@@ -57,6 +57,12 @@ std::size_t ops_in(const zk_lock_actions& actions) {
     return n;
 }
 
+// What a background request's failure comes to: one notice, nothing decided.
+const lock_out::notice& only_notice(const zk_lock_actions& actions) {
+    REQUIRE(actions.size() == 1);
+    return std::get<lock_out::notice>(actions.front());
+}
+
 zk::reply reply_to(zk::ticket id, boost::system::error_code ec = {}) {
     zk::reply r;
     r.id = id;
@@ -200,9 +206,7 @@ TEST_CASE("zk lock machine: a node ahead of our own session that no acquire of t
         CHECK(note->what == lock_out::notice::stray_found);
         CHECK(note->path == "/l/" + node(3));
         SECTION("its delete failing is told, not decided on") {
-            const auto& failed = l.m.resume(reply_to(remove->id, make_error_code(errc::closed)));
-            REQUIRE(failed.size() == 1);
-            CHECK(std::get<lock_out::notice>(failed.front()).what == lock_out::notice::remove_failed);
+            CHECK(only_notice(l.m.resume(reply_to(remove->id, make_error_code(errc::closed)))).what == lock_out::notice::remove_failed);
         }
     }
     SECTION("another acquire of this client has it") {
@@ -258,9 +262,7 @@ TEST_CASE("zk lock machine: a holder others may wait on tells them by a write of
     CHECK(touch->data == "me");
     CHECK(touch->version == -1);
     SECTION("its failure is told, with our node") {
-        const auto& failed = l.m.resume(reply_to(touch->id, make_error_code(errc::connection_loss)));
-        REQUIRE(failed.size() == 1);
-        const auto& note = std::get<lock_out::notice>(failed.front());
+        const auto& note = only_notice(l.m.resume(reply_to(touch->id, make_error_code(errc::connection_loss))));
         CHECK(note.what == lock_out::notice::grant_signal_failed);
         CHECK(note.path == "/l/" + node(3));
     }
@@ -318,9 +320,7 @@ TEST_CASE("zk lock machine: a revocable hold reads its node's data: a request is
         CHECK(l.m.resume(reply_to(back->id, make_error_code(errc::bad_version))).empty());
     }
     SECTION("any other failure is told, as a write-back's") {
-        const auto& failed = l.m.resume(reply_to(back->id, make_error_code(errc::connection_loss)));
-        REQUIRE(failed.size() == 1);
-        const auto& note = std::get<lock_out::notice>(failed.front());
+        const auto& note = only_notice(l.m.resume(reply_to(back->id, make_error_code(errc::connection_loss))));
         CHECK(note.what == lock_out::notice::write_back_failed);
         CHECK(note.path == "/l/" + node(3));
     }
