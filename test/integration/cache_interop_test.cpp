@@ -236,22 +236,24 @@ TEST_CASE("interop: zkr's tree cache and zkr watch, Curator's TreeCache and Cura
     for (int i = 0; i < 200 && read_server_tree(*c, root).size() < 6; ++i) w.change();
     const auto server = read_server_tree(*c, root);
     CHECK(server.size() >= 6);
-    INFO("the server's tree after the changes:\n" << describe_tree(server));
     const auto to_tree = [](const std::map<std::string, zkr::cached_node>& v) {
         tree_state t;
         for (const auto& [p, n] : v) t[p] = {n.data, n.stat.version, n.stat.czxid};
         return t;
     };
-    CHECK(zkr::test::eventually([&] { return to_tree(cache.view()) == server; }, 10s));
-    CHECK(zkr::test::eventually([&] {
-        std::lock_guard lock(replay_mutex);
-        return replayed == server;
-    }, 10s));
-    CHECK(zkr::test::eventually([&] { return replay_json(zkr_watch_log).nodes == without_czxid(server); }, 10s));
-    for (auto& p : peers) {
-        const bool converged = zkr::test::eventually([&] { return read_view(p.view).nodes == server; }, 20s);
-        INFO(p.name << " shows:\n" << describe_tree(read_view(p.view).nodes));
-        CHECK(converged);
+    {  // (the tree in these checks' messages only: a failure after them reads short, its reason last)
+        INFO("the server's tree after the changes:\n" << describe_tree(server));
+        CHECK(zkr::test::eventually([&] { return to_tree(cache.view()) == server; }, 10s));
+        CHECK(zkr::test::eventually([&] {
+            std::lock_guard lock(replay_mutex);
+            return replayed == server;
+        }, 10s));
+        CHECK(zkr::test::eventually([&] { return replay_json(zkr_watch_log).nodes == without_czxid(server); }, 10s));
+        for (auto& p : peers) {
+            const bool converged = zkr::test::eventually([&] { return read_view(p.view).nodes == server; }, 20s);
+            INFO(p.name << " shows:\n" << describe_tree(read_view(p.view).nodes));
+            CHECK(converged);
+        }
     }
     cache.close();
     zkr_watch.kill(SIGTERM);
