@@ -28,6 +28,7 @@ class interprocess_read_write_lock;
 class multi_lock_member;
 namespace detail {
 struct acquire_request;
+class hold_cache;
 }
 
 /// What other libraries' lock nodes an interprocess_mutex takes part with on its path.
@@ -37,6 +38,27 @@ struct mutex_options {
     /// with `extra_lock_patterns=("-lock-",)` (Kazoo 2.7.1 and later), so that they queue behind
     /// zkr's nodes in turn, a zkr mutex and a Kazoo Lock on one path exclude each other.
     bool kazoo_lock_nodes = false;
+    /// Lock caching (opt-in; no peer library has it): the last release of a hold keeps its node
+    /// while no other node queues on the path, and the next acquire through this object, by any
+    /// thread, takes it back with no request. The first such release lists the lock's folder with
+    /// a children watch (one request); while that watch has not fired, later releases send nothing
+    /// either. Once another node queues, the watch fires and the kept node is deleted at once, or,
+    /// when an acquire here has taken it back, at the end of that hold.
+    ///
+    /// What changes: after release() or unlock() returns, another process cannot lock at once. It
+    /// can once it has queued and this process has heard of it: one notification and one delete
+    /// later (plus the hold in progress here, if any). Mutual exclusion is as without caching: the
+    /// kept node stays first in the queue, and it is handed only to an acquire of this object,
+    /// only while it reads held (connected, and the server heard from within 2/3 of the session
+    /// timeout). A hold taken back is the same hold: the same node and fencing token (a fenced
+    /// resource that refuses tokens lower than the highest it has seen accepts it), and hold
+    /// listeners hear it end only when the node goes, not at each unlock(). Connection loss: a
+    /// kept node is not lent while doubtful; the acquire queues anew, and the kept node is
+    /// deleted once the connection returns. Session expiry: it went with the session. The
+    /// destructor deletes a kept node as it releases holds. async_acquire does not take a kept
+    /// node (it queues, which lets the kept one go). is_acquired_in_this_process() and state()
+    /// read "not held" while a node is only kept; participant_nodes() and `zkr status` show it.
+    bool cache_hold = false;
 };
 
 /**
@@ -209,6 +231,8 @@ private:
     detail::thread_holds<std::shared_ptr<detail::hold>> holds_;
     // Each thread's last released hold, while its delete may still be pending (for state()).
     mutable detail::by_thread<std::weak_ptr<detail::hold>> released_;
+    // mutex_options::cache_hold: the node kept between holds (null without caching).
+    std::shared_ptr<detail::hold_cache> cache_;
 };
 
 template <typename Token>

@@ -1,9 +1,12 @@
 #include "../queue/hold_access.hpp"
+#include "../queue/hold_cache.hpp"
 #include "../queue/lock_core.hpp"
 
 #include <zkr/interprocess_mutex.hpp>
 
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 namespace zkr {
 
@@ -22,7 +25,9 @@ interprocess_mutex::interprocess_mutex(client& c, std::string path, mutex_option
     : core_(std::make_unique<detail::lock_core>(
           c, std::move(path),
           std::make_shared<lowest_n_rule>(1, queue_kind::mutex,
-                                          options.kazoo_lock_nodes ? lowest_n_rule::foreign::kazoo : lowest_n_rule::foreign::none))) {}
+                                          options.kazoo_lock_nodes ? lowest_n_rule::foreign::kazoo : lowest_n_rule::foreign::none))) {
+    if (options.cache_hold) cache_ = std::make_shared<detail::hold_cache>(core_->shared_driver());
+}
 
 interprocess_mutex::interprocess_mutex(client& c, std::string path, std::shared_ptr<const lock_rule> rule, acquire_plan plan)
     : core_(std::make_unique<detail::lock_core>(c, std::move(path), std::move(rule))), plan_(std::move(plan)) {}
@@ -33,6 +38,8 @@ interprocess_mutex::~interprocess_mutex() {
         std::lock_guard lock(mutex_);
         holds = holds_.take_all();
     }
+    if (cache_)
+        if (auto kept = cache_->close()) holds.push_back(std::move(kept));
     for (const auto& h : holds) core_->release_quietly(h);
 }
 
@@ -64,6 +71,19 @@ bool interprocess_mutex::acquire_for(std::optional<std::chrono::milliseconds> ti
     core_->refuse_if_held_through_multi_lock(owner, "interprocess_mutex");
     detail::acquire_request req;
     req.timeout = timeout;
+    if (cache_) {
+        // Lock caching: the kept node with no request, or (a release's listing still in flight)
+        // after waiting for its answer, within the timeout; what is left of it goes to the queue.
+        std::optional<std::chrono::steady_clock::time_point> deadline;
+        if (timeout && timeout->count() > 0) deadline = std::chrono::steady_clock::now() + *timeout;
+        if (auto kept = cache_->take(deadline)) {
+            adopt(owner, std::move(kept));
+            return true;
+        }
+        if (deadline)
+            req.timeout = std::max(std::chrono::milliseconds(0), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                     *deadline - std::chrono::steady_clock::now()));
+    }
     if (plan_) plan_(owner, req);
     auto h = core_->acquire_hold(std::move(req));
     if (!h) return false;
@@ -72,9 +92,14 @@ bool interprocess_mutex::acquire_for(std::optional<std::chrono::milliseconds> ti
 }
 
 std::shared_ptr<detail::hold> interprocess_mutex::take_for_release(std::thread::id owner, boost::system::error_code& ec) {
-    std::lock_guard lock(mutex_);
-    auto h = holds_.take_level(owner, ec);
-    if (h) released_[owner] = h;
+    std::shared_ptr<detail::hold> h;
+    {
+        std::lock_guard lock(mutex_);
+        h = holds_.take_level(owner, ec);
+        if (h) released_[owner] = h;
+    }
+    // Lock caching: a kept hold has nothing to release now (its cache lets it go later).
+    if (h && cache_ && cache_->keep(h)) return nullptr;
     return h;
 }
 

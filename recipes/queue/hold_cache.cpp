@@ -1,0 +1,130 @@
+#include "hold_cache.hpp"
+
+#include "lock_driver.hpp"
+
+#include <zkr/client.hpp>
+#include <zkr/detail/request.hpp>
+#include <zkr/path.hpp>
+
+#include <spdlog/spdlog.h>
+
+namespace zkr::detail {
+
+using action = hold_cache_machine::action;
+
+namespace {
+bool reads_held(const hold& h) noexcept { return h.caller_state() == hold_state::held; }
+}  // namespace
+
+hold_cache::hold_cache(std::shared_ptr<lock_driver> driver) : driver_(std::move(driver)) {}
+
+bool hold_cache::keep(const std::shared_ptr<hold>& h) {
+    std::unique_lock lock(mutex_);
+    const bool lent_one = lent_ == h.get();
+    const auto a = machine_.released(reads_held(*h), lent_one);
+    if (lent_one) lent_ = nullptr;
+    if (a == action::release_now) return false;
+    kept_ = h;
+    if (a != action::list) return true;
+    const auto listing = ++listings_;
+    lock.unlock();
+    try {
+        list(h, listing);
+        return true;
+    } catch (const std::exception&) {  // (out of memory): released as without caching
+        lock.lock();
+        if (listing != listings_ || machine_.listed(false) != action::let_go) return true;  // let go meanwhile
+        answered_.notify_all();
+        kept_.reset();
+        return false;
+    }
+}
+
+std::shared_ptr<hold> hold_cache::take(std::optional<std::chrono::steady_clock::time_point> deadline) {
+    std::unique_lock lock(mutex_);
+    // A release's listing in flight: its answer decides, and queueing behind our own node instead
+    // would let the node go (a lock-unlock loop would never take it back).
+    const auto answered = [this] { return machine_.current() != hold_cache_machine::phase::listing; };
+    if (deadline)
+        answered_.wait_until(lock, *deadline, answered);
+    else
+        answered_.wait(lock, answered);
+    if (machine_.current() != hold_cache_machine::phase::kept) return nullptr;
+    if (machine_.acquire(reads_held(*kept_)) == action::grant) {
+        lent_ = kept_.get();
+        return std::move(kept_);
+    }
+    auto stale = std::move(kept_);  // doubtful or lost: it goes, and the acquire queues anew
+    lock.unlock();
+    let_go(std::move(stale));
+    return nullptr;
+}
+
+std::shared_ptr<hold> hold_cache::close() {
+    std::lock_guard lock(mutex_);
+    const auto a = machine_.close();
+    answered_.notify_all();
+    if (a != action::let_go) return nullptr;
+    return std::move(kept_);
+}
+
+// A plain request, fail_fast: a listing caught by a connection loss is not retried, so it answers
+// within a round trip, or as soon as the loss is noticed (the kept node then goes). Its answer and
+// its watch run on the network thread (library code, short, never blocking): a waiter's
+// notification is not held up behind the user's callbacks.
+void hold_cache::list(const std::shared_ptr<hold>& h, std::uint64_t listing) {
+    std::weak_ptr<hold_cache> weak = shared_from_this();
+    request req;
+    req.kind = op_kind::get_children;
+    req.path = driver_->path();
+    req.fail_fast = true;
+    req.no_node_is_an_answer = true;  // (our node's folder gone: we are not alone, and no failure)
+    req.watch = [weak](watch_event) {
+        if (auto self = weak.lock()) self->on_changed();
+    };
+    submit(connection_of(driver_->get_client()), std::move(req),
+           [weak, listing, ours = std::string(node_name(h->node_path()))](const boost::system::error_code& ec, response&& r) {
+               if (auto self = weak.lock()) self->on_listed(!ec && r.children.size() == 1 && r.children.front() == ours, listing);
+           });
+}
+
+void hold_cache::on_listed(bool alone, std::uint64_t listing) {
+    std::unique_lock lock(mutex_);
+    if (listing != listings_) return;  // (an earlier keep's listing: stale)
+    const auto a = machine_.listed(alone);
+    answered_.notify_all();
+    if (a != action::let_go) return;
+    auto h = std::move(kept_);
+    lock.unlock();
+    let_go(std::move(h));
+}
+
+void hold_cache::on_changed() {
+    std::unique_lock lock(mutex_);
+    const auto a = machine_.changed();
+    answered_.notify_all();
+    if (a != action::let_go) return;
+    auto h = std::move(kept_);
+    lock.unlock();
+    let_go(std::move(h));
+}
+
+void hold_cache::let_go(std::shared_ptr<hold> h) {
+    if (!h) return;
+    auto& c = driver_->get_client();
+    try {
+        driver_->release(h, [&c, node = h->node_path()](const boost::system::error_code& ec) {
+            try {
+                c.logger()->debug("lock cache: the kept node {} let go: {}", node, ec ? ec.message() : "deleted");
+            } catch (...) {  // a logger's sink may throw
+            }
+        });
+    } catch (const std::exception&) {  // (out of memory): the node stays with the session
+        try {
+            c.logger()->warn("lock cache: could not release the kept node {}; it stays until the session ends", h->node_path());
+        } catch (...) {
+        }
+    }
+}
+
+}  // namespace zkr::detail
