@@ -770,3 +770,28 @@ TEST_CASE("partition 5: a random schedule of partitions and process faults, from
     check_follower_holders(f, follower);
     check_paused_holds(f, paused);
 }
+
+// Lock caching (mutex_options::cache_hold): each worker takes its kept node back with no request
+// while nobody queues, and every hand-off to another worker waits for that worker's queueing to be
+// heard. The same checker, with one worker's repeated token allowed (history.hpp, cached_holds);
+// each run must have granted from the cache, or it proved nothing of it.
+TEST_CASE("nemesis 8: lock caching under blackholes, resets and lost replies, standalone") {
+    fault_run r({.servers = 1, .recipe = "mutex_cached", .workers = 2});
+    r.for_fault_time([&] { network_fault(r); });
+    CHECK(r.finish("network").check.repeated_tokens > 0);
+}
+
+TEST_CASE("nemesis 8: lock caching while sessions expire at random, standalone") {
+    fault_run r({.servers = 1, .recipe = "mutex_cached", .workers = 2});
+    r.for_fault_time([&] { expire_random_session(r); });
+    CHECK(r.finish("expire sessions").check.repeated_tokens > 0);
+}
+
+TEST_CASE("nemesis 8: lock caching with a holder SIGSTOPped past its session timeout, standalone") {
+    fault_run r({.servers = 1, .recipe = "mutex_cached", .workers = 2, .hold_ms = 100});
+    std::vector<paused_hold> paused;
+    r.for_fault_time([&] { pause_holder(r, paused); });
+    const auto f = r.finish("SIGSTOP holder");
+    CHECK(check_paused_holds(f, paused) >= 1);
+    CHECK(f.check.repeated_tokens > 0);
+}

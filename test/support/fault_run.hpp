@@ -235,6 +235,7 @@ public:
         const bool mutex_like = options_.recipe.rfind("semaphore:", 0) != 0;
         zkr::test::check_options co;
         co.mutex_like = mutex_like;
+        co.cached_holds = options_.recipe == "mutex_cached";
         if (!mutex_like) co.max_holders = std::stoi(options_.recipe.substr(10));
         if (mutex_like) {
             const auto store = zkr::test::read_fenced(store_);
@@ -248,7 +249,9 @@ public:
                   << ", nodes leaked " << f.leaked_nodes << ", recovery after the last fault " << f.recovery_s
                   << " s, holds lost " << f.check.holds_lost << ", writes refused " << f.check.writes_refused
                   << ", unknown outcomes " << f.check.unknown_outcomes << ", most holders at once "
-                  << f.check.max_concurrent << "\n  faults: " << faults_log_ << std::endl;
+                  << f.check.max_concurrent;
+        if (co.cached_holds) std::cout << ", grants from the cache " << f.check.repeated_tokens;
+        std::cout << "\n  faults: " << faults_log_ << std::endl;
         for (std::size_t i = 0; i < f.check.violations.size() && i < 20; ++i)
             std::cout << "  violation: " << f.check.violations[i] << "\n";
         std::cout << std::flush;

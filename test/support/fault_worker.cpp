@@ -1,7 +1,7 @@
 // A worker process of the fault suite (issue 5): it contends on one recipe until a stop file
 // appears, and records what it did and saw in its history file (format: history.hpp).
 // Usage: zkr_fault_worker CONNECT RECIPE PATH HISTORY STORE STOP_FILE HOLD_MS SESSION_MS
-//   RECIPE: mutex | fair | semaphore_mutex | semaphore:MAX
+//   RECIPE: mutex | mutex_cached (mutex_options::cache_hold) | fair | semaphore_mutex | semaphore:MAX
 //           | latch: a leader_latch per acquire (start, await leadership, close on release)
 //           | unlocked: no lock at all (every acquire "succeeds"), to prove the checker catches overlap
 // Mutex-like recipes do a fenced read-modify-write of STORE while they hold; the semaphore takes
@@ -83,9 +83,13 @@ bool certainly_failed(const boost::system::error_code& ec) {
 
 std::vector<zkr::multi_op> confirm_ops() { return {zkr::multi_op::check("/")}; }
 
+// think_ms: after each release, a random pause of up to that long (lock caching: the queue is
+// then empty now and then, and a worker takes its kept node back).
 void run(zkr::client& c, const std::function<std::optional<hold>(ms)>& acquire, bool use_store,
-         const std::string& store, const std::string& stop_file, int hold_ms) {
+         const std::string& store, const std::string& stop_file, int hold_ms, int think_ms = 0) {
+    std::mt19937 thinking(static_cast<unsigned>(::getpid()));
     while (!std::filesystem::exists(stop_file)) {
+        if (think_ms > 0) std::this_thread::sleep_for(ms(std::uniform_int_distribution<int>(0, think_ms)(thinking)));
         note_session(c);
         const auto requested = mono_now();
         std::optional<hold> h;
@@ -187,6 +191,10 @@ int main(int argc, char** argv) {
             zkr::interprocess_mutex m(c, path);
             auto states = record_states(m);
             run(c, lock_acquirer(m), true, store, stop_file, hold_ms);
+        } else if (recipe == "mutex_cached") {  // lock caching: a worker takes its kept node back with no request
+            zkr::interprocess_mutex m(c, path, zkr::mutex_options{.cache_hold = true});
+            auto states = record_states(m);
+            run(c, lock_acquirer(m), true, store, stop_file, hold_ms, 5 * hold_ms);
         } else if (recipe == "fair") {
             zkr::fair_lock f(c, path);
             auto states = record_states(f);

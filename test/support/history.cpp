@@ -1,6 +1,7 @@
 #include "history.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -90,13 +91,15 @@ worker_history parse_history(int worker, const std::vector<std::string>& lines) 
 check_result check_histories(const std::vector<worker_history>& workers, const check_options& options) {
     check_result r;
     std::vector<const hold_record*> proven;
-    std::set<std::int64_t> tokens;
+    std::map<std::int64_t, int> tokens;  // token: the worker granted it
     long workers_accepted = 0;
     for (const auto& w : workers) {
         r.unknown_outcomes += w.unknown_acquires + w.unknown_confirms;
         for (const auto& h : w.holds) {
             ++r.holds;
-            if (!tokens.insert(h.token).second)
+            const auto [first, fresh] = tokens.emplace(h.token, w.worker);
+            if (!fresh && first->second == w.worker) ++r.repeated_tokens;
+            if (!fresh && !(options.cached_holds && first->second == w.worker))
                 r.violations.push_back("token " + std::to_string(h.token) + " granted twice");
             if (h.write_accepted) ++(*h.write_accepted ? r.writes_accepted : r.writes_refused);
             if (h.write_accepted.value_or(false)) ++workers_accepted;
@@ -129,7 +132,8 @@ check_result check_histories(const std::vector<worker_history>& workers, const c
     if (options.mutex_like) {
         std::sort(proven.begin(), proven.end(), [](auto* a, auto* b) { return a->granted < b->granted; });
         for (std::size_t i = 1; i < proven.size(); ++i)
-            if (proven[i]->token <= proven[i - 1]->token)
+            if (proven[i]->token < proven[i - 1]->token ||
+                (proven[i]->token == proven[i - 1]->token && !(options.cached_holds && proven[i]->worker == proven[i - 1]->worker)))
                 r.violations.push_back(describe(*proven[i]) + " was granted after " + describe(*proven[i - 1]) +
                                        ": tokens must rise in grant order");
         if (options.store_value && options.store_count && *options.store_value != *options.store_count)

@@ -74,6 +74,10 @@ struct check_options {
     bool mutex_like = true;             ///< one holder: tokens must rise in grant order; a store is used
     std::optional<long> store_value;    ///< the store's final value (mutex_like)
     std::optional<long> store_count;    ///< the store's accepted writes (mutex_like)
+    /// Lock caching (mutex_options::cache_hold): a hold taken back from the cache is the same
+    /// node, so one worker's successive holds may carry one token; another worker's never may, and
+    /// tokens still never fall in grant order (so a repeated token has no other worker's between).
+    bool cached_holds = false;
 };
 
 struct check_result {
@@ -84,11 +88,13 @@ struct check_result {
     int holds_lost = 0;  ///< ended in state lost
     int unknown_outcomes = 0;
     int max_concurrent = 0;  ///< the most proven holders at one time (weighted by qty)
+    int repeated_tokens = 0;  ///< grants of a token its worker held before (cached_holds: from the cache)
     std::vector<std::string> violations;
 };
 
-/// Checks: at most max_holders proven holders at once; tokens unique, and (mutex_like) rising in
-/// grant order among proven holds; a proven hold's store access never refused; the store's value
+/// Checks: at most max_holders proven holders at once; tokens unique (cached_holds: to one worker),
+/// and (mutex_like) rising in grant order among proven holds (cached_holds: never falling, and equal
+/// only for one worker); a proven hold's store access never refused; the store's value
 /// equals its accepted writes and the workers' count of them (no lost update).
 check_result check_histories(const std::vector<worker_history>& workers, const check_options& options);
 

@@ -87,6 +87,21 @@ TEST_CASE("history check: tokens falling in grant order, or granted twice, are v
     CHECK_FALSE(check_histories({a, c}, store(2, 2)).violations.empty());
 }
 
+TEST_CASE("history check: with lock caching one worker may hold one token again, but no other worker, nor after another's") {
+    auto cached = store(3, 3);
+    cached.cached_holds = true;
+    const auto a = parse_history(0, cat({hold(10, 20, 100), hold(30, 40, 100)}));
+    const auto b = parse_history(1, hold(50, 60, 200));
+    CHECK(check_histories({a, b}, cached).violations.empty());
+    CHECK_FALSE(check_histories({a, b}, store(3, 3)).violations.empty());  // (without caching: granted twice)
+    // Another worker with the same token; or the token back after another worker's hold.
+    const auto c = parse_history(1, cat({hold(50, 60, 100)}));
+    CHECK_FALSE(check_histories({a, c}, cached).violations.empty());
+    const auto back = parse_history(0, cat({hold(10, 20, 100), hold(50, 60, 100)}));
+    const auto between = parse_history(1, hold(30, 40, 200));
+    CHECK_FALSE(check_histories({back, between}, cached).violations.empty());
+}
+
 TEST_CASE("history check: a lost update, or a store count the workers disagree with, is a violation") {
     const auto a = parse_history(0, cat({hold(10, 20, 100), hold(30, 40, 200)}));
     CHECK_FALSE(check_histories({a}, store(1, 2)).violations.empty());  // two writes, value 1
