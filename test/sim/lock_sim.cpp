@@ -23,6 +23,7 @@ using boost::system::error_code;
 std::string_view to_string(recipe r) noexcept {
     switch (r) {
         case recipe::mutex: return "mutex";
+        case recipe::cached_mutex: return "cached_mutex";
         case recipe::semaphore_mutex: return "semaphore_mutex";
         case recipe::semaphore: return "semaphore";
         case recipe::shared_semaphore: return "shared_semaphore";
@@ -52,6 +53,15 @@ schedule draw_schedule(std::uint64_t seed) {
     if (s.kind == recipe::mutex && rng() % 3 == 0) s.kind = recipe::multi_lock;
     // The same for Curator's semaphore layout: a third of the fixed semaphores' schedules.
     if (s.kind == recipe::semaphore && rng() % 3 == 0) s.kind = recipe::curator_semaphore;
+    return s;
+}
+
+schedule draw_cached_schedule(std::uint64_t seed) {
+    auto s = draw_schedule(seed);
+    s.kind = recipe::cached_mutex;
+    s.max_holders = 1;
+    s.clients = 2 + static_cast<int>(seed % 3);  // (few: the queue is empty now and then, and a cache lends)
+    s.attempts = 3 + static_cast<int>(seed % 4);
     return s;
 }
 
@@ -109,6 +119,7 @@ struct request {
     std::optional<node> found_node;  // check's reply: that node, if it is still there
     bool plain = false;    // create: a plain ephemeral node (a downgrade's read node), not sequential
     bool with_data = false;  // exists: getData instead (a revocable hold's own-node read)
+    bool cache = false;  // list: the lock cache's, with a children watch, sent once (fail-fast)
     std::int32_t version = -1;  // set_data: the version it must find (-1: any)
     std::string data;  // set_data: what it writes
 };
@@ -118,6 +129,7 @@ struct delivery {
     std::uint64_t machine = 0;
     zk_lock_input event;
     bool own = false;  // a watch event of the machine's own node
+    bool cache = false;  // for the client's lock cache: its listing's reply, or its children watch
 };
 
 struct inbound {
@@ -132,6 +144,7 @@ struct watch_target {
     lock_ticket ticket = 0;
     bool own = false;
     std::string path;  // the watched node
+    bool cache = false;  // the lock cache's children watch on the folder
 };
 
 struct client {
@@ -158,6 +171,12 @@ struct client {
     int protect_counter = 0;
     std::int64_t rate_ms = -1;  // the simulated millisecond of the requests counted in rate_count
     int rate_count = 0;
+    // cached_mutex: the client's lock cache (null: it does not cache), the machine it keeps or
+    // lent (0: none), and its listing in flight (the ticket its answer must carry).
+    std::unique_ptr<cache_decisions> cache;
+    std::uint64_t kept = 0;
+    bool lent = false;
+    lock_ticket cache_listing = 0;
 };
 
 struct timer {
@@ -198,10 +217,10 @@ struct multi_acquire {
 
 class world {
 public:
-    world(const schedule& s, const machine_factory& machines, bool traced)
+    world(const schedule& s, const machine_factory& machines, bool traced, const cache_factory& caches)
         : s_(s), machines_(machines), rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), lost_rng_(s.seed ^ 0x5851f42d4c957f2dULL) {
         out_.traced = traced;
-        if (s.kind == recipe::mutex || s.kind == recipe::multi_lock) {
+        if (s.kind == recipe::mutex || s.kind == recipe::multi_lock || s.kind == recipe::cached_mutex) {
             rule_ = std::make_shared<lowest_n_rule>(1);
             if (s.kind == recipe::multi_lock) paths_ = multi_lock_paths;
         } else if (s.kind == recipe::latch) {
@@ -238,6 +257,10 @@ public:
             c.session = zk_.open_session();
             clients_.push_back(std::move(c));
         }
+        // cached_mutex: most clients cache (the first always), the others queue as usual.
+        if (s.kind == recipe::cached_mutex)
+            for (auto& c : clients_)
+                if (c.id == 0 || pick(4) != 0) c.cache = caches ? caches() : std::make_unique<cache_decisions>();
         for (int i = 0; i < s.clients; ++i) {
             // (Not the client whose semaphore disagrees on the maximum: by its own larger one, it
             // would rightly hold two leases of a semaphore of one.)
@@ -251,6 +274,7 @@ public:
         run_until_quiet(out_, 200000, [this] { return step(); });
         if (out_.ok) check_quiescent();
         out_.faults = s_.faults - faults_left_;
+        out_.cache_grants = cache_grants_;
         return std::move(out_);
     }
 
@@ -308,6 +332,7 @@ private:
                         break;
                     }
                     out_.note("c" + std::to_string(c.id) + " releases", now_);
+                    if (c.cache) return cache_released(c, t.machine), check();
                     feed(c, t.machine, release());
                 }
                 break;
@@ -429,7 +454,8 @@ private:
             const char* name = names[which];
             std::string other_kind;
             if (!name) {
-                const bool mutex_nodes = s_.kind == recipe::mutex || s_.kind == recipe::revocable_mutex || s_.kind == recipe::multi_lock;
+                const bool mutex_nodes = s_.kind == recipe::mutex || s_.kind == recipe::revocable_mutex || s_.kind == recipe::multi_lock ||
+                                         s_.kind == recipe::cached_mutex;
                 other_kind = std::string("_c_operator-") + (mutex_nodes ? "m1-w1-lease-" : "lock-");
                 other_kind_present_ = true;
             }
@@ -519,6 +545,11 @@ private:
         for (const auto& [id, lm] : live_)
             if (lm.client == c.id) ids.push_back(id);
         c.closed = true;
+        if (c.cache) {  // (the mutex goes with its client: its kept node with the session)
+            c.cache->close();
+            c.kept = 0;
+            c.lent = false;
+        }
         for (const auto id : ids) feed(c, id, zk::connection_changed{connection_state::closed, c.session});
         c.connected = false;
         c.outbound.clear();
@@ -578,6 +609,7 @@ private:
         c.outbound.clear();
         for (auto& r : lost) {
             if (r.what == request::release) c.local.push_back({r.machine, answer(r.ticket, make_error_code(errc::session_expired))});
+            else if (r.cache) c.local.push_back(cache_failure(r, errc::session_expired));
             else c.resend.push_back(std::move(r));
         }
         new_session(c);
@@ -587,9 +619,10 @@ private:
     // client registers its watcher only with the reply); the server's event for it is dropped.
     void disarm_unanswered(const client& c, const std::deque<request>& lost) {
         for (const auto& r : lost)
-            if (r.what == request::get_data || r.what == request::exists)
+            if (r.what == request::get_data || r.what == request::exists || r.cache)
                 std::erase_if(watches_, [&](const auto& kv) {
-                    return kv.second.client == c.id && kv.second.machine == r.machine && kv.second.ticket == r.ticket;
+                    return kv.second.client == c.id && kv.second.machine == r.machine && kv.second.ticket == r.ticket &&
+                           kv.second.cache == r.cache;
                 });
     }
 
@@ -622,6 +655,8 @@ private:
         for (auto& r : lost) {
             if (r.what == request::release) {
                 c.local.push_back({r.machine, answer(r.ticket, make_error_code(errc::connection_loss))});
+            } else if (r.cache) {
+                c.local.push_back(cache_failure(r, errc::connection_loss));
             } else {
                 if (r.what == request::create) r.step = request::lookup;
                 c.resend.push_back(std::move(r));
@@ -673,7 +708,7 @@ private:
         // Watches of the old session end without their event.
         for (auto& [id, w] : watches_)
             if (w.client == c.id && w.session == c.session)
-                c.local.push_back({w.machine, zk::watch_fired{w.ticket, watch_event_type::not_watching}, w.own});
+                c.local.push_back({w.machine, zk::watch_fired{w.ticket, watch_event_type::not_watching}, w.own, w.cache});
         std::erase_if(watches_, [&](const auto& kv) { return kv.second.client == c.id && kv.second.session == c.session; });
         // Events that fired while we were away were never delivered: those watches end too.
         for (auto& in : c.stashed) c.local.push_back(not_watching(in.what));
@@ -757,6 +792,15 @@ private:
                 break;
             }
             case request::list: {
+                if (r.cache) {  // the lock cache's: a children watch with it
+                    const auto id = ++next_watch_;
+                    auto kids = zk_.watch_children(r.path, c.session, id);
+                    if (kids) watches_[id] = {c.id, c.session, 0, r.ticket, false, r.path, true};
+                    auto listing = answer(r.ticket, kids ? error_code{} : error_of(rc::no_node));
+                    listing.children = kids.value_or(std::vector<std::string>{});
+                    c.replies.push_back({r, {0, std::move(listing), false, true}});
+                    break;
+                }
                 auto kids = zk_.children(r.path);
                 auto listing = answer(r.ticket, kids ? error_code{} : error_of(rc::no_node));
                 listing.children = kids.value_or(std::vector<std::string>{});
@@ -829,7 +873,7 @@ private:
     }
 
     static delivery not_watching(const delivery& d) {
-        return {d.machine, zk::watch_fired{std::get<zk::watch_fired>(d.event).id, watch_event_type::not_watching}, d.own};
+        return {d.machine, zk::watch_fired{std::get<zk::watch_fired>(d.event).id, watch_event_type::not_watching}, d.own, d.cache};
     }
 
     static zk_lock_input fail_event(const request& r, const error_code& ec) { return answer(r.ticket, ec); }
@@ -858,7 +902,7 @@ private:
             auto& c = clients_[w.client];
             if (c.session != w.session) continue;  // an abandoned session's handle is closed
             if (w.own && tampered(w.machine)) informative_events_.insert({w.machine, w.ticket});
-            inbound in{std::nullopt, {w.machine, zk::watch_fired{w.ticket, f.type}, w.own}};
+            inbound in{std::nullopt, {w.machine, zk::watch_fired{w.ticket, f.type}, w.own, w.cache}};
             if (c.connected && !c.read_only) c.replies.push_back(std::move(in));
             else c.stashed.push_back(std::move(in));  // (a read-only server never hears the quorum's writes)
         }
@@ -883,6 +927,10 @@ private:
             own_read = r && r->what == request::exists;
             if (r && r->what == request::get_data) ahead_read = r->path;
             c.replies.pop_front();
+        }
+        if (d.cache) {
+            cache_delivered(c, d.event);
+            return check();
         }
         if (d.machine) {
             if (out_.traced) out_.note("c" + std::to_string(c.id) + " m" + std::to_string(d.machine) + " <- " + describe(d.event), now_);
@@ -939,6 +987,7 @@ private:
     void start_attempt(client& c) {
         if (c.closed || c.attempts_started >= s_.attempts || static_cast<int>(c.running.size()) >= c.parallel) return;
         if (s_.kind == recipe::multi_lock) return start_multi(c);
+        if (c.cache && take_from_cache(c)) return;
         const auto id = ++next_machine_;
         const auto timeout = draw_timeout();
         const bool try_only = timeout && timeout->count() == 0;
@@ -1268,6 +1317,7 @@ private:
             return;
         }
         if (a.state == hold_state::lost && holds(c, id)) {
+            if (c.cache && c.lent && c.kept == id) cache_returned_lost(c);
             next(c, id);
             // Now and then the caller releases anyway: it must hear lock_lost, and nothing else.
             if (pick(3) == 0) c.local.push_back({id, release()});
@@ -1300,7 +1350,102 @@ private:
         c.running.erase(id);  // feed() lets the machine go once it is finished
         if (!live_.count(id) || !live_.at(id).downgrade_of) ++c.attempts_done;  // a downgrade's reader is part of its writer's attempt
         at(pick(30), {timer::next_attempt, c.id});
+        // The worker is done: its mutex goes, and a kept node with it (as the destructor does).
+        if (c.cache && c.attempts_started >= s_.attempts && c.running.empty() && c.cache->close() == cache_decisions::action::let_go)
+            cache_let_go(c);
     }
+
+    // ---- lock caching (cached_mutex) ------------------------------------------------------------
+    // As hold_cache does: the worker's release of its hold goes through the cache first.
+    void cache_released(client& c, std::uint64_t id) {
+        const auto& m = *live_.at(id).m;
+        const bool lent_one = c.lent && c.kept == id;
+        const auto a = c.cache->released(m.state() == hold_state::held, lent_one);
+        if (lent_one) c.lent = false;
+        if (a == cache_decisions::action::release_now) {
+            if (lent_one) c.kept = 0;
+            return feed(c, id, release());
+        }
+        if (a == cache_decisions::action::let_go) return out_.violate("c" + std::to_string(c.id) + " cache: let_go at a release");
+        c.kept = id;
+        out_.note("c" + std::to_string(c.id) + " keeps " + m.node_path() + (a == cache_decisions::action::list ? ", listing" : ""), now_);
+        if (a == cache_decisions::action::list) {
+            request r{request::list, 0, ++cache_tickets_, live_.at(id).path};
+            r.cache = true;
+            c.cache_listing = r.ticket;
+            count_request(c);
+            if (c.connected) c.outbound.push_back(std::move(r));
+            else c.local.push_back(cache_failure(r, errc::connection_loss));  // fail-fast
+        }
+        next(c, id);  // the worker's attempt is over; the machine holds on
+    }
+
+    // As interprocess_mutex::acquire_for does: the kept hold, if the cache lends it; while its
+    // listing is in flight, the acquire waits for the answer (here: tries again a little later).
+    bool take_from_cache(client& c) {
+        if (c.cache->current() == cache_decisions::phase::listing) {
+            at(1 + pick(5), {timer::next_attempt, c.id});
+            return true;
+        }
+        if (c.cache->current() != cache_decisions::phase::kept) return false;
+        const auto id = c.kept;
+        const bool alive = id && live_.count(id);  // (a finished machine: its hold was lost)
+        const auto a = c.cache->acquire(alive && live_.at(id).m->state() == hold_state::held);
+        if (a == cache_decisions::action::let_go) {
+            cache_let_go(c);
+            return false;  // and it queues anew
+        }
+        if (a != cache_decisions::action::grant) return false;
+        if (!alive) return out_.violate("c" + std::to_string(c.id) + " lent a kept hold whose machine has finished"), true;
+        const auto& m = *live_.at(id).m;
+        // The promise: a kept node is lent only while its hold reads held (then the hold checks
+        // of check() cover it as any holder).
+        if (m.state() != hold_state::held)
+            out_.violate("c" + std::to_string(c.id) + " lent its kept node " + m.node_path() + ", which reads " + std::string(zkr::to_string(*m.state())));
+        c.lent = true;
+        c.running[id] = true;
+        ++c.attempts_started;
+        ++out_.grants;
+        ++cache_grants_;
+        out_.note("c" + std::to_string(c.id) + " takes back " + m.node_path() + " (no request)", now_);
+        at(pick(150), {timer::hold_end, c.id, id});
+        return true;
+    }
+
+    // The listing's answer and the children watch.
+    void cache_delivered(client& c, zk_lock_input& e) {
+        if (!c.cache || c.closed) return;
+        auto a = cache_decisions::action::none;
+        if (const auto* r = std::get_if<zk::reply>(&e)) {
+            if (r->id != c.cache_listing) return;  // (an earlier keep's listing)
+            // (The kept machine may have finished meanwhile, its hold lost: then not alone. The
+            // real cache keeps the hold object alive; here the world lets a finished machine go.)
+            const bool alive = c.kept && live_.count(c.kept);
+            const auto ours = alive ? std::string(node_name(live_.at(c.kept).m->node_path())) : std::string();
+            a = c.cache->listed(alive && !r->ec && r->children == std::vector<std::string>{ours});
+        } else if (std::get_if<zk::watch_fired>(&e)) {
+            a = c.cache->changed();
+        }
+        if (a == cache_decisions::action::let_go) cache_let_go(c);
+    }
+
+    void cache_let_go(client& c) {
+        const auto id = std::exchange(c.kept, 0);
+        c.lent = false;
+        if (!id || !live_.count(id)) return;
+        out_.note("c" + std::to_string(c.id) + " lets its kept node go", now_);
+        feed(c, id, release());
+    }
+
+    // A lent hold lost: its worker gives it up (interprocess_mutex's release of a lost hold reaches
+    // the cache as one that does not read held).
+    void cache_returned_lost(client& c) {
+        c.cache->released(false, true);
+        c.lent = false;
+        c.kept = 0;
+    }
+
+    static delivery cache_failure(const request& r, errc code) { return {0, answer(r.ticket, make_error_code(code)), false, true}; }
 
     // ---- the checker ---------------------------------------------------------------------------
     // The maximum in force: the shared count's, or the fixed one.
@@ -1414,6 +1559,15 @@ private:
             if (!c.connected || c.opening || !c.outbound.empty() || !c.replies.empty() || !c.local.empty() ||
                 !c.resend.empty() || !c.stashed.empty())
                 return;
+        // Lock caching's promise to waiters: with nothing in flight, a cacher keeps its node only
+        // while it is alone in the queue (another node there fired its watch, and it let go).
+        for (const auto& c : clients_)
+            if (c.cache && c.cache->current() == cache_decisions::phase::kept && c.kept && live_.count(c.kept)) {
+                const auto ours = std::string(node_name(live_.at(c.kept).m->node_path()));
+                if (const auto kids = zk_.children(lock_path); kids && *kids != std::vector<std::string>{ours})
+                    return out_.violate("c" + std::to_string(c.id) + " keeps its node " + ours + " with nothing in flight, although " +
+                                        std::to_string(kids->size()) + " nodes are queued");
+            }
         std::map<std::string, std::optional<std::set<std::string>>> fitting;  // by lock path
         for (const auto& path : paths_) fitting[path] = nodes_that_fit(path);
         const int max = max_now();
@@ -1531,6 +1685,8 @@ private:
     std::multimap<std::int64_t, timer> timers_;
     std::int64_t now_ = 0;
     std::uint64_t next_machine_ = 0, next_watch_ = 0;
+    lock_ticket cache_tickets_ = 0;  // the lock caches' listings
+    long cache_grants_ = 0;          // holds taken back from a cache
     std::map<std::string, std::int64_t> last_token_;  // by lock path
     std::vector<std::string> paths_{lock_path};       // the lock paths of this schedule
     std::map<std::uint64_t, multi_acquire> multi_;    // the multi-lock acquires in progress
@@ -1565,8 +1721,8 @@ private:
 
 machine_factory shipped_machines() { return machines_with<detail::lock_rules>(); }
 
-outcome run(const schedule& s, const machine_factory& machines, bool traced) {
-    return world(s, machines, traced).run();
+outcome run(const schedule& s, const machine_factory& machines, bool traced, const cache_factory& caches) {
+    return world(s, machines, traced, caches).run();
 }
 
 }  // namespace zkr::sim

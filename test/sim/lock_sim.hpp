@@ -6,6 +6,7 @@
 // checker looks at every step.
 #pragma once
 
+#include "../../recipes/queue/hold_cache_machine.hpp"
 #include "../../recipes/queue/zk_lock_machine.hpp"
 #include "verdict.hpp"
 
@@ -79,7 +80,11 @@ machine_factory shipped_machines();
 /// curator_semaphore: the lease rule of a semaphore in Curator's layout (one node per lease, a node
 /// holds with fewer than max ahead), with no inner mutex at all: the safety of the positional rule
 /// must not rest on it (a session lost while waiting queues the lease again without it).
-enum class recipe { mutex, semaphore_mutex, semaphore, shared_semaphore, read_write, latch, revocable_mutex, multi_lock, curator_semaphore };
+/// cached_mutex: a mutex whose clients mostly cache (mutex_options::cache_hold, recipes/queue/hold_cache_machine.hpp):
+/// a worker's release keeps the node (listing the folder with a children watch first), its next
+/// acquire takes it back with no request, and the watch lets it go; drawn only by
+/// draw_cached_schedule, so that the other schedules are what they were.
+enum class recipe { mutex, semaphore_mutex, semaphore, shared_semaphore, read_write, latch, revocable_mutex, multi_lock, curator_semaphore, cached_mutex };
 std::string_view to_string(recipe r) noexcept;
 
 /// One schedule, all drawn from its seed.
@@ -94,14 +99,37 @@ struct schedule {
     int faults = 0;       ///< faults injected before the network heals
 };
 schedule draw_schedule(std::uint64_t seed);
+/// A cached_mutex schedule: draw_schedule's faults; 2 to 4 clients, 3 to 6 attempts each.
+schedule draw_cached_schedule(std::uint64_t seed);
+
+/// Lock caching's decisions as the world drives them (recipes/queue/hold_cache_machine.hpp): the
+/// shipped machine; the tests plant faults through a subclass.
+class cache_decisions {
+public:
+    using action = detail::hold_cache_machine::action;
+    using phase = detail::hold_cache_machine::phase;
+    virtual ~cache_decisions() = default;
+    virtual action released(bool fresh, bool lent_one) { return m_.released(fresh, lent_one); }
+    virtual action listed(bool alone) { return m_.listed(alone); }
+    virtual action changed() { return m_.changed(); }
+    virtual action acquire(bool fresh) { return m_.acquire(fresh); }
+    virtual action close() { return m_.close(); }
+    phase current() const { return m_.current(); }
+
+protected:
+    detail::hold_cache_machine m_;
+};
+using cache_factory = std::function<std::unique_ptr<cache_decisions>()>;
 
 struct outcome : verdict {
     int grants = 0;
     int faults = 0;
     std::map<std::string, long> by_kind;  ///< the faults that took effect, by kind
+    long cache_grants = 0;  ///< cached_mutex: holds taken back from a cache with no request
 };
 
 /// Runs one schedule. traced: keep the last steps as text (slower; used to replay a failure).
-outcome run(const schedule& s, const machine_factory& machines, bool traced = false);
+/// caches: for a cached_mutex schedule (default: the shipped decisions).
+outcome run(const schedule& s, const machine_factory& machines, bool traced = false, const cache_factory& caches = {});
 
 }  // namespace zkr::sim

@@ -143,3 +143,98 @@ TEST_CASE("lock simulation finds a release that forgets its pending delete") {
 TEST_CASE("lock simulation finds a waiter that keeps waiting behind a stray of its own session") {
     expect_found("kept stray", machines_with<keeps_strays>());
 }
+
+// ---- lock caching (mutex_options::cache_hold): cached_mutex schedules --------------------------
+namespace {
+
+#if defined(ZKR_SANITIZED_BUILD)
+constexpr long default_cached_schedules = 2000;
+#else
+constexpr long default_cached_schedules = 20000;
+#endif
+
+std::string cached_replay(const schedule& s, const cache_factory& caches, const char* test) {
+    const auto o = run(s, shipped_machines(), /*traced=*/true, caches);
+    std::string text = describe(s) + "\n  " + o.violation + "\n  last steps:\n";
+    for (const auto& line : o.trace) text += "    " + line + "\n";
+    text += "  replay: ZKR_CACHE_SIM_SEED=" + std::to_string(s.seed) + " zkr_unit_tests \"" + test + "\"\n";
+    return text;
+}
+
+template <typename Decisions>
+cache_factory caches_with() {
+    return [] { return std::make_unique<Decisions>(); };
+}
+
+// Planted faults: each a wrong choice of the cache's decisions.
+struct ignores_its_watch : cache_decisions {  // a waiter queued, and the cacher keeps its node
+    action changed() override { return action::none; }
+};
+struct keeps_without_listing : cache_decisions {  // keeps at once, with no watch to hear a waiter by
+    action released(bool fresh, bool lent_one) override {
+        const auto a = m_.released(fresh, lent_one);
+        if (a != action::list) return a;
+        m_.listed(true);
+        return action::none;
+    }
+};
+struct lends_a_doubtful_hold : cache_decisions {  // lends whatever its hold reads
+    action acquire(bool) override { return m_.acquire(true); }
+};
+
+void expect_cache_fault_found(const char* fault, const cache_factory& caches) {
+    const auto machines = shipped_machines();
+    for (std::uint64_t seed = 1; seed <= 20000; ++seed) {
+        const auto s = draw_cached_schedule(seed);
+        if (run(s, machines, false, caches).ok) continue;
+        std::cout << fault << ": found after " << seed << " schedules\n"
+                  << cached_replay(s, caches, "(the planted fault's test; it prints this trace)");
+        return;
+    }
+    FAIL(fault << ": not found in 20,000 schedules");
+}
+
+}  // namespace
+
+TEST_CASE("lock simulation: lock caching keeps every guarantee") {
+    const auto machines = shipped_machines();
+    if (const auto seed = env_number("ZKR_CACHE_SIM_SEED")) {
+        const auto s = draw_cached_schedule(static_cast<std::uint64_t>(*seed));
+        const auto o = run(s, machines, true);
+        std::cout << describe(s) << "\n";
+        for (const auto& line : o.trace) std::cout << "  " << line << "\n";
+        INFO(o.violation);
+        CHECK(o.ok);
+        return;
+    }
+    const long count = env_number("ZKR_CACHE_SIM_SCHEDULES").value_or(default_cached_schedules);
+    const auto start = std::chrono::steady_clock::now();
+    long grants = 0, cached = 0, faults = 0, steps = 0;
+    for (long i = 0; i < count; ++i) {
+        const auto s = draw_cached_schedule(1000003ULL * static_cast<std::uint64_t>(i) + 7);
+        const auto o = run(s, machines);
+        if (!o.ok) FAIL(cached_replay(s, {}, "lock simulation: lock caching keeps every guarantee"));
+        grants += o.grants;
+        cached += o.cache_grants;
+        faults += o.faults;
+        steps += o.steps;
+    }
+    const auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << count << " cached_mutex schedules in " << secs << " s: " << grants << " grants (" << cached
+              << " taken back from a cache with no request), " << faults << " faults, " << steps << " steps\n";
+    CHECK(cached > count / 2);   // the caches do lend
+    CHECK(grants - cached > count);  // and hand over to other clients
+    CHECK(faults > count);
+}
+
+TEST_CASE("lock simulation finds a lock cache that ignores its watch (a waiter behind a kept node)") {
+    expect_cache_fault_found("ignores its watch", caches_with<ignores_its_watch>());
+}
+
+TEST_CASE("lock simulation finds a lock cache that keeps a node without a watch") {
+    expect_cache_fault_found("keeps without listing", caches_with<keeps_without_listing>());
+}
+
+TEST_CASE("lock simulation finds a lock cache that lends a hold that does not read held") {
+    expect_cache_fault_found("lends a doubtful hold", caches_with<lends_a_doubtful_hold>());
+}
