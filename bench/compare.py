@@ -207,6 +207,9 @@ def main():
             for model in ("hop", "epoll"):
                 p["raw-" + model] = lambda cs, m=model: [lockbench, "--connect", cs, "--workload", "raw0-" + m, "--seconds", secs,
                                                          "--warmup", warm, "--json"]
+        if w == "w1":  # lock caching, opt-in (mutex_options::cache_hold): no request while nobody else queues
+            p["zkr-cached"] = lambda cs: [lockbench, "--connect", cs, "--workload", w, "--cache-hold", "--seconds", secs,
+                                          "--warmup", warm, "--json"]
         if w == "w1":
             p["raw"] = lambda cs: [lockbench, "--connect", cs, "--workload", "raw", "--seconds", secs, "--warmup", warm, "--json"]
         return p
@@ -291,7 +294,7 @@ def render_table(results):
             if w not in by_w:
                 continue
             zkr_rate = by_w[w].get("zkr", {}).get("rate", 0)
-            for p in ["zkr", "zkr-async", "curator", "kazoo", "raw"]:
+            for p in ["zkr", "zkr-async", "zkr-cached", "curator", "kazoo", "raw"]:
                 m = by_w[w].get(p)
                 if not m:
                     continue

@@ -2,7 +2,7 @@
 // Starts its own standalone server (forceSync=no, full JIT) unless --connect is given.
 //   zkr_lockbench [--connect HOST:PORT] [--workload W] [--clients N] [--seconds S] [--json]
 //                 [--force-sync yes|no] [--log-level L] [--blocking-call-spin-us N]
-//                 [--release sync|async]
+//                 [--release sync|async] [--cache-hold]
 // Workloads (as in issue 6):
 //   w0  plain operations, one session: sequential get_data, then create + delete (issue 24)
 //   raw0 the same with the ZooKeeper C client, no zkr
@@ -21,6 +21,9 @@
 //       the ZooKeeper C client, no zkr
 //   mem RSS of one client holding 1,000 lock objects (each holding its own lock)
 //   notify  the server's notification latency: a delete on one session -> the watch on another
+//   cachewait  lock caching's waiter: one session cycles a mutex with cache_hold, another's
+//       plain mutex acquires every 10 ms (its latency: the hand-off from a cacher)
+// --cache-hold: the mutex workloads (w1, w2, w3, w6) with mutex_options::cache_hold (lock caching)
 // --release async: the mutex workloads (w1, w2, w3, w6) and w8 release with interprocess_mutex::async_release
 // and do not wait for the delete (default sync: release(), which returns once the delete is done).
 // Prints rate, acquire p50/p99, handoff p50/p99, fairness (min/max per client), ZooKeeper requests
@@ -72,6 +75,7 @@ struct settings {
     double warmup = 2;
     long blocking_call_spin_us = -1;  // -1: the client's default
     bool async_release = false;
+    bool cache_hold = false;  // --cache-hold: the mutex workloads with mutex_options::cache_hold
     bool observer = false;  // --observer counting: every client tells a counting observer
     std::chrono::milliseconds session_timeout = std::chrono::seconds(10);
     std::string path;  // w10-leader: the election to lead
@@ -170,6 +174,12 @@ struct mutex_async_release_recipe {
     mutex_async_release_recipe(zkr::client& c, const std::string& p) : m(c, p) {}
     void acquire() { m.acquire(); }
     void release() { m.async_release(boost::asio::detached); }
+};
+struct mutex_cached_recipe {
+    zkr::interprocess_mutex m;
+    mutex_cached_recipe(zkr::client& c, const std::string& p) : m(c, p, zkr::mutex_options{.cache_hold = true}) {}
+    void acquire() { m.acquire(); }
+    void release() { m.release(); }
 };
 struct semaphore_recipe {
     zkr::interprocess_semaphore_v2 s;
@@ -322,6 +332,54 @@ result run_deep_queue(const settings& s, const std::string& path) {
     out.server_requests = server_received(s.connect) - server_before;
     out.cycles = static_cast<long>(out.acquire_us.size());
     for (auto& t : out.acquire_us) t = (t - static_cast<double>(start_ns)) / 1000;  // time to hold, from the first release
+    return out;
+}
+
+// cachewait: lock caching's promise to waiters (issue 48). One session cycles a mutex with
+// mutex_options::cache_hold as fast as it can (its kept node taken back with no request while
+// nobody queues); another session's plain mutex acquires every 10 ms, and its acquire time is the
+// waiter's latency: its create and listing, the notification to the cacher, the kept node's
+// delete (after the hold in progress there), and the notification back.
+result run_cache_wait(const settings& s, const std::string& path) {
+    auto sessions = open_sessions(s, 2);
+    result out;
+    out.per_client.assign(2, 0);
+    std::atomic<bool> stop{false};
+    const auto requests_before = requests_of(sessions);
+    const double cpu_before = cpu_now();
+    const auto start = clk::now();
+    std::thread cacher([&] {
+        mutex_cached_recipe r(*sessions[0], path);
+        while (!stop) {
+            r.acquire();
+            r.release();
+            ++out.per_client[0];
+        }
+    });
+    std::thread waiter([&] {
+        mutex_recipe r(*sessions[1], path);
+        while (!stop) {
+            std::this_thread::sleep_for(10ms);
+            const auto t0 = now_ns();
+            r.acquire();
+            out.acquire_us.push_back(static_cast<double>(now_ns() - t0) / 1000);
+            r.release();
+            ++out.per_client[1];
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::duration<double>(s.seconds));
+    stop = true;
+    cacher.join();
+    waiter.join();
+    out.elapsed = std::chrono::duration<double>(clk::now() - start).count();
+    out.cpu_seconds = cpu_now() - cpu_before;
+    out.requests = requests_of(sessions) - requests_before;
+    out.cycles = out.per_client[0] + out.per_client[1];
+    out.extra["cacher_cycles"] = static_cast<double>(out.per_client[0]);
+    out.extra["waiter_cycles"] = static_cast<double>(out.per_client[1]);
+    out.extra["waiter_p50_us"] = pct(out.acquire_us, 0.5);
+    out.extra["waiter_p99_us"] = pct(out.acquire_us, 0.99);
+    out.extra["waiter_max_us"] = out.acquire_us.empty() ? 0 : *std::max_element(out.acquire_us.begin(), out.acquire_us.end());
     return out;
 }
 
@@ -772,6 +830,7 @@ int main(int argc, char** argv) {
                 if (v != "none" && v != "counting") throw std::invalid_argument("--observer must be none or counting, got " + v);
                 s.observer = v == "counting";
             }
+            else if (a == "--cache-hold") s.cache_hold = true;
             else if (a == "--release") {
                 const auto v = value();
                 if (v != "sync" && v != "async") throw std::invalid_argument("--release must be sync or async, got " + v);
@@ -784,9 +843,9 @@ int main(int argc, char** argv) {
         }
     }
     static const std::map<std::string, int> default_clients = {{"w1", 1}, {"w2", 8}, {"w3", 64}, {"w4", 8}, {"w5", 8}, {"w6", 8},
-                                                                {"w7", 8}, {"w8", 8}, {"w0", 1}, {"raw0", 1}, {"raw0-hop", 1}, {"raw0-epoll", 1}, {"w9", 2}, {"w10", 2}, {"w10-leader", 1}, {"raw", 1}, {"mem", 1}, {"notify", 2}};
+                                                                {"w7", 8}, {"w8", 8}, {"w0", 1}, {"raw0", 1}, {"raw0-hop", 1}, {"raw0-epoll", 1}, {"w9", 2}, {"w10", 2}, {"w10-leader", 1}, {"raw", 1}, {"mem", 1}, {"notify", 2}, {"cachewait", 2}};
     if (!default_clients.count(s.workload)) {
-        std::cerr << "lockbench: --workload must be one of w0..w10, raw, raw0, raw0-hop, raw0-epoll, mem, notify\n";
+        std::cerr << "lockbench: --workload must be one of w0..w10, raw, raw0, raw0-hop, raw0-epoll, mem, notify, cachewait\n";
         return 2;
     }
     if (s.clients <= 0) s.clients = default_clients.at(s.workload);
@@ -814,6 +873,9 @@ int main(int argc, char** argv) {
         else if (s.workload == "raw") r = run_raw(s, path);
         else if (s.workload == "mem") r = run_memory(s, path);
         else if (s.workload == "notify") r = run_notify(s, path);
+        else if (s.workload == "cachewait") r = run_cache_wait(s, path);
+        else if (s.cache_hold && s.async_release) throw std::invalid_argument("--cache-hold takes --release sync");
+        else if (s.cache_hold) r = run_cycles<mutex_cached_recipe>(s, s.clients, path);
         else if (s.async_release) r = run_cycles<mutex_async_release_recipe>(s, s.clients, path);
         else r = run_cycles<mutex_recipe>(s, s.clients, path);
     } catch (const std::exception& e) {
