@@ -8,6 +8,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace zkr::detail {
 
 using action = hold_cache_machine::action;
@@ -19,6 +21,7 @@ bool reads_held(const hold& h) noexcept { return h.caller_state() == hold_state:
 hold_cache::hold_cache(std::shared_ptr<lock_driver> driver) : driver_(std::move(driver)) {}
 
 bool hold_cache::keep(const std::shared_ptr<hold>& h) {
+    if (driver_->get_client().state() == connection_state::closed) return false;  // (nothing to keep it for)
     std::unique_lock lock(mutex_);
     const bool lent_one = lent_ == h.get();
     const auto a = machine_.released(reads_held(*h), lent_one);
@@ -44,11 +47,14 @@ std::shared_ptr<hold> hold_cache::take(std::optional<std::chrono::steady_clock::
     std::unique_lock lock(mutex_);
     // A release's listing in flight: its answer decides, and queueing behind our own node instead
     // would let the node go (a lock-unlock loop would never take it back).
+    // (At most a session timeout when the caller gave none: the listing answers within the C
+    // client's receive timeout, but a request refused by a client that closed meanwhile is
+    // answered on its callback thread, which may have stopped.)
     const auto answered = [this] { return machine_.current() != hold_cache_machine::phase::listing; };
-    if (deadline)
-        answered_.wait_until(lock, *deadline, answered);
-    else
-        answered_.wait(lock, answered);
+    auto& c = driver_->get_client();
+    const auto session = c.negotiated_session_timeout().count() > 0 ? c.negotiated_session_timeout() : c.options().session_timeout;
+    const auto longest = std::chrono::steady_clock::now() + session;
+    answered_.wait_until(lock, deadline ? std::min(*deadline, longest) : longest, answered);
     if (machine_.current() != hold_cache_machine::phase::kept) return nullptr;
     if (machine_.acquire(reads_held(*kept_)) == action::grant) {
         lent_ = kept_.get();

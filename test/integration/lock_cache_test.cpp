@@ -165,3 +165,25 @@ TEST_CASE("lock caching: a kept node's session expires: the next acquire queues 
     m.unlock();
     CHECK(nodes_under(*c2, path) == 1);
 }
+
+TEST_CASE("lock caching: once the client is closed, nothing is kept and an acquire fails at once with closed") {
+    auto& zk = zkr::test::shared_server();
+    const auto path = zkr::test::recipe_path("cache-closed");
+    for (const bool kept_first : {false, true}) {
+        INFO((kept_first ? "a node kept when the client closes" : "a hold in progress when the client closes"));
+        auto c = connect(zk.connect_string());
+        zkr::interprocess_mutex m(*c, path, caching);
+        m.lock();
+        if (kept_first) {
+            m.unlock();
+            REQUIRE(m.participant_nodes().size() == 1);  // (kept)
+        }
+        c->close();
+        if (!kept_first) m.unlock();  // (never throws: the hold was lost with the client)
+        const auto start = clk::now();
+        zkr::test::expect_error([&] { m.lock(); }, zkr::errc::closed, "closed");
+        CHECK(clk::now() - start < 1s);
+    }
+    auto other = connect(zk.connect_string());
+    CHECK(nodes_under(*other, path) == 0);
+}
