@@ -55,11 +55,12 @@ std::shared_ptr<hold> hold_cache::take(std::optional<std::chrono::steady_clock::
     const auto session = c.negotiated_session_timeout().count() > 0 ? c.negotiated_session_timeout() : c.options().session_timeout;
     const auto longest = std::chrono::steady_clock::now() + session;
     answered_.wait_until(lock, deadline ? std::min(*deadline, longest) : longest, answered);
-    if (machine_.current() != hold_cache_machine::phase::kept) return nullptr;
-    if (machine_.acquire(reads_held(*kept_)) == action::grant) {
+    const auto a = machine_.acquire(kept_ && reads_held(*kept_));  // (kept_: while listing or kept)
+    if (a == action::grant) {
         lent_ = kept_.get();
         return std::move(kept_);
     }
+    if (a != action::let_go) return nullptr;
     auto stale = std::move(kept_);  // doubtful or lost: it goes, and the acquire queues anew
     lock.unlock();
     let_go(std::move(stale));

@@ -1387,8 +1387,8 @@ private:
             at(1 + pick(5), {timer::next_attempt, c.id});
             return true;
         }
-        if (c.cache->current() != cache_decisions::phase::kept) return false;
-        const auto id = c.kept;
+        // (Asked in every phase, as hold_cache::take asks: only a kept node is lent.)
+        const auto id = c.lent ? 0 : c.kept;
         const bool alive = id && live_.count(id);  // (a finished machine: its hold was lost)
         const auto a = c.cache->acquire(alive && live_.at(id).m->state() == hold_state::held);
         if (a == cache_decisions::action::let_go) {
