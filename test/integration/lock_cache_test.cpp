@@ -5,6 +5,8 @@
 #include "client_hooks.hpp"  // the client's hooks for tests (src/)
 #include "recipe_checks.hpp"
 
+#include "../../recipes/queue/lock_machine.hpp"  // own_watch_delay: the machine's policy
+
 #include <zkr/interprocess_mutex.hpp>
 
 #include "zkr_catch.hpp"
@@ -37,6 +39,9 @@ TEST_CASE("lock caching: a re-acquire takes the kept node back with no request, 
         m.unlock();
         CHECK(m.state() == zkr::hold_state::released);
         CHECK_FALSE(m.is_acquired_in_this_process());
+        // Counted once the hold has set its own-node watch (a plain hold sets it once it has
+        // lasted own_watch_delay, kept or not: one request, not one per hold taken back).
+        std::this_thread::sleep_for(zkr::detail::own_watch_delay + 150ms);
         // The node stays, alone in the queue (the release's listing was sent before this one).
         CHECK(m.participant_nodes() == std::vector<std::string>{node});
         const auto before = requests_sent(*c);
