@@ -51,19 +51,18 @@ std::shared_ptr<hold> hold_cache::take(std::optional<std::chrono::steady_clock::
     // client's receive timeout, but a request refused by a client that closed meanwhile is
     // answered on its callback thread, which may have stopped.)
     const auto answered = [this] { return machine_.current() != hold_cache_machine::phase::listing; };
-    auto& c = driver_->get_client();
-    const auto session = c.negotiated_session_timeout().count() > 0 ? c.negotiated_session_timeout() : c.options().session_timeout;
-    const auto longest = std::chrono::steady_clock::now() + session;
-    answered_.wait_until(lock, deadline ? std::min(*deadline, longest) : longest, answered);
+    if (!answered()) {  // (the clock and the timeout only then: a take-back is the hot path)
+        auto& c = driver_->get_client();
+        const auto session = c.negotiated_session_timeout().count() > 0 ? c.negotiated_session_timeout() : c.options().session_timeout;
+        const auto longest = std::chrono::steady_clock::now() + session;
+        answered_.wait_until(lock, deadline ? std::min(*deadline, longest) : longest, answered);
+    }
     const auto a = machine_.acquire(kept_ && reads_held(*kept_));  // (kept_: while listing or kept)
     if (a == action::grant) {
         lent_ = kept_.get();
         return std::move(kept_);
     }
-    if (a != action::let_go) return nullptr;
-    auto stale = std::move(kept_);  // doubtful or lost: it goes, and the acquire queues anew
-    lock.unlock();
-    let_go(std::move(stale));
+    let_go_kept_if(a, lock);  // doubtful or lost: it goes, and the acquire queues anew
     return nullptr;
 }
 
@@ -100,19 +99,20 @@ void hold_cache::on_listed(bool alone, std::uint64_t listing) {
     if (listing != listings_) return;  // (an earlier keep's listing: stale)
     const auto a = machine_.listed(alone);
     answered_.notify_all();
-    if (a != action::let_go) return;
-    auto h = std::move(kept_);
-    lock.unlock();
-    let_go(std::move(h));
+    let_go_kept_if(a, lock);
 }
 
 void hold_cache::on_changed() {
     std::unique_lock lock(mutex_);
     const auto a = machine_.changed();
     answered_.notify_all();
+    let_go_kept_if(a, lock);
+}
+
+void hold_cache::let_go_kept_if(action a, std::unique_lock<std::mutex>& lock) {
     if (a != action::let_go) return;
     auto h = std::move(kept_);
-    lock.unlock();
+    lock.unlock();  // (the release posts to the network thread, or runs there: not under our lock)
     let_go(std::move(h));
 }
 

@@ -41,6 +41,8 @@ private:
     void list(const std::shared_ptr<hold>& h, std::uint64_t listing);
     void on_listed(bool alone, std::uint64_t listing);
     void on_changed();
+    /// When a says let_go: the kept hold goes (let_go), after lock is released.
+    void let_go_kept_if(hold_cache_machine::action a, std::unique_lock<std::mutex>& lock);
     /// Releases h in the background; its outcome is only logged (at debug level: a kept hold that
     /// was lost meanwhile, which no caller is told of, is no news).
     void let_go(std::shared_ptr<hold> h);

@@ -66,9 +66,7 @@ public:
     /// client closed). A watch left from an earlier keep may fire too: a needless let-go at worst.
     action changed() noexcept {
         armed_ = false;
-        if (phase_ != phase::kept && phase_ != phase::listing) return action::none;
-        phase_ = phase::empty;
-        return action::let_go;
+        return let_go_kept();
     }
 
     /// An acquire of this process asks for the kept hold. fresh: it reads held for its caller.
@@ -86,9 +84,7 @@ public:
     /// The mutex goes: a kept hold goes with it, a lent one when its holder releases it.
     action close() noexcept {
         closed_ = true;
-        if (phase_ != phase::kept && phase_ != phase::listing) return action::none;
-        phase_ = phase::empty;
-        return action::let_go;
+        return let_go_kept();
     }
 
     phase current() const noexcept { return phase_; }
@@ -96,6 +92,13 @@ public:
     bool watch_armed() const noexcept { return armed_; }
 
 private:
+    // A node kept (or kept while its listing is in flight) goes; a lent one stays with its holder.
+    action let_go_kept() noexcept {
+        if (phase_ != phase::kept && phase_ != phase::listing) return action::none;
+        phase_ = phase::empty;
+        return action::let_go;
+    }
+
     phase phase_ = phase::empty;
     bool armed_ = false;
     bool closed_ = false;
