@@ -608,8 +608,7 @@ private:
         for (auto& r : c.outbound) lost.push_back(std::move(r));
         c.outbound.clear();
         for (auto& r : lost) {
-            if (r.what == request::release) c.local.push_back({r.machine, answer(r.ticket, make_error_code(errc::session_expired))});
-            else if (r.cache) c.local.push_back(cache_failure(r, errc::session_expired));
+            if (sent_once(r)) c.local.push_back(failed_once(r, errc::session_expired));
             else c.resend.push_back(std::move(r));
         }
         new_session(c);
@@ -653,10 +652,8 @@ private:
         const bool notify_first = pick(2) == 0;
         if (notify_first) tell_machines(c, zk::connection_changed{connection_state::suspended, c.session});
         for (auto& r : lost) {
-            if (r.what == request::release) {
-                c.local.push_back({r.machine, answer(r.ticket, make_error_code(errc::connection_loss))});
-            } else if (r.cache) {
-                c.local.push_back(cache_failure(r, errc::connection_loss));
+            if (sent_once(r)) {
+                c.local.push_back(failed_once(r, errc::connection_loss));
             } else {
                 if (r.what == request::create) r.step = request::lookup;
                 c.resend.push_back(std::move(r));
@@ -1209,10 +1206,18 @@ private:
     // fails at once.
     void send_op(client& c, std::uint64_t id, const zk::remove& o) {
         if (o.guaranteed) return send(c, {request::remove, 0, 0, o.path});
-        request r{request::release, id, o.id, o.path};
+        send_once(c, {request::release, id, o.id, o.path});
+    }
+    // A request sent once (fail-fast: a release's delete, a lock cache's listing): without a
+    // connection, or when the connection drops with it in flight, it fails at once; never resent.
+    static bool sent_once(const request& r) { return r.what == request::release || r.cache; }
+    static delivery failed_once(const request& r, errc code) {
+        return {r.machine, answer(r.ticket, make_error_code(code)), false, r.cache};
+    }
+    void send_once(client& c, request r) {
         count_request(c);
         if (c.connected) c.outbound.push_back(std::move(r));
-        else c.local.push_back({id, answer(o.id, make_error_code(errc::connection_loss))});  // fail-fast
+        else c.local.push_back(failed_once(r, errc::connection_loss));
     }
     void send_op(client& c, std::uint64_t id, const zk::after& o) {
         const auto delay = static_cast<std::size_t>(o.delay.count());
@@ -1373,9 +1378,7 @@ private:
             request r{request::list, 0, ++cache_tickets_, live_.at(id).path};
             r.cache = true;
             c.cache_listing = r.ticket;
-            count_request(c);
-            if (c.connected) c.outbound.push_back(std::move(r));
-            else c.local.push_back(cache_failure(r, errc::connection_loss));  // fail-fast
+            send_once(c, std::move(r));
         }
         next(c, id);  // the worker's attempt is over; the machine holds on
     }
@@ -1445,7 +1448,6 @@ private:
         c.kept = 0;
     }
 
-    static delivery cache_failure(const request& r, errc code) { return {0, answer(r.ticket, make_error_code(code)), false, true}; }
 
     // ---- the checker ---------------------------------------------------------------------------
     // The maximum in force: the shared count's, or the fixed one.

@@ -32,13 +32,37 @@ std::string describe(const schedule& s) {
            std::to_string(s.faults) + " faults";
 }
 
+// Which schedules a test runs: how it draws one from a seed, the variable that replays one, and
+// the lock caches' decisions (for cached_mutex schedules; empty: the shipped ones).
+struct schedule_set {
+    schedule (*draw)(std::uint64_t) = draw_schedule;
+    const char* seed_variable = "ZKR_SIM_SEED";
+    cache_factory caches;
+};
+const schedule_set every_recipe;
+const schedule_set cached_mutexes{draw_cached_schedule, "ZKR_CACHE_SIM_SEED"};
+
 // The replay of a failed schedule, with its last steps.
-std::string replay(const schedule& s, const machine_factory& machines, const char* test) {
-    const auto o = run(s, machines, /*traced=*/true);
+std::string replay(const schedule& s, const machine_factory& machines, const char* test, const schedule_set& set = every_recipe) {
+    const auto o = run(s, machines, /*traced=*/true, set.caches);
     std::string text = describe(s) + "\n  " + o.violation + "\n  last steps:\n";
     for (const auto& line : o.trace) text += "    " + line + "\n";
-    text += "  replay: ZKR_SIM_SEED=" + std::to_string(s.seed) + " zkr_unit_tests \"" + test + "\"\n";
+    text += "  replay: " + std::string(set.seed_variable) + "=" + std::to_string(s.seed) + " zkr_unit_tests \"" + test + "\"\n";
     return text;
+}
+
+// The one schedule the set's seed variable names, run and printed with its trace: true when one
+// was named (the test then checks it alone).
+bool replayed_named_seed(const schedule_set& set, const machine_factory& machines) {
+    const auto seed = env_number(set.seed_variable);
+    if (!seed) return false;
+    const auto s = set.draw(static_cast<std::uint64_t>(*seed));
+    const auto o = run(s, machines, true, set.caches);
+    std::cout << describe(s) << "\n";
+    for (const auto& line : o.trace) std::cout << "  " << line << "\n";
+    INFO(o.violation);
+    CHECK(o.ok);
+    return true;
 }
 
 struct hunt {
@@ -47,12 +71,12 @@ struct hunt {
 };
 
 // Runs schedules from seed 1 up until one fails, or `budget` passed.
-hunt hunt_violation(const machine_factory& machines, long budget) {
+hunt hunt_violation(const machine_factory& machines, long budget, const schedule_set& set) {
     hunt h;
     for (std::uint64_t seed = 1; h.schedules < budget; ++seed) {
         ++h.schedules;
-        const auto s = draw_schedule(seed);
-        if (!run(s, machines).ok) {
+        const auto s = set.draw(seed);
+        if (!run(s, machines, false, set.caches).ok) {
             h.found = s;
             break;
         }
@@ -80,29 +104,21 @@ struct keeps_strays : detail::lock_rules {
 
 constexpr long planted_budget = 20000;
 
-void expect_found(const char* fault, const machine_factory& machines) {
+void expect_found(const char* fault, const machine_factory& machines, const schedule_set& set = every_recipe) {
     const auto start = std::chrono::steady_clock::now();
-    const auto h = hunt_violation(machines, planted_budget);
+    const auto h = hunt_violation(machines, planted_budget, set);
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
     INFO(fault << ": " << h.schedules << " schedules in " << ms << " ms");
     REQUIRE(h.found);
     std::cout << fault << ": found after " << h.schedules << " schedules (" << ms << " ms)\n"
-              << replay(*h.found, machines, "(the planted fault's test; it prints this trace)");
+              << replay(*h.found, machines, "(the planted fault's test; it prints this trace)", set);
 }
 
 }  // namespace
 
 TEST_CASE("lock simulation: random schedules keep every guarantee") {
     const auto machines = shipped_machines();
-    if (const auto seed = env_number("ZKR_SIM_SEED")) {
-        const auto s = draw_schedule(static_cast<std::uint64_t>(*seed));
-        const auto o = run(s, machines, true);
-        std::cout << describe(s) << "\n";
-        for (const auto& line : o.trace) std::cout << "  " << line << "\n";
-        INFO(o.violation);
-        CHECK(o.ok);
-        return;
-    }
+    if (replayed_named_seed(every_recipe, machines)) return;
     const long count = env_number("ZKR_SIM_SCHEDULES").value_or(default_schedules);
     const auto start = std::chrono::steady_clock::now();
     long grants = 0, faults = 0, steps = 0;
@@ -153,17 +169,12 @@ constexpr long default_cached_schedules = 2000;
 constexpr long default_cached_schedules = 20000;
 #endif
 
-std::string cached_replay(const schedule& s, const cache_factory& caches, const char* test) {
-    const auto o = run(s, shipped_machines(), /*traced=*/true, caches);
-    std::string text = describe(s) + "\n  " + o.violation + "\n  last steps:\n";
-    for (const auto& line : o.trace) text += "    " + line + "\n";
-    text += "  replay: ZKR_CACHE_SIM_SEED=" + std::to_string(s.seed) + " zkr_unit_tests \"" + test + "\"\n";
-    return text;
-}
-
+// The cached_mutex schedules with a planted fault in the caches' decisions.
 template <typename Decisions>
-cache_factory caches_with() {
-    return [] { return std::make_unique<Decisions>(); };
+schedule_set cached_mutexes_with() {
+    auto set = cached_mutexes;
+    set.caches = [] { return std::make_unique<Decisions>(); };
+    return set;
 }
 
 // Planted faults: each a wrong choice of the cache's decisions.
@@ -182,38 +193,18 @@ struct lends_a_doubtful_hold : cache_decisions {  // lends whatever its hold rea
     action acquire(bool) override { return m_.acquire(true); }
 };
 
-void expect_cache_fault_found(const char* fault, const cache_factory& caches) {
-    const auto machines = shipped_machines();
-    for (std::uint64_t seed = 1; seed <= 20000; ++seed) {
-        const auto s = draw_cached_schedule(seed);
-        if (run(s, machines, false, caches).ok) continue;
-        std::cout << fault << ": found after " << seed << " schedules\n"
-                  << cached_replay(s, caches, "(the planted fault's test; it prints this trace)");
-        return;
-    }
-    FAIL(fault << ": not found in 20,000 schedules");
-}
-
 }  // namespace
 
 TEST_CASE("lock simulation: lock caching keeps every guarantee") {
     const auto machines = shipped_machines();
-    if (const auto seed = env_number("ZKR_CACHE_SIM_SEED")) {
-        const auto s = draw_cached_schedule(static_cast<std::uint64_t>(*seed));
-        const auto o = run(s, machines, true);
-        std::cout << describe(s) << "\n";
-        for (const auto& line : o.trace) std::cout << "  " << line << "\n";
-        INFO(o.violation);
-        CHECK(o.ok);
-        return;
-    }
+    if (replayed_named_seed(cached_mutexes, machines)) return;
     const long count = env_number("ZKR_CACHE_SIM_SCHEDULES").value_or(default_cached_schedules);
     const auto start = std::chrono::steady_clock::now();
     long grants = 0, cached = 0, faults = 0, steps = 0;
     for (long i = 0; i < count; ++i) {
         const auto s = draw_cached_schedule(1000003ULL * static_cast<std::uint64_t>(i) + 7);
         const auto o = run(s, machines);
-        if (!o.ok) FAIL(cached_replay(s, {}, "lock simulation: lock caching keeps every guarantee"));
+        if (!o.ok) FAIL(replay(s, machines, "lock simulation: lock caching keeps every guarantee", cached_mutexes));
         grants += o.grants;
         cached += o.cache_grants;
         faults += o.faults;
@@ -228,13 +219,13 @@ TEST_CASE("lock simulation: lock caching keeps every guarantee") {
 }
 
 TEST_CASE("lock simulation finds a lock cache that ignores its watch (a waiter behind a kept node)") {
-    expect_cache_fault_found("ignores its watch", caches_with<ignores_its_watch>());
+    expect_found("ignores its watch", shipped_machines(), cached_mutexes_with<ignores_its_watch>());
 }
 
 TEST_CASE("lock simulation finds a lock cache that keeps a node without a watch") {
-    expect_cache_fault_found("keeps without listing", caches_with<keeps_without_listing>());
+    expect_found("keeps without listing", shipped_machines(), cached_mutexes_with<keeps_without_listing>());
 }
 
 TEST_CASE("lock simulation finds a lock cache that lends a hold that does not read held") {
-    expect_cache_fault_found("lends a doubtful hold", caches_with<lends_a_doubtful_hold>());
+    expect_found("lends a doubtful hold", shipped_machines(), cached_mutexes_with<lends_a_doubtful_hold>());
 }
