@@ -1,17 +1,14 @@
 // What every engine does with a machine that speaks zk_ops: feeds it one event at a time on the
-// network thread, sends its ops on the connection (send_op), runs its timers (timer_slots) and
-// feeds it the connection's changes. The recipe's own side (what an outcome means to it, and how
+// network thread, sends its ops on the connection, runs its timers and feeds it the connection's
+// changes, all through its port (client_port: the real connection; the simulation's port runs the
+// same engine in its world). The recipe's own side (what an outcome means to it, and how
 // long the engine lives) is the Derived class's: zk_engine for the recipes that own their engine,
 // lock_engine for an acquisition and its hold.
 #pragma once
 
 #include "event_inbox.hpp"
-#include "timer_slots.hpp"
 #include "zk_ops.hpp"
 #include "zk_port.hpp"
-
-#include <zkr/client.hpp>
-#include <zkr/detail/request.hpp>
 
 #include <atomic>
 #include <memory>
@@ -30,7 +27,8 @@ namespace zkr::detail {
 ///     weakly (its recipe owns it, and what comes after the recipe's end is dropped);
 /// and may provide `void after_events()` (after a feed ran its events) and `void create_sent()`
 /// with `void create_answered(const zk::reply&)` (around each create, before its reply is fed).
-template <typename Machine, typename Derived>
+/// Port: client_port's members (send, make_timers, observe, unobserve, session_id, post).
+template <typename Machine, typename Derived, typename Port = client_port>
 class basic_zk_engine : public std::enable_shared_from_this<Derived> {
 public:
     using input = typename Machine::input;
@@ -56,18 +54,18 @@ public:
     const Machine& machine() const noexcept { return machine_; }
 
 protected:
-    basic_zk_engine(zkr::client& c, Machine m) : client_(c), machine_(std::move(m)), timers_(network_executor(connection_of(c))) {}
+    basic_zk_engine(Port port, Machine m) : port_(std::move(port)), machine_(std::move(m)), timers_(port_.make_timers()) {}
 
     /// The machine hears every connection change from now on (connection_changed, with the
     /// session then), until stop_observing.
     void observe_connection() {
-        observer_ = add_state_observer(connection_of(client_), [weak = this->weak_from_this()](connection_state s) {
-            if (auto self = weak.lock()) self->feed(zk::connection_changed{s, self->client_.session_id()});
+        observer_ = port_.observe([weak = this->weak_from_this()](connection_state s) {
+            if (auto self = weak.lock()) self->feed(zk::connection_changed{s, self->port_.session_id()});
         });
     }
     /// Any thread, and more than once.
     void stop_observing() {
-        if (const auto id = observer_.exchange(0)) remove_state_observer(connection_of(client_), id);
+        if (const auto id = observer_.exchange(0)) port_.unobserve(id);
     }
     /// Network thread: no event reaches the machine from now on; its timers stop.
     void stop_feeding() {
@@ -77,7 +75,7 @@ protected:
     /// Network thread: the machine's timers stop (it hears none of them).
     void cancel_timers() { timers_.cancel_all(); }
 
-    zkr::client& client_;
+    Port port_;
 
 private:
     Derived& derived() noexcept { return static_cast<Derived&>(*this); }
@@ -92,7 +90,7 @@ private:
 
     // Every request goes the same way: its reply and its watch's event come back on the network
     // thread (the engine sends only from there: a request sent while the client closes is answered
-    // there too), never inside send_op, and each is fed where it comes.
+    // there too), never inside the port's send, and each is fed where it comes.
     void carry_out(action&& a) {
         auto* op = std::get_if<zk::op>(&a);
         if (!op) return derived().on_outcome(std::move(a));
@@ -103,7 +101,7 @@ private:
                       }) {
             if (std::holds_alternative<zk::create>(*op)) {
                 derived().create_sent();
-                return send_op(client_, std::move(*op), [ref = completion_ref()](auto&& e) {
+                return port_.send(std::move(*op), [ref = completion_ref()](auto&& e) {
                     if (auto self = alive(ref)) {
                         if constexpr (std::is_same_v<std::decay_t<decltype(e)>, zk::reply>) self->create_answered(e);
                         self->feed(std::move(e));
@@ -111,7 +109,7 @@ private:
                 });
             }
         }
-        send_op(client_, std::move(*op), [ref = completion_ref()](auto&& e) {
+        port_.send(std::move(*op), [ref = completion_ref()](auto&& e) {
             if (auto self = alive(ref)) self->feed(std::move(e));
         });
     }
@@ -125,7 +123,7 @@ private:
 
     Machine machine_;
     event_inbox<input> inbox_;
-    timer_slots timers_;
+    typename Port::timers timers_;
     std::atomic<std::uint64_t> observer_{0};  // (stop_observing may run on two threads at once)
     bool stopped_ = false;
 };

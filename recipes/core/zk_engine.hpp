@@ -14,16 +14,16 @@ namespace zkr::detail {
 /// that is not a zk::op. The recipe owns its engine, which holds it weakly: an outcome that comes
 /// after the recipe's end goes nowhere, and so does a reply, an event or a timer that comes after
 /// the engine's.
-template <typename Machine, typename Recipe>
-class zk_engine : public basic_zk_engine<Machine, zk_engine<Machine, Recipe>> {
-    using base = basic_zk_engine<Machine, zk_engine<Machine, Recipe>>;
+template <typename Machine, typename Recipe, typename Port = client_port>
+class zk_engine : public basic_zk_engine<Machine, zk_engine<Machine, Recipe, Port>, Port> {
+    using base = basic_zk_engine<Machine, zk_engine<Machine, Recipe, Port>, Port>;
 
 public:
     using typename base::action;
     using typename base::input;
     static constexpr bool completions_keep_alive = false;
 
-    zk_engine(zkr::client& c, Machine m, std::weak_ptr<Recipe> recipe) : base(c, std::move(m)), recipe_(std::move(recipe)) {}
+    zk_engine(Port port, Machine m, std::weak_ptr<Recipe> recipe) : base(std::move(port), std::move(m)), recipe_(std::move(recipe)) {}
 
     /// Subscribes to connection changes and feeds `first` (on the network thread). False when the
     /// client's close had begun: the machine never runs, nor hears the close (the recipe answers
@@ -36,7 +36,7 @@ public:
     /// Feeds e on the network thread (from any thread). Once the client closes, e is dropped
     /// (false): the machine has heard, or is about to hear, the close from its observer.
     bool post(input e) {
-        return run_on_network(connection_of(this->client_), [self = this->shared_from_this(), e = std::move(e)]() mutable {
+        return this->port_.post([self = this->shared_from_this(), e = std::move(e)]() mutable {
             self->feed(std::move(e));
         });
     }
@@ -46,7 +46,7 @@ public:
     void stop() {
         this->stop_observing();
         // (Refused once the client closes: its loop ends, and the timers with it.)
-        run_on_network(connection_of(this->client_), [self = this->shared_from_this()] { self->stop_feeding(); });
+        this->port_.post([self = this->shared_from_this()] { self->stop_feeding(); });
     }
 
     void on_outcome(action&& a) {

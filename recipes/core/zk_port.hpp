@@ -1,11 +1,16 @@
-// Carries out one zk::op on the real connection (recipes/core/zk_ops.hpp): what every engine uses.
+// Carries out one zk::op on the real connection (recipes/core/zk_ops.hpp), and client_port: the
+// real connection as an engine sees it (requests, timers, connection changes, the network thread).
+// The simulation gives the same engine a port of its own (test/sim/sim_port.hpp).
 #pragma once
 
+#include "timer_slots.hpp"
 #include "zk_ops.hpp"
 
 #include <zkr/client.hpp>
 #include <zkr/detail/request.hpp>
 
+#include <cstdint>
+#include <functional>
 #include <utility>
 
 namespace zkr::detail {
@@ -40,5 +45,35 @@ void send_op(zkr::client& c, zk::op op, Feed feed) {
                feed(reply_of(id, ec, std::move(r), stat));
            });
 }
+
+/// The real connection of one client, as basic_zk_engine uses it. Any port has these members.
+class client_port {
+public:
+    using timers = timer_slots;
+
+    client_port(zkr::client& c) noexcept : c_(&c) {}  // (implicit: an engine is made from its client)
+
+    zkr::client& client() const noexcept { return *c_; }
+    /// The engine's timers, run on the network thread.
+    timers make_timers() const { return timers(network_executor(connection_of(*c_))); }
+    /// send_op: the reply and the watch's event come to feed on the network thread.
+    template <typename Feed>
+    void send(zk::op op, Feed feed) const {
+        send_op(*c_, std::move(op), std::move(feed));
+    }
+    /// on_change(state) on the network thread for each connection change; the id for unobserve.
+    std::uint64_t observe(std::function<void(connection_state)> on_change) const {
+        return add_state_observer(connection_of(*c_), std::move(on_change));
+    }
+    void unobserve(std::uint64_t id) const { remove_state_observer(connection_of(*c_), id); }
+    /// The session the client has now (0: none).
+    std::int64_t session_id() const { return c_->session_id(); }
+    /// fn on the network thread, never inside this call; false once the client closes (fn is
+    /// dropped).
+    bool post(unique_function<void()> fn) const { return run_on_network(connection_of(*c_), std::move(fn)); }
+
+private:
+    zkr::client* c_;
+};
 
 }  // namespace zkr::detail

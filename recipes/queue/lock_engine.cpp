@@ -65,7 +65,7 @@ void lock_engine::start() {
     acquiring_self_ = shared_from_this();
     observe_connection();
     const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - asked_at_);
-    feed(lock_in::start_after{is_connected(client_.state()), client_.session_id(), elapsed});
+    feed(lock_in::start_after{is_connected(client().state()), client().session_id(), elapsed});
 }
 
 void lock_engine::after_events() {
@@ -93,33 +93,33 @@ void lock_engine::on_outcome(zk_lock_action&& a) {
 // reply's recovery takes a while), and must not take it for a stray. (One round trip for the
 // create and the listing: the machine asks for both, and the server applies them in order, so the
 // listing already holds our node.)
-void lock_engine::create_sent() { nodes_.emplace_back(client_, client_nodes::create_in_flight(driver_->path())); }
+void lock_engine::create_sent() { nodes_.emplace_back(client(), client_nodes::create_in_flight(driver_->path())); }
 
 void lock_engine::create_answered(const zk::reply& r) {
     forget_create_in_flight();
-    if (!r.ec) nodes_.emplace_back(client_, r.path);
+    if (!r.ec) nodes_.emplace_back(client(), r.path);
 }
 
 void lock_engine::carry_out(const lock_out::notice& a) {
     switch (a.what) {
         case lock_out::notice::stray_found:
-            return client_.logger()->warn("{} belongs to this client's session, yet no acquire of this client has it: a node the "
+            return client().logger()->warn("{} belongs to this client's session, yet no acquire of this client has it: a node the "
                                           "process forgot (a create whose reply was lost, or a delete the servers lost); the "
                                           "waiter behind it deletes it", a.path);
-        case lock_out::notice::grant_signal_failed: return client_.logger()->debug("signalling the grant of {}: {}", a.path, a.ec.message());
+        case lock_out::notice::grant_signal_failed: return client().logger()->debug("signalling the grant of {}: {}", a.path, a.ec.message());
         case lock_out::notice::write_back_failed:
-            return client_.logger()->debug("writing its data back after the revocation request: {}: {}", a.path, a.ec.message());
-        case lock_out::notice::remove_failed: return client_.logger()->warn("removing lock node {}: {}", a.path, a.ec.message());
+            return client().logger()->debug("writing its data back after the revocation request: {}: {}", a.path, a.ec.message());
+        case lock_out::notice::remove_failed: return client().logger()->warn("removing lock node {}: {}", a.path, a.ec.message());
         case lock_out::notice::release_pending:
-            return client_.logger()->warn("release of {} pending: {}; the node is deleted once the connection returns", a.path, a.ec.message());
-        case lock_out::notice::release_failed: return client_.logger()->error("release of {} failed: {}", a.path, a.ec.message());
+            return client().logger()->warn("release of {} pending: {}; the node is deleted once the connection returns", a.path, a.ec.message());
+        case lock_out::notice::release_failed: return client().logger()->error("release of {} failed: {}", a.path, a.ec.message());
     }
 }
 
 // The hold requests its stop and runs the recipe's revocation listener (hold::revocation_requested);
 // the observer hears it first.
 void lock_engine::carry_out(const lock_out::revocation_requested&) {
-    client_.logger()->info("hold on {} (token {}): asked to let go (revocation)", node_path_, token_);
+    client().logger()->info("hold on {} (token {}): asked to let go (revocation)", node_path_, token_);
     observe(hold_event_kind::revocation_requested);
     if (auto h = hold_.lock()) h->revocation_requested();
 }
@@ -139,7 +139,7 @@ void lock_engine::carry_out(const lock_out::waiting& a) {
 }
 
 void lock_engine::carry_out(const lock_out::granted& a) {
-    auto h = make_pooled<hold>(client_, a.path, a.token, a.session, shared_from_this());  // (one per grant)
+    auto h = make_pooled<hold>(client(), a.path, a.token, a.session, shared_from_this());  // (one per grant)
     hold_ = h;
     node_path_ = a.path;
     token_ = a.token;
@@ -170,9 +170,9 @@ void lock_engine::carry_out(const lock_out::hold_changed& a) {
 }
 
 void lock_engine::observe(hold_event_kind kind, std::chrono::steady_clock::duration duration, lost_cause cause) {
-    const auto& options = client_.options();
+    const auto& options = client().options();
     if (!options.observer) return;
-    post_to_observer(options, callback_executor(detail::connection_of(client_)),
+    post_to_observer(options, callback_executor(detail::connection_of(client())),
                      hold_event{kind, driver_->path(), node_path_, observed_ahead_.value_or(0), duration, cause, token_,
                                 driver_->rule().kind()});
 }

@@ -53,6 +53,7 @@ private:
     void after_events();
     void create_sent();
     void create_answered(const zk::reply& r);
+    zkr::client& client() const noexcept { return port_.client(); }
 
     void carry_out(const lock_out::queued& a);
     void carry_out(const lock_out::waiting& a);
