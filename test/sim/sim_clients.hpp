@@ -137,6 +137,14 @@ public:
         unanswered_.erase(key);
         routes_.erase(request.watch_id);  // the client never heard its watch was set
         c.inbound.erase(c.inbound.begin() + static_cast<std::ptrdiff_t>(i));
+        // The events of the watch it set are lost with it: they come after the reply on the
+        // connection, and a client that never read the reply never registered the watch, so it
+        // does not set it again once reconnected (a machine on the real engine hears neither).
+        for (auto it = c.inbound.begin() + static_cast<std::ptrdiff_t>(i); it != c.inbound.end();) {
+            const auto* w = std::get_if<detail::zk::watch_fired>(&it->second);
+            if (w && it->first == request.who && w->id == id) it = c.inbound.erase(it);
+            else ++it;
+        }
         out_.note("c" + std::to_string(c.id) + " lost the reply to #" + std::to_string(id));
         const auto* create = std::get_if<detail::zk::create>(&request.op);
         drop_or_reconnect(c);
