@@ -68,8 +68,9 @@ public:
     void unobserve(std::uint64_t id) const { remove_state_observer(connection_of(*c_), id); }
     /// The session the client has now (0: none).
     std::int64_t session_id() const { return c_->session_id(); }
-    /// fn on the network thread, never inside this call; false once the client closes (fn is
-    /// dropped).
+    /// fn on the network thread: inside this call when it is made there (an outcome's handler
+    /// that posts to its engine is fed at once, or queued by the engine's inbox), else later;
+    /// false once the client closes (fn is dropped).
     bool post(unique_function<void()> fn) const { return run_on_network(connection_of(*c_), std::move(fn)); }
 
 private:

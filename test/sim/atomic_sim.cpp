@@ -2,8 +2,10 @@
 
 #include "../../recipes/atomic/atomic_long_machine.hpp"
 #include "sim_clients.hpp"
+#include "sim_port.hpp"
 
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -23,15 +25,15 @@ const std::string lock_folder = "/lock";
 struct client {
     int id = 0;
     std::string name;
-    atomic_long_machine m;
+    detail::atomic_config config;
+    std::optional<sim_engine<atomic_long_machine>> engine;
     int started = 0;     // operations begun
     bool busy = false;
     std::int64_t seen = 0;  // the value it last saw
-    std::vector<zk::ticket> timers;
     bool wants_lock = false;
     std::string lock_node;  // the promotion lock's node it was granted (empty: none)
 
-    client(int i, detail::atomic_config c) : id(i), name("c" + std::to_string(i)), m(std::move(c)) {}
+    client(int i, detail::atomic_config c) : id(i), name("c" + std::to_string(i)), config(std::move(c)) {}
 };
 
 // One operation, and what the server did with its writes.
@@ -67,6 +69,13 @@ public:
             c.promoted_tries = 2;
             clients_.emplace_back(i, std::move(c));
         }
+        // Each client's machine on the engine, started as the recipe starts it: with a no-op event.
+        for (std::size_t i = 0; i < clients_.size(); ++i) {
+            auto& c = clients_[i];
+            c.engine.emplace(net_, c.id, 0, atomic_long_machine(c.config), [this, i](const atomic_long_machine::action& a) { on_outcome(clients_[i], a); });
+            c.engine->link().on_send = [this, i](const zk::op& op) { on_send(clients_[i], op); };
+            c.engine->start(zk::timer_due{});
+        }
     }
 
     outcome run() {
@@ -84,7 +93,7 @@ private:
             const auto& conn = net_[c.id];
             if (conn.connected && !conn.outbound.empty()) choices.push_back({0, c.id});
             if (!conn.inbound.empty()) choices.push_back({1, c.id});
-            if (!c.timers.empty()) choices.push_back({2, c.id});
+            if (!c.engine->link().timers().empty()) choices.push_back({2, c.id});
             if (!c.busy && c.started < s_.operations) choices.push_back({3, c.id});
             if (c.wants_lock && (lock_free() || pick(8) == 0)) choices.push_back({4, c.id});
             // (Seldom while there is other work: a late write is the more telling the later it comes.)
@@ -101,16 +110,10 @@ private:
             case 0: apply(c); break;
             case 1: {
                 auto [who, e] = net_.deliver(net_[c.id]);
-                feed(c, e);
+                if (!c.engine->link().deliver(e)) out_.violate(c.name + " got " + describe_delivery(e) + ", which its engine never asked for");
                 break;
             }
-            case 2: {
-                const auto i = pick(c.timers.size());
-                const auto t = c.timers[i];
-                c.timers.erase(c.timers.begin() + static_cast<std::ptrdiff_t>(i));
-                feed(c, zk::timer_due{t});
-                break;
-            }
+            case 2: c.engine->link().fire_timer(pick(c.engine->link().timers().size())); break;
             case 3: begin(c); break;
             case 4: answer_lock(c); break;
             default: late_write(c); break;
@@ -132,7 +135,7 @@ private:
         ops_[{c.id, index}].request = r;
         c.busy = true;
         out_.note(c.name + " begins operation " + std::to_string(index) + " (" + describe(r) + ")");
-        feed(c, atomic_in::begin{r, net_[c.id].session});
+        c.engine->post(atomic_in::begin{r, net_[c.id].session});
     }
 
     static std::string describe(const atomic_request& r) {
@@ -195,26 +198,24 @@ private:
             out_.violate(c.name + " wrote under the promotion lock " + it->second.lock_node + ", which it no longer held");
     }
 
-    void feed(client& c, const atomic_long_machine::input& e) {
-        for (const auto& a : c.m.resume(e)) {
-            if (const auto* op = std::get_if<zk::op>(&a)) {
-                if (const auto* t = std::get_if<zk::after>(op)) {
-                    c.timers.push_back(t->id);
-                    continue;
-                }
-                if (const auto* m = std::get_if<zk::multi>(op)) writes_[{c.id, m->id}] = {c.started - 1, c.m.promoted() ? c.lock_node : std::string()};
-                net_[c.id].outbound.push_back({0, *op});
-            } else if (std::holds_alternative<atomic_out::lock_needed>(a)) {
-                out_.note(c.name + " asks for the promotion lock");
-                ++out_.promoted;
-                release_lock(c);  // (one kept from before died with its session)
-                c.wants_lock = true;
-            } else if (std::holds_alternative<atomic_out::lock_done>(a)) {
-                c.wants_lock = false;
-                release_lock(c);
-            } else if (const auto* f = std::get_if<atomic_out::finished>(&a)) {
-                answered(c, *f);
-            }
+    // A write (multi) c's engine sends: its operation, and the lock it is sent under.
+    void on_send(client& c, const zk::op& op) {
+        if (const auto* m = std::get_if<zk::multi>(&op))
+            writes_[{c.id, m->id}] = {c.started - 1, c.engine->machine().promoted() ? c.lock_node : std::string()};
+    }
+
+    // What c's machine decided, other than a request or a timer (its engine runs those).
+    void on_outcome(client& c, const atomic_long_machine::action& a) {
+        if (std::holds_alternative<atomic_out::lock_needed>(a)) {
+            out_.note(c.name + " asks for the promotion lock");
+            ++out_.promoted;
+            release_lock(c);  // (one kept from before died with its session)
+            c.wants_lock = true;
+        } else if (std::holds_alternative<atomic_out::lock_done>(a)) {
+            c.wants_lock = false;
+            release_lock(c);
+        } else if (const auto* f = std::get_if<atomic_out::finished>(&a)) {
+            answered(c, *f);
         }
     }
 
@@ -262,10 +263,10 @@ private:
             current_lock_ = made.path;
             c.lock_node = made.path;
             out_.note(c.name + " is granted the promotion lock " + made.path);
-            return feed(c, atomic_in::lock_granted{conn.session, made.path});
+            return c.engine->post(atomic_in::lock_granted{conn.session, made.path});
         }
         out_.note(c.name + "'s promotion lock timed out");
-        feed(c, atomic_in::lock_refused{});
+        c.engine->post(atomic_in::lock_refused{});
     }
 
     void release_lock(client& c) {

@@ -2,7 +2,9 @@
 
 #include "../../recipes/barriers/barrier_machine.hpp"
 #include "sim_clients.hpp"
+#include "sim_port.hpp"
 
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -17,9 +19,9 @@ namespace barrier_out = detail::barrier_out;
 
 const std::string barrier = "/b";
 
-// One wait of a client: its machine (once begun) and what the world saw of it.
+// One wait of a client: its machine on the engine (once begun) and what the world saw of it.
 struct wait_of {
-    barrier_machine m{barrier};
+    std::optional<sim_engine<barrier_machine>> engine;
     bool begun = false, passed = false;
     bool absent_since_begun = false;  // the barrier was absent at some moment since it began
 };
@@ -77,28 +79,26 @@ private:
         } else {
             auto [who, e] = net_.deliver(net_[c.id]);
             if (std::holds_alternative<zk::connection_changed>(e)) {
-                for (std::size_t k = 0; k < c.waits.size(); ++k)
-                    if (c.waits[k].begun) feed(c, k, e);
-            } else {
-                feed(c, static_cast<std::size_t>(who), e);
+                for (auto& w : c.waits)
+                    if (w.begun) w.engine->link().deliver(e);
+            } else if (!c.waits[static_cast<std::size_t>(who)].engine->link().deliver(e)) {
+                out_.violate("c" + std::to_string(c.id) + " w" + std::to_string(who) + " got " + describe_delivery(e) + ", which its engine never asked for");
             }
         }
         return true;
     }
 
-    void feed(client& c, std::size_t k, const barrier_machine::input& e) {
+    // What the wait's machine decided, other than a request (its engine sent those).
+    void on_outcome(client& c, std::size_t k, const barrier_machine::action& a) {
         auto& w = c.waits[k];
-        for (const auto& a : w.m.resume(e)) {
-            if (const auto* op = std::get_if<zk::op>(&a)) {
-                net_[c.id].outbound.push_back({k, *op});
-            } else if (std::holds_alternative<barrier_out::passed>(a)) {
-                out_.note("c" + std::to_string(c.id) + " w" + std::to_string(k) + " passed");
-                if (!w.absent_since_begun) out_.violate("c" + std::to_string(c.id) + " w" + std::to_string(k) + " passed, but the barrier was set all the time since it began");
-                w.passed = true;
-                ++out_.passed;
-            } else if (const auto* f = std::get_if<barrier_out::failed>(&a)) {
-                out_.violate("c" + std::to_string(c.id) + " w" + std::to_string(k) + " failed: " + f->ec.message());
-            }
+        if (std::holds_alternative<barrier_out::passed>(a)) {
+            out_.note("c" + std::to_string(c.id) + " w" + std::to_string(k) + " passed");
+            if (!w.absent_since_begun) out_.violate("c" + std::to_string(c.id) + " w" + std::to_string(k) + " passed, but the barrier was set all the time since it began");
+            w.passed = true;
+            ++out_.passed;
+            w.engine->stop();  // (as the recipe stops it: the wait is over)
+        } else if (const auto* f = std::get_if<barrier_out::failed>(&a)) {
+            out_.violate("c" + std::to_string(c.id) + " w" + std::to_string(k) + " failed: " + f->ec.message());
         }
     }
 
@@ -113,7 +113,9 @@ private:
         w.begun = true;
         w.absent_since_begun = !zk_.find(barrier);
         out_.note("c" + std::to_string(i) + " w" + std::to_string(k) + " begins (the barrier is " + (w.absent_since_begun ? "absent)" : "set)"));
-        feed(clients_[i], k, barrier_in::start{});
+        w.engine.emplace(net_, static_cast<int>(i), k, barrier_machine(barrier),
+                         [this, i, k](const barrier_machine::action& a) { on_outcome(clients_[i], k, a); });
+        w.engine->start(barrier_in::start{});
     }
 
     void set() {

@@ -2,6 +2,7 @@
 
 #include "../../recipes/shared/value_machine.hpp"
 #include "sim_clients.hpp"
+#include "sim_port.hpp"
 
 #include "../../src/parse_number.hpp"
 
@@ -25,7 +26,7 @@ constexpr std::uint64_t view = 0, worker = 1;  // who an op or event is for (con
 // What each client runs beside its connection (sim_clients.hpp).
 struct client {
     int id = 0;
-    count_machine m{count_path};
+    std::optional<sim_engine<count_machine>> engine;  // the view's machine
     int done = 0;          // the worker's increments that took
     bool cas_out = false;  // the worker's compare-and-set is in flight (or its read after a conflict)
     bool cas_reading = false;  // the worker reads after a conflict, as try_set_count does
@@ -50,7 +51,11 @@ public:
             c.id = i;
             clients_.push_back(std::move(c));
         }
-        for (auto& c : clients_) feed(c, detail::value_in::start{});
+        for (std::size_t i = 0; i < clients_.size(); ++i) {
+            auto& c = clients_[i];
+            c.engine.emplace(net_, c.id, view, count_machine(count_path), [this, i](const count_machine::action& a) { on_outcome(clients_[i], a); });
+            c.engine->start(detail::value_in::start{});
+        }
     }
 
     outcome run() {
@@ -68,7 +73,7 @@ private:
             const auto& conn = net_[c.id];
             if (conn.connected && !conn.outbound.empty()) choices.push_back({0, c.id});
             if (!conn.inbound.empty()) choices.push_back({1, c.id});
-            if (conn.connected && !c.cas_out && !c.to_show && c.done < s_.increments && c.m.value()) choices.push_back({2, c.id});
+            if (conn.connected && !c.cas_out && !c.to_show && c.done < s_.increments && c.engine->machine().value()) choices.push_back({2, c.id});
             if (c.to_show) choices.push_back({3, c.id});
         }
         if (faults_left_ > 0 && (choices.empty() || pick(100) < 6)) return fault(), true;
@@ -78,7 +83,7 @@ private:
         if (what == 0) apply(c);
         else if (what == 1) deliver(c);
         else if (what == 2) start_cas(c);
-        else feed(c, *std::exchange(c.to_show, std::nullopt));
+        else c.engine->post(*std::exchange(c.to_show, std::nullopt));
         return true;
     }
 
@@ -92,32 +97,30 @@ private:
     void deliver(client& c) {
         auto [who, e] = net_.deliver(net_[c.id]);
         if (who == worker) return cas_answered(c, std::get<zk::reply>(e));
-        feed(c, e);
+        if (!c.engine->link().deliver(e)) out_.violate("c" + std::to_string(c.id) + " got " + describe_delivery(e) + ", which its engine never asked for");
     }
 
-    void feed(client& c, const count_machine::input& e) {
-        for (const auto& a : c.m.resume(e)) {
-            if (const auto* op = std::get_if<zk::op>(&a)) {
-                net_[c.id].outbound.push_back({view, *op});
-            } else if (const auto* r = std::get_if<count_machine::value_read>(&a)) {
-                ++out_.reads;
-                // A late reply never puts an older version of the same node back.
-                if (const auto it = c.last_version.find(r->czxid); it != c.last_version.end() && r->version < it->second)
-                    out_.violate("c" + std::to_string(c.id) + " applied version " + std::to_string(r->version) + " after " + std::to_string(it->second));
-                auto& last = c.last_version[r->czxid];
-                last = std::max(last, r->version);
-                // The view agrees with the machine's own reads.
-                if (c.m.value() != r->value || c.m.version() != r->version) out_.violate("c" + std::to_string(c.id) + " says a value it does not keep");
-            }
+    // What the view's machine decided, other than a request (its engine sent those).
+    void on_outcome(client& c, const count_machine::action& a) {
+        if (const auto* r = std::get_if<count_machine::value_read>(&a)) {
+            ++out_.reads;
+            // A late reply never puts an older version of the same node back.
+            if (const auto it = c.last_version.find(r->czxid); it != c.last_version.end() && r->version < it->second)
+                out_.violate("c" + std::to_string(c.id) + " applied version " + std::to_string(r->version) + " after " + std::to_string(it->second));
+            auto& last = c.last_version[r->czxid];
+            last = std::max(last, r->version);
+            // The view agrees with the machine's own reads.
+            const auto& m = c.engine->machine();
+            if (m.value() != r->value || m.version() != r->version) out_.violate("c" + std::to_string(c.id) + " says a value it does not keep");
         }
     }
 
     // The worker: compare-and-set from what the view shows, as try_set_count.
     void start_cas(client& c) {
-        const auto value = *c.m.value();
+        const auto& m = c.engine->machine();
         c.cas_out = true;
-        c.cas_data = std::to_string(value + 1);
-        net_[c.id].outbound.push_back({worker, zk::set_data{++c.next_ticket, count_path, c.cas_data, c.m.version()}});
+        c.cas_data = std::to_string(*m.value() + 1);
+        net_[c.id].outbound.push_back({worker, zk::set_data{++c.next_ticket, count_path, c.cas_data, m.version()}});
     }
 
     // As try_set_count: a write that took is shown (value_in::observed, at a step of its own); a
@@ -215,9 +218,10 @@ private:
         if (!n) return out_.violate("the count's node is missing at quiescence");
         for (const auto& c : clients_) {
             if (c.done < s_.increments) return out_.violate("c" + std::to_string(c.id) + "'s worker never finished");
-            if (c.m.value() != detail::parse_number<std::int32_t>(n->data) || c.m.version() != n->version)
-                return out_.violate("c" + std::to_string(c.id) + " shows " + (c.m.value() ? std::to_string(*c.m.value()) : "nothing") + " at version " +
-                               std::to_string(c.m.version()) + ", the server " + n->data + " at version " + std::to_string(n->version));
+            const auto& m = c.engine->machine();
+            if (m.value() != detail::parse_number<std::int32_t>(n->data) || m.version() != n->version)
+                return out_.violate("c" + std::to_string(c.id) + " shows " + (m.value() ? std::to_string(*m.value()) : "nothing") + " at version " +
+                               std::to_string(m.version()) + ", the server " + n->data + " at version " + std::to_string(n->version));
         }
         // Every increment that took is in the value (a deleted and re-made node: see count_sim.hpp).
         if (!s_.deletions && n->data != std::to_string(out_.successes))

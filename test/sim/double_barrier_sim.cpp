@@ -2,8 +2,10 @@
 
 #include "../../recipes/barriers/double_barrier_machine.hpp"
 #include "sim_clients.hpp"
+#include "sim_port.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -21,12 +23,13 @@ const std::string barrier_path = "/db";
 struct member {
     int id = 0;
     std::string name;
-    double_barrier_machine m;
+    std::size_t n = 0;  // the members the barrier waits for
+    std::optional<sim_engine<double_barrier_machine>> engine;  // once it begins to enter
     enum class stage { idle, entering, entered, leaving, left, giving_up, gave_up, failed } at = stage::idle;
     bool lost_while_entering = false;
     bool expired_since_entered = false;  // its node was gone with its session at some moment since it entered
 
-    member(int i, std::size_t n) : id(i), name("m" + std::to_string(i)), m(barrier_path, name, n) {}
+    member(int i, std::size_t count) : id(i), name("m" + std::to_string(i)), n(count) {}
     bool in() const { return at == stage::entering || at == stage::entered || at == stage::leaving || at == stage::giving_up; }
 };
 
@@ -79,7 +82,9 @@ private:
             if (create && create->path == barrier_path + "/ready" && !a.reply.ec) check_ready_made(m);
         } else {
             auto [who, e] = net_.deliver(net_[m.id]);
-            feed(m, e);
+            // (A member that has not begun has no engine, which would not observe the connection.)
+            const bool heard = m.engine ? m.engine->link().deliver(e) : std::holds_alternative<zk::connection_changed>(e);
+            if (!heard) out_.violate(m.name + " got " + describe_delivery(e) + ", which its engine never asked for");
         }
         return true;
     }
@@ -88,57 +93,58 @@ private:
         if (m.at == member::stage::idle) {
             out_.note(m.name + " begins to enter");
             m.at = member::stage::entering;
-            // Its machine hears of connection changes from now on only (as an engine subscribes
-            // when it starts): the ones queued before are not for it.
-            std::erase_if(net_[m.id].inbound, [](const auto& e) { return std::holds_alternative<zk::connection_changed>(e.second); });
             std::size_t in = 0;
             for (const auto& x : members_) in += x.in() ? 1 : 0;
             most_in_ = std::max(most_in_, in);
-            return feed(m, db_in::enter{});
+            // Its engine hears of connection changes from now on only: it observes from its start.
+            const auto i = static_cast<std::size_t>(m.id);
+            m.engine.emplace(net_, m.id, 0, double_barrier_machine(barrier_path, m.name, m.n),
+                             [this, i](const double_barrier_machine::action& a) { on_outcome(members_[i], a); });
+            return m.engine->start(db_in::enter{});
         }
         if (m.at == member::stage::entered) check_node_kept(m);
         if (m.at == member::stage::entered && (!give_ups_ || pick(4) != 0)) {
             out_.note(m.name + " begins to leave");
             m.at = member::stage::leaving;
-            return feed(m, db_in::leave{});
+            return m.engine->post(db_in::leave{});
         }
         out_.note(m.name + " gives up");
         m.at = member::stage::giving_up;
-        feed(m, db_in::give_up{});
+        m.engine->post(db_in::give_up{});
     }
 
-    void feed(member& m, const double_barrier_machine::input& e) {
-        for (const auto& a : m.m.resume(e)) {
-            if (const auto* op = std::get_if<zk::op>(&a)) {
-                net_[m.id].outbound.push_back({0, *op});
-            } else if (std::holds_alternative<db_out::entered>(a)) {
-                out_.note(m.name + " entered");
-                ++out_.entered;
-                m.at = member::stage::entered;
-                // Its session was lost while it entered and its node is not made again yet: the
-                // others may leave meanwhile (the known gap).
-                m.expired_since_entered = m.lost_while_entering && !zk_.find(barrier_path + "/" + m.name);
-                if (!zk_.find(barrier_path + "/ready") && !ready_seen_) out_.violate(m.name + " entered, but ready was never made");
-            } else if (std::holds_alternative<db_out::left>(a)) {
-                out_.note(m.name + " left");
-                ++out_.left;
-                check_left(m);
-                m.at = member::stage::left;
-            } else if (std::holds_alternative<db_out::gave_up>(a)) {
-                out_.note(m.name + " gave up");
-                ++out_.gave_up;
-                m.at = member::stage::gave_up;
-                if (zk_.find(barrier_path + "/" + m.name)) out_.violate(m.name + " gave up, but its node is still there");
-            } else if (const auto* f = std::get_if<db_out::failed>(&a)) {
-                // Only an enter whose session was lost may fail (the others may have gone
-                // through without it); its node must be gone.
-                if (f->ec != zkr::errc::session_expired || (m.at != member::stage::entering && m.at != member::stage::giving_up))
-                    out_.violate(m.name + " failed: " + f->ec.message());
-                out_.note(m.name + " failed: " + f->ec.message());
-                ++out_.failed;
-                m.at = member::stage::failed;
-                if (zk_.find(barrier_path + "/" + m.name)) out_.violate(m.name + " failed, but its node is still there");
-            }
+    // What m's machine decided, other than a request (its engine sent those).
+    void on_outcome(member& m, const double_barrier_machine::action& a) {
+        if (std::holds_alternative<db_out::entered>(a)) {
+            out_.note(m.name + " entered");
+            ++out_.entered;
+            m.at = member::stage::entered;
+            // Its session was lost while it entered and its node is not made again yet: the
+            // others may leave meanwhile (the known gap).
+            m.expired_since_entered = m.lost_while_entering && !zk_.find(barrier_path + "/" + m.name);
+            if (!zk_.find(barrier_path + "/ready") && !ready_seen_) out_.violate(m.name + " entered, but ready was never made");
+        } else if (std::holds_alternative<db_out::left>(a)) {
+            out_.note(m.name + " left");
+            ++out_.left;
+            check_left(m);
+            m.at = member::stage::left;
+            m.engine->stop();  // (as the recipe stops it: its calls are over)
+        } else if (std::holds_alternative<db_out::gave_up>(a)) {
+            out_.note(m.name + " gave up");
+            ++out_.gave_up;
+            m.at = member::stage::gave_up;
+            m.engine->stop();  // (as the recipe stops it: its calls are over)
+            if (zk_.find(barrier_path + "/" + m.name)) out_.violate(m.name + " gave up, but its node is still there");
+        } else if (const auto* f = std::get_if<db_out::failed>(&a)) {
+            // Only an enter whose session was lost may fail (the others may have gone
+            // through without it); its node must be gone.
+            if (f->ec != zkr::errc::session_expired || (m.at != member::stage::entering && m.at != member::stage::giving_up))
+                out_.violate(m.name + " failed: " + f->ec.message());
+            out_.note(m.name + " failed: " + f->ec.message());
+            ++out_.failed;
+            m.at = member::stage::failed;
+            m.engine->stop();  // (as the recipe stops it: its calls are over)
+            if (zk_.find(barrier_path + "/" + m.name)) out_.violate(m.name + " failed, but its node is still there");
         }
     }
 

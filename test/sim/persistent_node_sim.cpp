@@ -2,9 +2,11 @@
 
 #include "../../recipes/nodes/persistent_node_machine.hpp"
 #include "sim_clients.hpp"
+#include "sim_port.hpp"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -23,12 +25,13 @@ const std::string parent = "/pn";
 constexpr create_mode modes[] = {create_mode::ephemeral, create_mode::persistent, create_mode::ephemeral_sequential,
                                  create_mode::persistent_sequential, create_mode::persistent_with_ttl};
 
-// One node of a client: its machine and what the world saw of it.
+// One node of a client: its machine on the engine and what the world saw of it.
 struct node_of {
     std::string name;  // its base name under /pn
     create_mode mode = create_mode::ephemeral;
     bool protect = false;
-    persistent_node_machine m;
+    detail::persistent_node_config config;
+    std::optional<sim_engine<persistent_node_machine>> engine;
     std::string told;  // the path the listener heard last
     bool closing = false, closed = false, gave_up = false;
     int version = 0;   // of the data given
@@ -37,7 +40,6 @@ struct node_of {
 struct client {
     int id = 0;
     std::vector<node_of> nodes;
-    std::vector<std::pair<std::uint64_t, zk::ticket>> timers;  // (who, ticket) running
 };
 
 class world {
@@ -58,12 +60,18 @@ public:
                 const auto name = "c" + std::to_string(i) + "n" + std::to_string(k) + (is_sequential(mode) ? "-" : "");
                 detail::persistent_node_config config{.path = parent + "/" + name, .mode = mode, .protect = protect,
                                                       .ttl = has_ttl(mode) ? std::chrono::milliseconds(1000) : std::chrono::milliseconds(0)};
-                c.nodes.push_back(node_of{name, mode, protect, persistent_node_machine(config, "d0"), {}});
+                c.nodes.push_back(node_of{name, mode, protect, config, {}, {}});
             }
             clients_.push_back(std::move(c));
         }
-        for (auto& c : clients_)
-            for (std::size_t k = 0; k < c.nodes.size(); ++k) feed(c, k, node_in::start{net_[c.id].session});
+        for (std::size_t i = 0; i < clients_.size(); ++i)
+            for (std::size_t k = 0; k < clients_[i].nodes.size(); ++k) {
+                auto& n = clients_[i].nodes[k];
+                n.engine.emplace(net_, clients_[i].id, k, persistent_node_machine(n.config, "d0"),
+                                 [this, i, k](const persistent_node_machine::action& a) { on_outcome(clients_[i], k, a); });
+                n.engine->start(node_in::start{net_[clients_[i].id].session});
+                check_told(clients_[i], k);
+            }
     }
 
     outcome run() {
@@ -100,47 +108,60 @@ private:
         } else if (what == 1) {
             auto [who, e] = net_.deliver(net_[c.id]);
             if (std::holds_alternative<zk::connection_changed>(e)) {
-                for (std::size_t k = 0; k < c.nodes.size(); ++k) feed(c, k, e);
+                for (std::size_t k = 0; k < c.nodes.size(); ++k) {
+                    c.nodes[k].engine->link().deliver(e);
+                    check_told(c, k);
+                }
             } else {
-                feed(c, static_cast<std::size_t>(who), e);
+                const auto k = static_cast<std::size_t>(who);
+                if (!c.nodes[k].engine->link().deliver(e)) out_.violate(c.nodes[k].name + " got " + describe_delivery(e) + ", which its engine never asked for");
+                check_told(c, k);
             }
         } else {
             const auto runnable = runnable_timers(c, acting);
-            const auto t = runnable[pick(runnable.size())];
-            std::erase(c.timers, t);
-            feed(c, static_cast<std::size_t>(t.first), zk::timer_due{t.second});
+            const auto [k, i] = runnable[pick(runnable.size())];
+            c.nodes[k].engine->link().fire_timer(i);
+            check_told(c, k);
         }
         return true;
     }
 
-    static std::vector<std::pair<std::uint64_t, zk::ticket>> runnable_timers(const client& c, bool acting) {
-        std::vector<std::pair<std::uint64_t, zk::ticket>> out;
-        for (const auto& t : c.timers)
-            if (acting || t.second != c.nodes[static_cast<std::size_t>(t.first)].m.touch_timer()) out.push_back(t);
+    // The timers running, as (node, index in its link's timers).
+    static std::vector<std::pair<std::size_t, std::size_t>> runnable_timers(const client& c, bool acting) {
+        std::vector<std::pair<std::size_t, std::size_t>> out;
+        for (std::size_t k = 0; k < c.nodes.size(); ++k) {
+            const auto& e = *c.nodes[k].engine;
+            const auto timers = e.link().timers();
+            for (std::size_t i = 0; i < timers.size(); ++i)
+                if (acting || timers[i].first != e.machine().touch_timer()) out.push_back({k, i});
+        }
         return out;
     }
 
-    void feed(client& c, std::size_t k, const persistent_node_machine::input& e) {
+    // After each event: the listener has heard the path the machine has.
+    void check_told(const client& c, std::size_t k) {
+        const auto& n = c.nodes[k];
+        if (n.told != n.engine->machine().current_path())
+            out_.violate(n.name + ": the listener heard " + n.told + ", the machine has " + n.engine->machine().current_path());
+    }
+
+    // What node k's machine decided, other than a request or a timer (its engine runs those).
+    void on_outcome(client& c, std::size_t k, const persistent_node_machine::action& a) {
         auto& n = c.nodes[k];
-        for (const auto& a : n.m.resume(e)) {
-            if (const auto* op = std::get_if<zk::op>(&a)) {
-                if (const auto* t = std::get_if<zk::after>(op)) c.timers.push_back({k, t->id});
-                else net_[c.id].outbound.push_back({k, *op});
-            } else if (const auto* p = std::get_if<node_out::path_changed>(&a)) {
-                out_.note("c" + std::to_string(c.id) + " n" + std::to_string(k) + " path: " + (p->path.empty() ? "(none)" : p->path));
-                if (!p->path.empty() && !n.told.empty()) out_.violate(n.name + ": a new path " + p->path + " without the old " + n.told + " gone first");
-                if (!n.told.empty() || !p->path.empty()) ++out_.recreated;
-                n.told = p->path;
-            } else if (std::holds_alternative<node_out::gave_up>(a)) {
-                n.gave_up = true;
-                out_.violate(n.name + " gave up");
-            } else if (const auto* d = std::get_if<node_out::closed>(&a)) {
-                if (!n.closing) out_.violate(n.name + " closed without close");
-                n.closed = true;
-                if (!d->ec) check_closed(c, n);
-            }
+        if (const auto* p = std::get_if<node_out::path_changed>(&a)) {
+            out_.note("c" + std::to_string(c.id) + " n" + std::to_string(k) + " path: " + (p->path.empty() ? "(none)" : p->path));
+            if (!p->path.empty() && !n.told.empty()) out_.violate(n.name + ": a new path " + p->path + " without the old " + n.told + " gone first");
+            if (!n.told.empty() || !p->path.empty()) ++out_.recreated;
+            n.told = p->path;
+        } else if (std::holds_alternative<node_out::gave_up>(a)) {
+            n.gave_up = true;
+            out_.violate(n.name + " gave up");
+        } else if (const auto* d = std::get_if<node_out::closed>(&a)) {
+            if (!n.closing) out_.violate(n.name + " closed without close");
+            n.closed = true;
+            if (!d->ec) check_closed(c, n);
+            n.engine->stop();  // (as the recipe stops it)
         }
-        if (n.told != n.m.current_path()) out_.violate(n.name + ": the listener heard " + n.told + ", the machine has " + n.m.current_path());
     }
 
     // A user gives a node new data, or closes it.
@@ -153,10 +174,12 @@ private:
         if (pick(5) == 0) {
             out_.note("c" + std::to_string(c.id) + " closes n" + std::to_string(k));
             n.closing = true;
-            return feed(c, k, node_in::close{});
+            n.engine->post(node_in::close{});
+            return check_told(c, k);
         }
         out_.note("c" + std::to_string(c.id) + " gives n" + std::to_string(k) + " new data");
-        feed(c, k, node_in::set_data{"d" + std::to_string(++n.version)});
+        n.engine->post(node_in::set_data{"d" + std::to_string(++n.version)});
+        check_told(c, k);
     }
 
     void fault() {
@@ -259,7 +282,7 @@ private:
                         return out_.violate(where + ": closed, but " + mine.front() + " is left");
                     continue;
                 }
-                const auto& path = n.m.current_path();
+                const auto& path = n.engine->machine().current_path();
                 // A stranger's node at its path: not taken over; this one waits for it to go. (Not
                 // "never written": a write racing the node's replacement, or retried by the client
                 // after its reply was lost, lands in the stranger's node, and ZooKeeper has no write
@@ -273,7 +296,8 @@ private:
                 if (!on_server) return out_.violate(where + ": its path " + path + " does not exist");
                 if (mine.size() != 1 && !(extra_allowed && !mine.empty()))
                     return out_.violate(where + ": " + std::to_string(mine.size()) + " nodes of it exist");
-                if (on_server->data != n.m.data() || n.m.data() != "d" + std::to_string(n.version))
+                const auto& data = n.engine->machine().data();
+                if (on_server->data != data || data != "d" + std::to_string(n.version))
                     return out_.violate(where + ": holds " + on_server->data + ", the latest data is d" + std::to_string(n.version));
                 if (is_ephemeral(n.mode) && on_server->owner != session)
                     return out_.violate(where + ": owned by session " + std::to_string(on_server->owner) + ", not the client's " + std::to_string(session));

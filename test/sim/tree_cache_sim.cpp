@@ -2,6 +2,7 @@
 
 #include "../../recipes/cache/tree_cache_machine.hpp"
 #include "sim_clients.hpp"
+#include "sim_port.hpp"
 
 #include <zkr/path.hpp>
 
@@ -34,12 +35,13 @@ struct client {
     std::size_t max_data = 0;       // the cache's max_data (0: none)
     std::size_t window = 1000;  // the machine's most reads in flight
     std::size_t in_flight = 0;  // reads it sent whose reply it has not had
-    std::optional<tree_cache_machine> m;
+    detail::tree_cache_config config;
+    std::optional<sim_engine<tree_cache_machine>> engine;
+    std::size_t reads = 0;  // reads sent during the event being fed
     std::map<std::string, cached_node> replica;        // what its events built
     std::map<std::string, std::int64_t> removed_czxid;  // by path: the czxid last removed
     int initialized = 0;
     std::int64_t started_at = 0;  // the server's last zxid when the cache started
-    std::vector<zk::ticket> timers;  // running
 };
 
 std::string path_of(const zk::op& op) {
@@ -81,15 +83,21 @@ public:
             c.skip = skips[pick(skips.size())];
             const std::size_t limits[] = {0, 0, 3};
             c.max_data = limits[pick(3)];
-            c.m.emplace(detail::tree_cache_config{root, c.max_depth, true, c.window, c.skip, c.max_data});
+            c.config = detail::tree_cache_config{root, c.max_depth, true, c.window, c.skip, c.max_data};
             clients_.push_back(std::move(c));
         }
-        for (auto& c : clients_) {
+        for (std::size_t i = 0; i < clients_.size(); ++i) {
+            auto& c = clients_[i];
             c.started_at = zk_.last_zxid();
-            // The engine subscribes to the connection before it feeds start: a change may come first.
+            c.engine.emplace(net_, c.id, 0, tree_cache_machine(c.config), [this, i](const tree_cache_machine::action& a) { check_event(clients_[i], std::get<cache_event>(a)); });
+            c.engine->link().on_send = [this, i](const zk::op& op) { sent(clients_[i], op); };
+            // The engine subscribes to the connection before it posts start: a change may come first.
             const auto session = net_[c.id].session;
+            auto& link = c.engine->link();
+            link.hold_posts();
+            c.engine->start(detail::tree_in::start{session});
             if (pick(4) == 0) feed(c, zk::connection_changed{connection_state::connected, session});
-            feed(c, detail::tree_in::start{session});
+            fed(c, false, [&] { link.run_posts(); });
         }
     }
 
@@ -107,7 +115,7 @@ private:
             const auto& conn = net_[c.id];
             if (conn.connected && !conn.outbound.empty()) choices.push_back({0, c.id});
             if (!conn.inbound.empty()) choices.push_back({1, c.id});
-            if (!c.timers.empty()) choices.push_back({3, c.id});
+            if (!c.engine->link().timers().empty()) choices.push_back({3, c.id});
         }
         if (changes_left_ > 0) choices.push_back({2, 0});
         if (faults_left_ > 0 && (choices.empty() || pick(100) < 5)) return fault(), true;
@@ -118,10 +126,10 @@ private:
         else if (what == 1) deliver(c);
         else if (what == 2) change();
         else {
-            const auto t = c.timers[pick(c.timers.size())];
-            std::erase(c.timers, t);
-            out_.note("c" + std::to_string(c.id) + " timer #" + std::to_string(t) + " runs out");
-            feed(c, zk::timer_due{t});
+            auto& link = c.engine->link();
+            const auto i = pick(link.timers().size());
+            out_.note("c" + std::to_string(c.id) + " timer #" + std::to_string(link.timers()[i].first) + " runs out");
+            fed(c, false, [&] { link.fire_timer(i); });
         }
         return true;
     }
@@ -142,33 +150,35 @@ private:
 
     void deliver(client& c) { feed(c, net_.deliver(net_[c.id]).second); }
 
+    // e, which the client delivers, into c's engine.
     void feed(client& c, const tree_cache_machine::input& e) {
-        const bool reconnection = std::holds_alternative<zk::connection_changed>(e);
         if (std::holds_alternative<zk::reply>(e)) --c.in_flight;
-        const auto known = c.m->known();
-        std::size_t reads = 0;
-        for (auto& a : c.m->resume(e)) {
-            if (auto* op = std::get_if<zk::op>(&a)) {
-                if (const auto* t = std::get_if<zk::after>(op)) {
-                    c.timers.push_back(t->id);
-                    continue;
-                }
-                out_.note("c" + std::to_string(c.id) + " asks #" + std::to_string(std::visit([](const auto& o) { return o.id; }, *op)) + " " +
-                          op_name(*op) + " " + path_of(*op));
-                ++reads;
-                ++out_.reads;
-                if (++c.in_flight > c.window)
-                    out_.violate("c" + std::to_string(c.id) + " has " + std::to_string(c.in_flight) + " reads in flight, over its window of " + std::to_string(c.window));
-                net_[c.id].outbound.push_back({0, std::move(*op)});
-            } else {
-                check_event(c, std::get<cache_event>(a));
-            }
-        }
+        fed(c, std::holds_alternative<zk::connection_changed>(e), [&] {
+            if (!c.engine->link().deliver(e)) out_.violate("c" + std::to_string(c.id) + " got " + describe_delivery(e) + ", which its engine never asked for");
+        });
+    }
+
+    // One event into c's engine (run feeds it), and the checks around it.
+    template <typename Run>
+    void fed(client& c, bool reconnection, Run run) {
+        const auto known = c.engine->machine().known();
+        c.reads = 0;
+        run();
         // No storm: a reconnection reads each node known (shown, or listed and not read yet) at
         // most once for its data and once for its children.
-        if (reconnection && reads > 2 * known)
-            out_.violate("c" + std::to_string(c.id) + " sent " + std::to_string(reads) + " reads on a reconnection, knowing " + std::to_string(known) + " nodes");
-        if (out_.ok && c.m->view() != c.replica) out_.violate("c" + std::to_string(c.id) + "'s view is not what its events built");
+        if (reconnection && c.reads > 2 * known)
+            out_.violate("c" + std::to_string(c.id) + " sent " + std::to_string(c.reads) + " reads on a reconnection, knowing " + std::to_string(known) + " nodes");
+        if (out_.ok && c.engine->machine().view() != c.replica) out_.violate("c" + std::to_string(c.id) + "'s view is not what its events built");
+    }
+
+    // A read c's engine sends.
+    void sent(client& c, const zk::op& op) {
+        out_.note("c" + std::to_string(c.id) + " asks #" + std::to_string(std::visit([](const auto& o) { return o.id; }, op)) + " " + op_name(op) + " " +
+                  path_of(op));
+        ++c.reads;
+        ++out_.reads;
+        if (++c.in_flight > c.window)
+            out_.violate("c" + std::to_string(c.id) + " has " + std::to_string(c.in_flight) + " reads in flight, over its window of " + std::to_string(c.window));
     }
 
     // ---- the checker, at each event ------------------------------------------------------------
@@ -357,7 +367,7 @@ private:
                 cached_node shown{kept(c, n->data), stat_of(*n)};
                 server.emplace(path, shown);
             }
-            const auto view = c.m->view();
+            const auto view = c.engine->machine().view();
             for (const auto& [path, n] : server) {
                 const auto it = view.find(path);
                 if (it == view.end()) return out_.violate(who + " does not show " + path);
