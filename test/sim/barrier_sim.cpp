@@ -96,7 +96,9 @@ private:
             if (!w.absent_since_begun) out_.violate("c" + std::to_string(c.id) + " w" + std::to_string(k) + " passed, but the barrier was set all the time since it began");
             w.passed = true;
             ++out_.passed;
-            w.engine->stop();  // (as the recipe stops it: the wait is over)
+            // The wait is over: its engine stops, as the recipe stops it.
+            w.engine->stop();
+            if (!w.engine->let_go()) out_.violate("c" + std::to_string(c.id) + " w" + std::to_string(k) + "'s engine still observes the connection or runs a timer after it stopped");
         } else if (const auto* f = std::get_if<barrier_out::failed>(&a)) {
             out_.violate("c" + std::to_string(c.id) + " w" + std::to_string(k) + " failed: " + f->ec.message());
         }

@@ -27,6 +27,7 @@ struct member {
     std::optional<sim_engine<double_barrier_machine>> engine;  // once it begins to enter
     enum class stage { idle, entering, entered, leaving, left, giving_up, gave_up, failed } at = stage::idle;
     bool lost_while_entering = false;
+    bool give_up_on_its_way = false;  // posted from another thread, not yet run
     bool expired_since_entered = false;  // its node was gone with its session at some moment since it entered
 
     member(int i, std::size_t count) : id(i), name("m" + std::to_string(i)), n(count) {}
@@ -54,11 +55,12 @@ public:
 private:
     bool step() {
         if (faults_left_ == 0) net_.heal();
-        std::vector<std::pair<int, int>> choices;  // (0 apply | 1 deliver, member)
+        std::vector<std::pair<int, int>> choices;  // (0 apply | 1 deliver | 2 a give-up posted elsewhere runs, member)
         for (auto& m : members_) {
             const auto& conn = net_[m.id];
             if (conn.connected && !conn.outbound.empty()) choices.push_back({0, m.id});
             if (!conn.inbound.empty()) choices.push_back({1, m.id});
+            if (m.give_up_on_its_way) choices.push_back({2, m.id});
         }
         std::vector<int> can_act;  // members that may begin to enter or to leave, or give up
         for (auto& m : members_)
@@ -80,6 +82,9 @@ private:
             out_.note(m.name + " applied #" + std::to_string(a.reply.id) + (a.reply.ec ? " " + a.reply.ec.message() : " ok") +
                       (create ? " (create " + create->path + ")" : ""));
             if (create && create->path == barrier_path + "/ready" && !a.reply.ec) check_ready_made(m);
+        } else if (what == 2) {
+            m.give_up_on_its_way = false;
+            m.engine->post(db_in::give_up{});
         } else {
             auto [who, e] = net_.deliver(net_[m.id]);
             // (A member that has not begun has no engine, which would not observe the connection.)
@@ -110,11 +115,24 @@ private:
         }
         out_.note(m.name + " gives up");
         m.at = member::stage::giving_up;
+        // A call's timeout, or the object's end, posts the give-up from its own thread: the
+        // machine may decide more before it runs.
+        if (pick(2) == 0) {
+            m.give_up_on_its_way = true;
+            return;
+        }
         m.engine->post(db_in::give_up{});
     }
 
     // What m's machine decided, other than a request (its engine sent those).
     void on_outcome(member& m, const double_barrier_machine::action& a) {
+        if (std::holds_alternative<db_out::entered>(a) && m.at == member::stage::giving_up) {
+            // Its call gave up already: as the recipe (withdrawing), it gives up again from inside
+            // this outcome, and its engine runs that after the event at hand.
+            out_.note(m.name + " entered after its call gave up: gives up again");
+            ++out_.entered_after_giving_up;
+            return m.engine->post(db_in::give_up{});
+        }
         if (std::holds_alternative<db_out::entered>(a)) {
             out_.note(m.name + " entered");
             ++out_.entered;
@@ -128,12 +146,12 @@ private:
             ++out_.left;
             check_left(m);
             m.at = member::stage::left;
-            m.engine->stop();  // (as the recipe stops it: its calls are over)
+            stop(m);
         } else if (std::holds_alternative<db_out::gave_up>(a)) {
             out_.note(m.name + " gave up");
             ++out_.gave_up;
             m.at = member::stage::gave_up;
-            m.engine->stop();  // (as the recipe stops it: its calls are over)
+            stop(m);
             if (zk_.find(barrier_path + "/" + m.name)) out_.violate(m.name + " gave up, but its node is still there");
         } else if (const auto* f = std::get_if<db_out::failed>(&a)) {
             // Only an enter whose session was lost may fail (the others may have gone
@@ -143,9 +161,15 @@ private:
             out_.note(m.name + " failed: " + f->ec.message());
             ++out_.failed;
             m.at = member::stage::failed;
-            m.engine->stop();  // (as the recipe stops it: its calls are over)
+            stop(m);
             if (zk_.find(barrier_path + "/" + m.name)) out_.violate(m.name + " failed, but its node is still there");
         }
+    }
+
+    // m's calls are over: its engine stops, as the recipe stops it.
+    void stop(member& m) {
+        m.engine->stop();
+        if (!m.engine->let_go()) out_.violate(m.name + "'s engine still observes the connection or runs a timer after it stopped");
     }
 
     // `ready` was just made by m: at least N members must have been in at once before. (Not

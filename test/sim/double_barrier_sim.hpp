@@ -1,7 +1,9 @@
 // Deterministic simulation of the double barrier: K members, each a real double_barrier_machine
 // (recipes/barriers/double_barrier_machine.hpp) on a simulated client of its own (sim_clients.hpp),
 // all K needed (N = K). Each begins to enter at a random moment and, once entered, to leave at a
-// later one; in some schedules members give up (a timeout) while entering, entered or leaving.
+// later one; in some schedules members give up (a timeout) while entering, entered or leaving:
+// the give-up comes from another thread, so the machine may enter meanwhile, and then, as the
+// recipe does, the member gives up again from inside that outcome (its engine queues it).
 // Connections drop, sessions expire, replies are lost with their connection, and the server reaps
 // the barrier's container parent when it is empty. The checkers:
 // - `ready` is made only after at least N members were in at once (began to enter, and had not
@@ -31,6 +33,7 @@ struct schedule {
 
 struct outcome : verdict {
     long faults = 0, entered = 0, left = 0, gave_up = 0, failed = 0, lost_replies = 0;
+    long entered_after_giving_up = 0;  ///< entered after its call gave up: withdrew from inside the outcome
 };
 
 schedule draw_schedule(std::uint64_t seed);

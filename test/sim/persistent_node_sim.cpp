@@ -160,7 +160,9 @@ private:
             if (!n.closing) out_.violate(n.name + " closed without close");
             n.closed = true;
             if (!d->ec) check_closed(c, n);
-            n.engine->stop();  // (as the recipe stops it)
+            // Its engine stops, as the recipe stops it.
+            n.engine->stop();
+            if (!n.engine->let_go()) out_.violate(n.name + "'s engine still observes the connection or runs a timer after it stopped");
         }
     }
 

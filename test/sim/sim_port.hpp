@@ -77,9 +77,9 @@ public:
         t.on_due(t.id);
     }
 
-    /// What the engine still waits for (a reply, a watch event): the world's check of a machine
-    /// that is done.
-    std::size_t waiting() const noexcept { return replies_.size() + watches_.size(); }
+    /// Whether the engine observes the connection, or has a timer running.
+    bool observing() const noexcept { return !observers_.empty(); }
+    bool timing() const noexcept { return !timers_.empty(); }
 
     // ---- the port's side -------------------------------------------------------------------
     template <typename Feed>
@@ -213,7 +213,13 @@ public:
     void start(input first) { engine_->start(std::move(first)); }
     /// An event of the world's own (not the client's) into the machine.
     void post(input e) { engine_->post(std::move(e)); }
+    /// The engine stops, as the recipe stops it (its last part posted: see let_go).
     void stop() { engine_->stop(); }
+    /// Whether the engine holds nothing of the world's: it observes no connection and runs no
+    /// timer (true once a stop has run).
+    bool let_go() const noexcept { return !link_->observing() && !link_->timing(); }
+    /// The recipe ends (its object is gone): what the machine decides from now on goes nowhere.
+    void end_recipe() { sink_.reset(); }
 
     const Machine& machine() const noexcept { return engine_->machine(); }
     sim_link<input>& link() noexcept { return *link_; }

@@ -38,6 +38,8 @@ struct client {
     detail::tree_cache_config config;
     std::optional<sim_engine<tree_cache_machine>> engine;
     std::size_t reads = 0;  // reads sent during the event being fed
+    bool closing = false;   // its cache was closed from another thread: the engine's stop is on its way
+    bool closed = false;    // its cache was closed (its engine stopped), with reads and events on their way
     std::map<std::string, cached_node> replica;        // what its events built
     std::map<std::string, std::int64_t> removed_czxid;  // by path: the czxid last removed
     int initialized = 0;
@@ -110,21 +112,24 @@ public:
 private:
     bool step() {
         if (faults_left_ == 0) heal();
-        std::vector<std::pair<int, int>> choices;  // (what, client): 0 apply, 1 deliver, 2 operator, 3 a timer runs out
+        std::vector<std::pair<int, int>> choices;  // (what, client): 0 apply, 1 deliver, 2 operator, 3 a timer runs out, 4 a posted stop runs
         for (auto& c : clients_) {
             const auto& conn = net_[c.id];
             if (conn.connected && !conn.outbound.empty()) choices.push_back({0, c.id});
             if (!conn.inbound.empty()) choices.push_back({1, c.id});
             if (!c.engine->link().timers().empty()) choices.push_back({3, c.id});
+            if (c.closing) choices.push_back({4, c.id});
         }
         if (changes_left_ > 0) choices.push_back({2, 0});
         if (faults_left_ > 0 && (choices.empty() || pick(100) < 5)) return fault(), true;
+        if (!closed_one_ && clients_.size() > 1 && pick(100) == 0) return close(clients_[pick(clients_.size())]), true;
         if (choices.empty()) return false;
         const auto [what, id] = choices[pick(choices.size())];
         auto& c = clients_[static_cast<std::size_t>(id)];
         if (what == 0) apply(c);
         else if (what == 1) deliver(c);
         else if (what == 2) change();
+        else if (what == 4) stopped(c);
         else {
             auto& link = c.engine->link();
             const auto i = pick(link.timers().size());
@@ -168,11 +173,41 @@ private:
         // most once for its data and once for its children.
         if (reconnection && c.reads > 2 * known)
             out_.violate("c" + std::to_string(c.id) + " sent " + std::to_string(c.reads) + " reads on a reconnection, knowing " + std::to_string(known) + " nodes");
-        if (out_.ok && c.engine->machine().view() != c.replica) out_.violate("c" + std::to_string(c.id) + "'s view is not what its events built");
+        if (out_.ok && !c.closing && !c.closed && c.engine->machine().view() != c.replica) out_.violate("c" + std::to_string(c.id) + "'s view is not what its events built");
+    }
+
+    // One cache of the schedule is closed, at any moment: the recipe stops its engine, which
+    // from then on sends nothing, shows nothing, and holds nothing of the connection's.
+    // Half the closes come from another thread, as a user's close or destructor does: the cache's
+    // state goes at once (what its machine decides meanwhile goes nowhere), and the engine's stop
+    // runs on the network thread later, events coming first.
+    void close(client& c) {
+        closed_one_ = true;
+        if (net_[c.id].outbound.size() + net_[c.id].inbound.size() > 0) ++out_.closes;
+        if (pick(2) == 0) {
+            out_.note("c" + std::to_string(c.id) + " closes its cache from another thread");
+            c.closing = true;
+            c.engine->end_recipe();
+            c.engine->link().hold_posts();
+            c.engine->stop();
+            return;
+        }
+        out_.note("c" + std::to_string(c.id) + " closes its cache");
+        c.engine->stop();
+        stopped(c);
+    }
+
+    // c's engine has stopped (its posted stop runs now, if it was on its way).
+    void stopped(client& c) {
+        c.closing = false;
+        c.engine->link().run_posts();
+        c.closed = true;
+        if (!c.engine->let_go()) out_.violate("c" + std::to_string(c.id) + "'s engine still observes the connection or runs a timer after it stopped");
     }
 
     // A read c's engine sends.
     void sent(client& c, const zk::op& op) {
+        if (c.closed) out_.violate("c" + std::to_string(c.id) + " sent a read after its cache was closed");
         out_.note("c" + std::to_string(c.id) + " asks #" + std::to_string(std::visit([](const auto& o) { return o.id; }, op)) + " " + op_name(op) + " " +
                   path_of(op));
         ++c.reads;
@@ -185,6 +220,7 @@ private:
     void check_event(client& c, const cache_event& e) {
         ++out_.events;
         const auto who = "c" + std::to_string(c.id) + " ";
+        if (c.closed) return out_.violate(who + "showed an event after its cache was closed");
         out_.note(who + event_name(e.type) + " " + e.path + (e.node ? " czxid " + std::to_string(e.node->stat.czxid) + " v" + std::to_string(e.node->stat.version) : ""));
         switch (e.type) {
             case cache_event_type::initialized:
@@ -358,6 +394,7 @@ private:
     void check_quiescent() {
         if (changes_left_ > 0) return out_.violate("the operator did not finish");
         for (const auto& c : clients_) {
+            if (c.closed || c.closing) continue;  // (what it showed was checked at each event)
             const auto who = "c" + std::to_string(c.id);
             if (c.initialized != 1) return out_.violate(who + " was initialized " + std::to_string(c.initialized) + " times");
             std::map<std::string, cached_node> server;
@@ -390,6 +427,7 @@ private:
     sim_clients<tree_cache_machine::input> net_;
     std::vector<client> clients_;
     int changes_left_ = 0, faults_left_ = 0;
+    bool closed_one_ = false;
     std::map<std::tuple<std::string, std::int64_t, std::int32_t>, std::string> history_;  // (path, czxid, version) -> data
 };
 

@@ -22,7 +22,7 @@ constexpr long default_double_barrier_schedules = 30000;
 
 TEST_CASE("double barrier simulation: random schedules keep every guarantee") {
     namespace barriers = zkr::sim::double_barriers;
-    long faults = 0, entered = 0, left = 0, gave_up = 0, lost = 0;
+    long faults = 0, entered = 0, left = 0, gave_up = 0, lost = 0, late = 0;
     const auto done = zkr::test::run_schedules(
         {"double barrier simulation: random schedules keep every guarantee", "ZKR_DOUBLE_BARRIER_SIM_SEED", "ZKR_DOUBLE_BARRIER_SIM_SCHEDULES", default_double_barrier_schedules},
         barriers::draw_schedule, barriers::run, barriers::describe, [&](const barriers::outcome& o) {
@@ -31,13 +31,15 @@ TEST_CASE("double barrier simulation: random schedules keep every guarantee") {
             left += o.left;
             gave_up += o.gave_up;
             lost += o.lost_replies;
+            late += o.entered_after_giving_up;
         });
     if (!done) return;  // (one schedule replayed)
     const auto [n, secs] = *done;
     std::cout << n << " double barrier schedules in " << secs << " s: " << entered << " entered, " << left << " left, " << gave_up
-              << " gave up, " << faults << " faults, " << lost << " replies lost\n";
+              << " gave up, " << faults << " faults, " << lost << " replies lost, " << late << " entered after giving up\n";
     CHECK(faults > n);      // under faults
     CHECK(lost > n / 10);   // replies lost with their connection
     CHECK(left > n);        // rounds completed
     CHECK(gave_up > n / 20);  // and given up
+    CHECK(late > 0);          // a give-up fed while the engine runs an outcome
 }
