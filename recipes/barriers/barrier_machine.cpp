@@ -38,7 +38,7 @@ void barrier_machine::on(const zk::reply& r) {
 }
 
 void barrier_machine::on(const zk::watch_fired& w) {
-    if (phase_ != phase::waiting || w.id != watch_) return;
+    if (phase_ != phase::waiting || w.id != watch_) return;  // sim-one-way: stopped-at-end
     watch_ = 0;
     // Deleted, or changed, or the watch ended with its session: only a new check can tell.
     if (w.type == watch_event_type::not_watching && !connected_) {
@@ -49,7 +49,7 @@ void barrier_machine::on(const zk::watch_fired& w) {
 }
 
 void barrier_machine::on(const zk::connection_changed& c) {
-    if (phase_ != phase::waiting) return;
+    if (phase_ != phase::waiting) return;  // sim-one-way: stopped-at-end
     // (read_only counts as connected: an exists is a read, which a read-only server answers.)
     if (!is_connected(c.state)) {
         if (c.state == connection_state::closed)                             // sim-one-way: client-closed

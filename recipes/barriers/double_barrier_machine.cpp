@@ -168,7 +168,7 @@ void double_barrier_machine::on(const zk::watch_fired& w) {
 }
 
 void double_barrier_machine::on(const zk::connection_changed& c) {
-    if (phase_ == phase::idle || phase_ == phase::done) return;
+    if (phase_ == phase::idle || phase_ == phase::done) return;  // sim-one-way: stopped-at-end
     if (c.state == connection_state::closed)                                  // sim-one-way: client-closed
         return finish(double_barrier_out::failed{make_error_code(errc::closed)});  // sim-unreachable: client-closed
     if (c.state == connection_state::lost) {

@@ -208,6 +208,12 @@ public:
         : link_(std::make_shared<sim_link<input>>(net, client, who)),
           sink_(std::make_shared<sink>(std::move(on_outcome))),
           engine_(std::make_shared<engine>(sim_port<input>(link_), std::move(m), sink_)) {}
+    /// The engine stops again, as a recipe's destructor stops it (a second stop does nothing).
+    ~sim_engine() {
+        if (engine_) engine_->stop();
+    }
+    sim_engine(sim_engine&&) noexcept = default;  // (a moved-from one holds nothing)
+    sim_engine& operator=(sim_engine&&) = delete;
 
     /// The engine starts: it observes the connection and is fed `first`.
     void start(input first) { engine_->start(std::move(first)); }
