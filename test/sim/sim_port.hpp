@@ -40,7 +40,7 @@ public:
     /// for (a connection change while it does not observe is not that: it is not heard).
     bool deliver(Input e) {
         if (auto* r = std::get_if<detail::zk::reply>(&e)) {
-            const auto it = replies_.find(r->id);  // (the oldest request of that ticket)
+            const auto it = oldest(replies_, r->id);
             if (it == replies_.end()) return false;
             auto feed = std::move(it->second);
             replies_.erase(it);
@@ -48,7 +48,7 @@ public:
             return true;
         }
         if (auto* w = std::get_if<detail::zk::watch_fired>(&e)) {
-            const auto it = watches_.find(w->id);  // (the oldest watch of that ticket)
+            const auto it = oldest(watches_, w->id);
             if (it == watches_.end()) return false;
             auto feed = std::move(it->second);
             watches_.erase(it);
@@ -120,6 +120,14 @@ public:
     }
 
 private:
+    // The first of a ticket's entries, in the order they were made (a multimap's find may return
+    // any of them); end() if it has none.
+    template <typename Map>
+    static auto oldest(Map& m, detail::zk::ticket id) {
+        const auto it = m.lower_bound(id);
+        return it != m.end() && it->first == id ? it : m.end();
+    }
+
     template <typename Op>
     static bool watches(const Op& o) {
         if constexpr (requires { o.watch; }) return o.watch;
