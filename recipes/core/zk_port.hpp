@@ -46,7 +46,8 @@ void send_op(zkr::client& c, zk::op op, Feed feed) {
            });
 }
 
-/// The real connection of one client, as basic_zk_engine uses it. Any port has these members.
+/// The real connection of one client, as basic_zk_engine uses it. Any port has these members but
+/// client() (the lock engine's: it runs on the real connection only).
 class client_port {
 public:
     using timers = timer_slots;
