@@ -110,7 +110,7 @@ private:
             case 0: apply(c); break;
             case 1: {
                 auto [who, e] = net_.deliver(net_[c.id]);
-                if (!c.engine->link().deliver(e)) out_.violate(c.name + " got " + describe_delivery(e) + ", which its engine never asked for");
+                deliver_asked(c.engine->link(), std::move(e), out_, c.name);
                 break;
             }
             case 2: c.engine->link().fire_timer(pick(c.engine->link().timers().size())); break;

@@ -81,8 +81,8 @@ private:
             if (std::holds_alternative<zk::connection_changed>(e)) {
                 for (auto& w : c.waits)
                     if (w.begun) w.engine->link().deliver(e);
-            } else if (!c.waits[static_cast<std::size_t>(who)].engine->link().deliver(e)) {
-                out_.violate("c" + std::to_string(c.id) + " w" + std::to_string(who) + " got " + describe_delivery(e) + ", which its engine never asked for");
+            } else {
+                deliver_asked(c.waits[static_cast<std::size_t>(who)].engine->link(), std::move(e), out_, "c" + std::to_string(c.id) + " w" + std::to_string(who));
             }
         }
         return true;
@@ -98,7 +98,7 @@ private:
             ++out_.passed;
             // The wait is over: its engine stops, as the recipe stops it.
             w.engine->stop();
-            if (!w.engine->let_go()) out_.violate("c" + std::to_string(c.id) + " w" + std::to_string(k) + "'s engine still observes the connection or runs a timer after it stopped");
+            w.engine->check_let_go(out_, "c" + std::to_string(c.id) + " w" + std::to_string(k));
         } else if (const auto* f = std::get_if<barrier_out::failed>(&a)) {
             out_.violate("c" + std::to_string(c.id) + " w" + std::to_string(k) + " failed: " + f->ec.message());
         }

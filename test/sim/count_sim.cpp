@@ -97,7 +97,7 @@ private:
     void deliver(client& c) {
         auto [who, e] = net_.deliver(net_[c.id]);
         if (who == worker) return cas_answered(c, std::get<zk::reply>(e));
-        if (!c.engine->link().deliver(e)) out_.violate("c" + std::to_string(c.id) + " got " + describe_delivery(e) + ", which its engine never asked for");
+        deliver_asked(c.engine->link(), std::move(e), out_, "c" + std::to_string(c.id));
     }
 
     // What the view's machine decided, other than a request (its engine sent those).

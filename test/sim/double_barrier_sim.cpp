@@ -87,9 +87,10 @@ private:
             m.engine->post(db_in::give_up{});
         } else {
             auto [who, e] = net_.deliver(net_[m.id]);
-            // (A member that has not begun has no engine, which would not observe the connection.)
-            const bool heard = m.engine ? m.engine->link().deliver(e) : std::holds_alternative<zk::connection_changed>(e);
-            if (!heard) out_.violate(m.name + " got " + describe_delivery(e) + ", which its engine never asked for");
+            // (A member that has not begun has no engine, which would not observe the connection,
+            // and has sent nothing.)
+            if (m.engine) deliver_asked(m.engine->link(), std::move(e), out_, m.name);
+            else if (!std::holds_alternative<zk::connection_changed>(e)) out_.violate(m.name + " got " + describe_delivery(e) + " before it began");
         }
         return true;
     }
@@ -169,7 +170,7 @@ private:
     // m's calls are over: its engine stops, as the recipe stops it.
     void stop(member& m) {
         m.engine->stop();
-        if (!m.engine->let_go()) out_.violate(m.name + "'s engine still observes the connection or runs a timer after it stopped");
+        m.engine->check_let_go(out_, m.name);
     }
 
     // `ready` was just made by m: at least N members must have been in at once before. (Not

@@ -114,7 +114,7 @@ private:
                 }
             } else {
                 const auto k = static_cast<std::size_t>(who);
-                if (!c.nodes[k].engine->link().deliver(e)) out_.violate(c.nodes[k].name + " got " + describe_delivery(e) + ", which its engine never asked for");
+                deliver_asked(c.nodes[k].engine->link(), std::move(e), out_, c.nodes[k].name);
                 check_told(c, k);
             }
         } else {
@@ -131,9 +131,9 @@ private:
         std::vector<std::pair<std::size_t, std::size_t>> out;
         for (std::size_t k = 0; k < c.nodes.size(); ++k) {
             const auto& e = *c.nodes[k].engine;
-            const auto timers = e.link().timers();
+            const auto& timers = e.link().timers();
             for (std::size_t i = 0; i < timers.size(); ++i)
-                if (acting || timers[i].first != e.machine().touch_timer()) out.push_back({k, i});
+                if (acting || timers[i].id != e.machine().touch_timer()) out.push_back({k, i});
         }
         return out;
     }
@@ -162,7 +162,7 @@ private:
             if (!d->ec) check_closed(c, n);
             // Its engine stops, as the recipe stops it.
             n.engine->stop();
-            if (!n.engine->let_go()) out_.violate(n.name + "'s engine still observes the connection or runs a timer after it stopped");
+            n.engine->check_let_go(out_, n.name);
         }
     }
 

@@ -11,6 +11,7 @@
 
 #include "../../recipes/core/zk_engine.hpp"
 #include "sim_clients.hpp"
+#include "verdict.hpp"
 
 #include <zkr/detail/unique_function.hpp>
 
@@ -37,24 +38,11 @@ public:
     /// The world's: e, which the client delivers for this link, goes where the engine waits for
     /// it (a reply to its request's feed, a watch event to its watch's, a connection change to
     /// its observers). False when nothing waits for it: a reply or an event the engine never asked
-    /// for (a connection change while it does not observe is not that: it is not heard).
-    bool deliver(Input e) {
-        if (auto* r = std::get_if<detail::zk::reply>(&e)) {
-            const auto it = oldest(replies_, r->id);
-            if (it == replies_.end()) return false;
-            auto feed = std::move(it->second);
-            replies_.erase(it);
-            feed(std::move(*r));
-            return true;
-        }
-        if (auto* w = std::get_if<detail::zk::watch_fired>(&e)) {
-            const auto it = oldest(watches_, w->id);
-            if (it == watches_.end()) return false;
-            auto feed = std::move(it->second);
-            watches_.erase(it);
-            feed(std::move(*w));
-            return true;
-        }
+    /// for (a connection change while it does not observe is not that: it is not heard); e is
+    /// then as it was.
+    bool deliver(Input& e) {
+        if (auto* r = std::get_if<detail::zk::reply>(&e)) return feed_oldest(replies_, std::move(*r));
+        if (auto* w = std::get_if<detail::zk::watch_fired>(&e)) return feed_oldest(watches_, std::move(*w));
         if (const auto* c = std::get_if<detail::zk::connection_changed>(&e)) {
             session_ = c->session;
             auto observers = observers_;  // (an observer may stop observing)
@@ -64,12 +52,13 @@ public:
         return false;
     }
 
-    /// The timers that are running, in the order they were started, with their delays.
-    std::vector<std::pair<detail::zk::ticket, std::chrono::milliseconds>> timers() const {
-        std::vector<std::pair<detail::zk::ticket, std::chrono::milliseconds>> out;
-        for (const auto& t : timers_) out.push_back({t.id, t.delay});
-        return out;
-    }
+    struct timer {
+        detail::zk::ticket id = 0;
+        std::chrono::milliseconds delay{0};
+        std::function<void(detail::zk::ticket)> on_due;
+    };
+    /// The timers that are running, in the order they were started.
+    const std::vector<timer>& timers() const noexcept { return timers_; }
     /// The world's: the i-th running timer runs out.
     void fire_timer(std::size_t i) {
         auto t = std::move(timers_[i]);
@@ -97,11 +86,6 @@ public:
     void unobserve(std::uint64_t id) { observers_.erase(id); }
     std::int64_t session_id() const noexcept { return session_; }
 
-    struct timer {
-        detail::zk::ticket id = 0;
-        std::chrono::milliseconds delay{0};
-        std::function<void(detail::zk::ticket)> on_due;
-    };
     void start_timer(timer t) { timers_.push_back(std::move(t)); }
     void cancel_timers() { timers_.clear(); }
     /// The network thread runs fn: now, or after run_posts while posts are held.
@@ -120,12 +104,16 @@ public:
     }
 
 private:
-    // The first of a ticket's entries, in the order they were made (a multimap's find may return
-    // any of them); end() if it has none.
-    template <typename Map>
-    static auto oldest(Map& m, detail::zk::ticket id) {
-        const auto it = m.lower_bound(id);
-        return it != m.end() && it->first == id ? it : m.end();
+    // The first of the ticket's waiters, in the order they were made (lower_bound: a multimap's
+    // find may return any of them), is taken out and fed e; false if the ticket has none.
+    template <typename Map, typename Event>
+    static bool feed_oldest(Map& waiters, Event&& e) {
+        const auto it = waiters.lower_bound(e.id);
+        if (it == waiters.end() || it->first != e.id) return false;
+        auto feed = std::move(it->second);
+        waiters.erase(it);
+        feed(std::move(e));
+        return true;
     }
 
     template <typename Op>
@@ -153,6 +141,13 @@ std::string describe_delivery(const Input& e) {
     if (const auto* r = std::get_if<detail::zk::reply>(&e)) return "the reply to #" + std::to_string(r->id);
     if (const auto* w = std::get_if<detail::zk::watch_fired>(&e)) return "the watch event of #" + std::to_string(w->id) + " (type " + std::to_string(static_cast<int>(w->type)) + ")";
     return "an event";
+}
+
+/// The world hands e to link (sim_link::deliver); the schedule fails if the engine never asked for
+/// it. `who` names the machine in the message.
+template <typename Input>
+void deliver_asked(sim_link<Input>& link, Input e, verdict& out, const std::string& who) {
+    if (!link.deliver(e)) out.violate(who + " got " + describe_delivery(e) + ", which its engine never asked for");
 }
 
 /// An engine's port onto a sim_link (client_port's members).
@@ -234,6 +229,10 @@ public:
     bool let_go() const noexcept { return !link_->observing() && !link_->timing(); }
     /// The recipe ends (its object is gone): what the machine decides from now on goes nowhere.
     void end_recipe() { sink_.reset(); }
+    /// After a stop ran: the schedule fails unless let_go().
+    void check_let_go(verdict& out, const std::string& who) const {
+        if (!let_go()) out.violate(who + "'s engine still observes the connection or runs a timer after it stopped");
+    }
 
     const Machine& machine() const noexcept { return engine_->machine(); }
     sim_link<input>& link() noexcept { return *link_; }

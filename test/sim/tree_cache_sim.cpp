@@ -133,7 +133,7 @@ private:
         else {
             auto& link = c.engine->link();
             const auto i = pick(link.timers().size());
-            out_.note("c" + std::to_string(c.id) + " timer #" + std::to_string(link.timers()[i].first) + " runs out");
+            out_.note("c" + std::to_string(c.id) + " timer #" + std::to_string(link.timers()[i].id) + " runs out");
             fed(c, false, [&] { link.fire_timer(i); });
         }
         return true;
@@ -159,7 +159,7 @@ private:
     void feed(client& c, const tree_cache_machine::input& e) {
         if (std::holds_alternative<zk::reply>(e)) --c.in_flight;
         fed(c, std::holds_alternative<zk::connection_changed>(e), [&] {
-            if (!c.engine->link().deliver(e)) out_.violate("c" + std::to_string(c.id) + " got " + describe_delivery(e) + ", which its engine never asked for");
+            deliver_asked(c.engine->link(), e, out_, "c" + std::to_string(c.id));
         });
     }
 
@@ -202,7 +202,7 @@ private:
         c.closing = false;
         c.engine->link().run_posts();
         c.closed = true;
-        if (!c.engine->let_go()) out_.violate("c" + std::to_string(c.id) + "'s engine still observes the connection or runs a timer after it stopped");
+        c.engine->check_let_go(out_, "c" + std::to_string(c.id));
     }
 
     // A read c's engine sends.
