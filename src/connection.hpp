@@ -198,6 +198,7 @@ private:
     client_options options_;
     std::string ns_;  // "/name_space" or ""
     acl_storage default_acl_;  // options_.default_acl for the C client, built once (every create uses it)
+    std::string protected_path_;  // a protected create's path as sent (issue_create's buffer, kept for the next)
 
     boost::asio::io_context io_{1};
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;

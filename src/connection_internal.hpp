@@ -5,6 +5,7 @@
 #include "client_hooks.hpp"
 #include "connection.hpp"
 #include "observe.hpp"
+#include "protect_prefix.hpp"
 #include "zk_convert.hpp"
 
 #include <spdlog/spdlog.h>
@@ -23,8 +24,6 @@ using c_client_lock = std::lock_guard<std::recursive_mutex>;
 extern thread_local spdlog::logger* network_thread_logger;
 /// zoo_set_debug_level is process-wide: keeps the most verbose level any client's logger wants.
 void raise_c_client_log_level(const spdlog::logger& log);
-/// "_c_<uuid>-": the prefix that names a protected create's node.
-std::string new_protect_prefix();
 
 // An operation and its retry state; lives until its completion ran.
 struct connection::operation {
@@ -34,7 +33,7 @@ struct connection::operation {
     int retries = 0;
     clock::time_point started = clock::now();
     std::string path;            // full path (namespace applied), when the client has a namespace: zk_path()
-    std::string protect_prefix;  // "_c_<uuid>-" for protected creates
+    detail::protect_prefix protect_prefix;  // "_c_<uuid>-" for protected creates
     bool recover_protected = false;
     int parent_attempts = 0;
     int parent_error = 0;  // the first definite failure creating a parent (e.g. its parent is ephemeral)

@@ -68,7 +68,7 @@ void connection::start_submitted() {
             continue;
         }
         if (!ns_.empty()) op->path = full_path(op->req.path);  // (else zk_path() is the request's)
-        if (op->req.kind == op_kind::create && op->req.create.protect) op->protect_prefix = new_protect_prefix();
+        if (op->req.kind == op_kind::create && op->req.create.protect) op->protect_prefix = protect_prefix::make();
         if (op->req.watch) {
             op->watch = std::make_shared<watch_holder>();
             op->watch->fn = std::move(op->req.watch);
@@ -252,9 +252,9 @@ void connection::issue_create(const op_ptr& op) {
     const c_client_lock c_lock(c_client_mutex());
     if (refused_as_read_only(op)) return;
     const auto& c = op->req.create;
-    std::string protected_path;
-    if (c.protect) protected_path = with_protect_prefix(op->zk_path(), op->protect_prefix);
-    const std::string& path = c.protect ? protected_path : op->zk_path();
+    // (The C client copies the path into its request within the call: one buffer serves every create.)
+    if (c.protect) write_with_protect_prefix(op->zk_path(), op->protect_prefix.view(), protected_path_);
+    const std::string& path = c.protect ? protected_path_ : op->zk_path();
     auto f = new_inflight();
     f->op = op;
     const bool own_acl = c.acl && !c.acl->empty();

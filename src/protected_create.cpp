@@ -6,15 +6,7 @@
 
 #include <zkr/path.hpp>
 
-#include <random>
-
 namespace zkr::detail {
-
-std::string new_protect_prefix() {
-    thread_local std::mt19937_64 rng{std::random_device{}()};
-    const std::uint64_t high = rng(), low = rng();
-    return format_protect_prefix(high, low);
-}
 
 void connection::issue_protected_lookup(const op_ptr& op) {
     const c_client_lock c_lock(c_client_mutex());
@@ -46,7 +38,7 @@ int connection::list_after_sync(const std::string& parent, inflight* t) {
 // phantom holder, ahead of every waiter), so look for it by the prefix and delete it, as Curator's
 // protection mode does in the background.
 void connection::forget_protected(const op_ptr& op) {
-    orphans_.push_back({std::string(parent_path(op->zk_path())), op->protect_prefix, session_id_.load(), is_ephemeral(op->req.create.mode)});
+    orphans_.push_back({std::string(parent_path(op->zk_path())), std::string(op->protect_prefix.view()), session_id_.load(), is_ephemeral(op->req.create.mode)});
     if (is_connected(machine_.state()) && zh_) look_for_orphans();
 }
 
@@ -97,7 +89,7 @@ void connection::prepare_protected_retry(const op_ptr& op, const boost::system::
         // beside the new one: it is looked for and deleted as a given-up create's node is (found
         // by the persistent node's simulation: a protected sequential node left twice).
         if (!is_ephemeral(op->req.create.mode)) forget_protected(op);
-        op->protect_prefix = new_protect_prefix();
+        op->protect_prefix = protect_prefix::make();
         op->recover_protected = false;
     }
 }
@@ -108,7 +100,7 @@ void connection::on_protected_listed(const inflight& f, int rc, const struct Str
     if (rc == ZOK && strings) {
         for (int i = 0; i < strings->count; ++i) {
             std::string_view child(strings->data[i]);
-            if (child.substr(0, op->protect_prefix.size()) != op->protect_prefix) continue;
+            if (!child.starts_with(op->protect_prefix.view())) continue;
             auto g = new_inflight();
             g->op = op;
             g->what = inflight::step::protected_exists;
@@ -135,7 +127,7 @@ void connection::on_protected_found(const inflight& f, int rc, const struct Stat
         return on_result(f.op, ZOK, std::move(r));
     }
     if (rc == ZOK) {
-        f.op->protect_prefix = new_protect_prefix();  // a stale node of an old session
+        f.op->protect_prefix = protect_prefix::make();  // a stale node of an old session
         f.op->recover_protected = false;
         return issue_create(f.op);
     }
