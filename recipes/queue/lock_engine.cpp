@@ -124,10 +124,11 @@ void lock_engine::carry_out(const lock_out::revocation_requested&) {
     if (auto h = hold_.lock()) h->revocation_requested();
 }
 
-void lock_engine::carry_out(const lock_out::queued& a) {
+// (The outcome's path is ours to take: the machine made it for us.)
+void lock_engine::carry_out(lock_out::queued&& a) {
     observed_ahead_.reset();  // each queued is a new node (queued again): a new position
-    node_path_ = a.path;
     if (on_queued_) on_queued_(a.path);
+    node_path_ = std::move(a.path);
 }
 
 void lock_engine::carry_out(const lock_out::waiting& a) {
@@ -138,10 +139,10 @@ void lock_engine::carry_out(const lock_out::waiting& a) {
     if (on_waiting_) on_waiting_();
 }
 
-void lock_engine::carry_out(const lock_out::granted& a) {
-    auto h = make_pooled<hold>(client(), a.path, a.token, a.session, shared_from_this());  // (one per grant)
+void lock_engine::carry_out(lock_out::granted&& a) {
+    node_path_ = a.path;  // (the node queued: its copy's room serves)
+    auto h = make_pooled<hold>(client(), std::move(a.path), a.token, a.session, shared_from_this());  // (one per grant)
     hold_ = h;
-    node_path_ = a.path;
     token_ = a.token;
     granted_at_ = std::chrono::steady_clock::now();
     observe(hold_event_kind::acquired, granted_at_ - asked_at_);

@@ -55,9 +55,9 @@ private:
     void create_answered(const zk::reply& r);
     zkr::client& client() const noexcept { return port_.client(); }
 
-    void carry_out(const lock_out::queued& a);
+    void carry_out(lock_out::queued&& a);
     void carry_out(const lock_out::waiting& a);
-    void carry_out(const lock_out::granted& a);
+    void carry_out(lock_out::granted&& a);
     void carry_out(const lock_out::not_granted& a);
     void carry_out(const lock_out::revocation_requested& a);
     void carry_out(const lock_out::hold_changed& a);
