@@ -25,6 +25,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -328,7 +329,8 @@ private:
 
     // ---- the phases: each one's fields, so that a wrong combination cannot be written --------
     struct our_node {
-        std::string path, name;
+        std::string path;
+        std::string_view name() const noexcept { return std::string_view(path).substr(path.rfind('/') + 1); }
         std::int64_t token = 0;  // its czxid
         std::int64_t owner = 0;  // its ephemeral owner
     };
@@ -435,7 +437,7 @@ private:
             return;
         }
         if (e.ec) return fail(e.ec);
-        a->node = our_node{e.path, e.path.substr(e.path.rfind('/') + 1), e.czxid, e.owner};
+        a->node = our_node{e.path, e.czxid, e.owner};
         emit(lock_out::queued{e.path});
         // The pipelined listing came first, so the create was retried, and the listing may be
         // older than our node: it may list a namesake of it, an old node gone since with the queue
@@ -468,9 +470,9 @@ private:
         // one that disagrees on its maximum (the recipe names the node in its message).
         auto [sorted, other_kind] = cfg_.rule->queue(children);
         if (other_kind) return fail(make_error_code(errc::lock_kind_mismatch));
-        const auto ours = std::find(sorted.begin(), sorted.end(), a.node->name);
+        const auto ours = std::find(sorted.begin(), sorted.end(), a.node->name());
         const auto behind = ours == sorted.end() ? 0 : static_cast<std::size_t>(sorted.end() - ours - 1);
-        if (!a.view.reset(std::move(sorted), a.node->name)) {
+        if (!a.view.reset(std::move(sorted), a.node->name())) {
             if (!fresh) return list(true);  // listed before our (retried) create landed
             return vanished();
         }

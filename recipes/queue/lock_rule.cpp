@@ -232,7 +232,7 @@ lock_decision prefix_decision(const std::vector<std::string>& sorted, std::size_
     return d;
 }
 
-bool queue_view::reset(std::vector<std::string> sorted, const std::string& ours) {
+bool queue_view::reset(std::vector<std::string> sorted, std::string_view ours) {
     const auto it = std::find(sorted.begin(), sorted.end(), ours);
     if (it == sorted.end()) {
         nodes_.clear();

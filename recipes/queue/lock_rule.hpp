@@ -230,7 +230,7 @@ lock_decision prefix_decision(const std::vector<std::string>& sorted, std::size_
 class queue_view {
 public:
     /// From a fresh listing (sorted participants). False when our node is not in it.
-    bool reset(std::vector<std::string> sorted, const std::string& ours);
+    bool reset(std::vector<std::string> sorted, std::string_view ours);
     /// A node ahead of ours is gone (its watch fired, or it was not found).
     void remove(const std::string& name);
     lock_decision decide(const lock_rule& rule, const decision_context& context = {}) const;
