@@ -181,7 +181,7 @@ private:
     void fire_watch(watch_ctx* w, watch_event_type type);
 
     std::string full_path(std::string_view user_path) const;
-    std::string user_path(std::string_view full) const;
+    void to_user_path(std::string& full) const;
 
     // C callbacks (network thread, inside zookeeper_process).
     static void on_string_stat(int rc, const char* value, const struct Stat* stat, const void* data);

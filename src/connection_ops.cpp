@@ -366,9 +366,8 @@ void connection::retry_or_finish(const op_ptr& op, const boost::system::error_co
 void connection::finish(const op_ptr& op, const boost::system::error_code& ec, response&& r) {
     if (!op->done) return;
     op->timer.reset();
-    if (!r.path.empty()) r.path = user_path(r.path);
-    for (auto& m : r.results)
-        if (!m.path.empty()) m.path = user_path(m.path);
+    to_user_path(r.path);
+    for (auto& m : r.results) to_user_path(m.path);
     auto done = std::move(op->done);
     op->done = nullptr;
     if (options_.observer)

@@ -9,12 +9,11 @@ std::string connection::full_path(std::string_view user) const {
     return ns_ + std::string(user);
 }
 
-std::string connection::user_path(std::string_view full) const {
-    if (ns_.empty()) return std::string(full);
-    if (full == ns_) return "/";
-    if (full.size() > ns_.size() && full.compare(0, ns_.size(), ns_) == 0 && full[ns_.size()] == '/')
-        return std::string(full.substr(ns_.size()));
-    return std::string(full);
+// In place: a reply's path without a namespace (most clients) is kept as it came, not copied.
+void connection::to_user_path(std::string& full) const {
+    if (ns_.empty()) return;
+    if (full == ns_) full = "/";
+    else if (full.size() > ns_.size() && full.compare(0, ns_.size(), ns_) == 0 && full[ns_.size()] == '/') full.erase(0, ns_.size());
 }
 
 }  // namespace zkr::detail

@@ -228,11 +228,22 @@ TEST_CASE("the namespace is created lazily as a container and paths stay relativ
     raw.start();
     REQUIRE(raw.block_until_connected(10s));
     CHECK_FALSE(raw.exists("/" + ns));
-    c.create("/n", "v");
+    CHECK(c.create("/n", "v").path == "/n");
     auto st = raw.exists("/" + ns);
     REQUIRE(st);
     CHECK(raw.get_data("/" + ns + "/n").data == "v");
     CHECK(c.get_children("/").children == std::vector<std::string>{"n"});
+    // The paths that come back are the caller's, the namespace taken off: a sequential node's, a
+    // protected one's, and a multi's.
+    const auto seq = c.create("/n/s-", "", {.mode = zkr::create_mode::persistent_sequential}).path;
+    CHECK(seq.starts_with("/n/s-"));
+    CHECK(raw.exists("/" + ns + seq));
+    const auto guarded = c.create("/n/p-", "", {.mode = zkr::create_mode::persistent_sequential, .protect = true}).path;
+    CHECK(guarded.starts_with("/n/_c_"));
+    CHECK(raw.exists("/" + ns + guarded));
+    const auto results = c.multi({zkr::multi_op::create("/n/m", "")});
+    REQUIRE(results.size() == 1);
+    CHECK(results[0].path == "/n/m");
 }
 
 // A recipe sends a request from a reply handler on the network thread and then answers its caller,
