@@ -161,7 +161,7 @@ error_code lock_driver::release_sync(const std::shared_ptr<hold>& h) {
 void lock_driver::release(const std::shared_ptr<hold>& h, unique_function<void(const error_code&)> done) {
     // The close may begin between any check here and the network thread: the outcome is shared
     // with the step, which answers it there, or this thread does when the step is refused.
-    auto outcome = std::make_shared<unique_function<void(const error_code&)>>(std::move(done));
+    auto outcome = make_pooled<unique_function<void(const error_code&)>>(std::move(done));  // (one per release)
     if (!run_on_network(detail::connection_of(client_), [e = h->engine_, outcome] { e->release(std::move(*outcome)); }))
         (*outcome)(make_error_code(h->state() == hold_state::lost ? errc::lock_lost : errc::closed));
 }
