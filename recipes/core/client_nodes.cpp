@@ -63,6 +63,11 @@ client_nodes& client_nodes::operator=(client_nodes&& other) noexcept {
 
 client_nodes::~client_nodes() { reset(); }
 
+void client_nodes::rename(std::string_view path) {
+    const std::lock_guard lock(the_registry().m);  // (knows() reads path_ under it)
+    path_.assign(path);
+}
+
 // Under the registry's lock.
 void client_nodes::take_over(client_nodes& other) noexcept {
     client_ = std::exchange(other.client_, nullptr);

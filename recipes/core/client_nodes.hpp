@@ -25,11 +25,16 @@ public:
 
     const std::string& path() const noexcept { return path_; }
 
+    /// The registration names `path` from now on (a create in flight's, once its reply names the
+    /// node: the marker's room was made for that, so nothing is allocated).
+    void rename(std::string_view path);
+
     /// What an acquire registers while its create under `lock_path` is in flight: its node may be
-    /// any new child there, its reply not in yet.
+    /// any new child there, its reply not in yet. With room for the node's name to come (a
+    /// protected sequential name: 40 + the recipe's name + 10).
     static std::string create_in_flight(std::string_view lock_path) {
         std::string marker;
-        marker.reserve(lock_path.size() + 1);
+        marker.reserve(lock_path.size() + 1 + 80);
         marker += lock_path;
         marker += '/';
         return marker;

@@ -95,9 +95,17 @@ void lock_engine::on_outcome(zk_lock_action&& a) {
 // listing already holds our node.)
 void lock_engine::create_sent() { nodes_.emplace_back(client(), client_nodes::create_in_flight(driver_->path())); }
 
+// The create in flight's registration becomes the node's (or goes, when nothing was made).
 void lock_engine::create_answered(const zk::reply& r) {
-    forget_create_in_flight();
-    if (!r.ec) nodes_.emplace_back(client(), r.path);
+    const auto in_flight = std::find_if(nodes_.begin(), nodes_.end(),
+                                        [&](const client_nodes& n) { return client_nodes::is_create_in_flight(n.path(), driver_->path()); });
+    if (in_flight == nodes_.end()) {
+        if (!r.ec) nodes_.emplace_back(client(), r.path);
+    } else if (r.ec) {
+        nodes_.erase(in_flight);
+    } else {
+        in_flight->rename(r.path);
+    }
 }
 
 void lock_engine::carry_out(const lock_out::notice& a) {
@@ -190,12 +198,6 @@ void lock_engine::complete(const error_code& ec, std::shared_ptr<hold> h) {
     if (auto d = std::exchange(done_, {})) d(ec, std::move(h));
     // Safe while feeding: feed() holds a reference of its own until the actions are done.
     acquiring_self_.reset();
-}
-
-void lock_engine::forget_create_in_flight() {
-    const auto it = std::find_if(nodes_.begin(), nodes_.end(),
-                                 [&](const client_nodes& n) { return client_nodes::is_create_in_flight(n.path(), driver_->path()); });
-    if (it != nodes_.end()) nodes_.erase(it);
 }
 
 // Nothing the machine asked for can matter any more: its timers stop.

@@ -64,7 +64,6 @@ private:
     void carry_out(const lock_out::release_done& a);
     void carry_out(const lock_out::notice& a);
     void complete(const boost::system::error_code& ec, std::shared_ptr<hold> h);
-    void forget_create_in_flight();
     void wind_down();
     // Tells the client's observer, if there is one (client_options::observer).
     void observe(hold_event_kind kind, std::chrono::steady_clock::duration duration = {}, lost_cause cause = lost_cause::none);

@@ -39,6 +39,18 @@ TEST_CASE("client_nodes: a client knows its acquires' nodes and creates in fligh
     CHECK_FALSE(client_nodes::knows(a, "/m/_c_y-lock-0000000007"));
 }
 
+TEST_CASE("client_nodes: a create in flight renamed to its node is known as that node alone, in the room the marker made") {
+    zkr::client a(unstarted());
+    client_nodes in_flight(a, client_nodes::create_in_flight("/m"));
+    const auto* room = in_flight.path().data();
+    const std::string node = "/m/_c_01234567-89ab-cdef-fedc-ba9876543210-write-0000000007";
+    in_flight.rename(node);
+    CHECK(in_flight.path() == node);
+    CHECK(in_flight.path().data() == room);  // (no allocation: the marker's own room)
+    CHECK(client_nodes::knows(a, node));
+    CHECK_FALSE(client_nodes::knows(a, "/m/_c_y-lock-0000000008"));  // no longer any new child of /m
+}
+
 TEST_CASE("client_nodes: a create in flight is the lock's path and a slash") {
     CHECK(client_nodes::create_in_flight("/a/lock") == "/a/lock/");
     CHECK(client_nodes::is_create_in_flight("/a/lock/", "/a/lock"));
