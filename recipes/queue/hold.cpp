@@ -80,8 +80,16 @@ void observe_leadership(const hold& h, const std::string& election_path, bool ga
                      leadership_event{election_path, gained, h.fencing_token(), cause, std::move(failure)});
 }
 
-std::stop_token hold::stop_token() const noexcept {
+void hold::want_stop() const {
+    {
+        std::lock_guard lock(stop_mutex_);
+        if (!stop_.stop_possible()) stop_ = std::stop_source();
+    }
     stop_wanted_.store(true);
+}
+
+std::stop_token hold::stop_token() const noexcept {
+    want_stop();
     const auto s = state_.load();
     // Ended before anyone wanted the token: the network thread did not request the stop, so do it
     // here (this is the caller's thread, and the token has no callbacks yet).
@@ -98,7 +106,7 @@ void hold::request_stop() {
 
 void hold::revocation_requested() {
     boost::asio::post(callback_executor(detail::connection_of(client_)), [self = shared_from_this()] {
-        self->stop_wanted_.store(true);
+        self->want_stop();
         self->stop_.request_stop();
         {
             std::lock_guard lock(self->revocation_mutex_);

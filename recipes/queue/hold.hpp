@@ -105,7 +105,12 @@ private:
     // Only a hold whose token was taken requests its stop (a post to the callback thread per
     // release would wake it once per lock cycle, which W2 showed costs 8%). stop_wanted_ and
     // state_ are seq_cst: of a token taken while the hold ends, at least one side sees the other.
-    mutable std::stop_source stop_;
+    // The source is made when first wanted (want_stop: a stop source allocates its state, and most
+    // holds never give out a token), once, under stop_mutex_, before stop_wanted_ is set: whoever
+    // reads stop_wanted_ true may use it.
+    void want_stop() const;
+    mutable std::mutex stop_mutex_;
+    mutable std::stop_source stop_{std::nostopstate};
     mutable std::atomic<bool> stop_wanted_{false};
     struct listener {
         std::function<void(hold_state)> fn;
