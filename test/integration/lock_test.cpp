@@ -11,6 +11,8 @@
 #include <zkr/interprocess_semaphore_mutex.hpp>
 #include <zkr/interprocess_semaphore_v2.hpp>
 #include <zkr/path.hpp>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -1034,16 +1036,23 @@ TEST_CASE("a node of the client's own session that no acquire has is deleted by 
 // A release or an acquire on another thread while the client closes ends (lost, closed), never
 // hangs: a step handed to the network thread just as its loop ended was never run, and the
 // caller waited for its outcome for ever (a leader_selector's destructor joined its term's
-// thread, which waited in that release). Timed at random against the close, many times.
+// thread, which waited in that release). Timed at random against the close, many times. Nor is
+// it an error in the log: a release whose delete was on its way when the client closed was
+// logged "release of ... failed: closed" (a leader selector's clean shutdown, once in a loaded
+// ASan run), though the node goes with the session the close ends.
 TEST_CASE("a release or an acquire racing the client's close ends, with the hold lost or the client closed") {
     auto& zk = zkr::test::shared_server();
     const auto path = lock_path("close-race");
     std::mt19937 rng(std::random_device{}());
     const char* env = std::getenv("ZKR_CLOSE_RACE_ROUNDS");
     const int rounds = env && *env ? std::atoi(env) : 200;
+    auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(20);
+    auto options = zkr::test::test_options(zk.connect_string());
+    options.logger = std::make_shared<spdlog::logger>("close-race", sink);
+    options.logger->set_level(spdlog::level::err);
     int hung = 0;
     for (int round = 0; round < rounds && hung == 0; ++round) {
-        auto c = connect(zk.connect_string());
+        auto c = connect(options);
         auto held = std::make_shared<zkr::interprocess_mutex>(*c, path);
         auto other = std::make_shared<zkr::interprocess_mutex>(*c, path + "-other");
         const auto release_at = std::chrono::microseconds(std::uniform_int_distribution<int>(0, 3000)(rng));
@@ -1082,4 +1091,8 @@ TEST_CASE("a release or an acquire racing the client's close ends, with the hold
         }
     }
     CHECK(hung == 0);
+    std::string errors;
+    for (const auto& line : sink->last_formatted()) errors += line;
+    INFO(errors);
+    CHECK(errors.empty());
 }
