@@ -5,7 +5,6 @@
 #include "connection_internal.hpp"
 
 #include <zkr/error.hpp>
-#include "pooled.hpp"
 #include "sync_result.hpp"
 
 namespace zkr::detail {
@@ -80,7 +79,7 @@ bool connection::run_on_network(unique_function<void()> fn) {
     }
     std::lock_guard lock(mutex_);
     if (!accepting_) return false;
-    boost::asio::post(io_, pooled(std::move(fn)));
+    boost::asio::post(io_, [fn = std::move(fn)]() mutable { fn(); });
     return true;
 }
 

@@ -41,7 +41,7 @@ void connection::submit(request req, completion done, bool checked) {
         start_submitted_scheduled_ = true;
         // Queued under mutex_, as run_on_network does: before the close's own step, so the
         // network loop cannot end with this request unanswered.
-        boost::asio::post(io_, pooled([this] { start_submitted(); }));
+        boost::asio::post(io_, [this] { start_submitted(); });
     }
 }
 

@@ -1,7 +1,6 @@
 // The C handle and its socket: opening and closing the handle, the pump that asks the C client
 // what it waits for, the Asio descriptor on its socket, and the C client's process-wide lock and log.
 #include "connection_internal.hpp"
-#include "pooled.hpp"
 #include "log_throttle.hpp"
 
 #include <fcntl.h>
@@ -138,10 +137,10 @@ void connection::reset_handle(bool closing) {
 void connection::schedule_pump() {
     if (pump_scheduled_) return;
     pump_scheduled_ = true;
-    boost::asio::post(io_, pooled([this] {
+    boost::asio::post(io_, [this] {
         pump_scheduled_ = false;
         pump();
-    }));
+    });
 }
 
 // Asks the C client what it waits for (socket readiness, a deadline for pings and timeouts) and
@@ -184,10 +183,10 @@ void connection::arm_zk_timer(clock::time_point due) {
     if (zk_timer_pending_ && zk_timer_.expiry() <= due) return;
     zk_timer_pending_ = true;
     zk_timer_.expires_at(due);
-    zk_timer_.async_wait(pooled([this, gen = ++zk_timer_gen_](boost::system::error_code ec) {
+    zk_timer_.async_wait([this, gen = ++zk_timer_gen_](boost::system::error_code ec) {
         if (gen == zk_timer_gen_) zk_timer_pending_ = false;  // (a wait replaced since: not this one)
         if (!ec) on_socket_ready(0);
-    }));
+    });
 }
 
 void connection::cancel_zk_timer() {
@@ -298,12 +297,12 @@ void connection::wait_socket(bool for_write) {
     (for_write ? write_waiting_ : read_waiting_) = true;
     socket_.async_wait(for_write ? boost::asio::posix::descriptor_base::wait_write
                                  : boost::asio::posix::descriptor_base::wait_read,
-                       pooled([this, for_write, gen = socket_gen_](boost::system::error_code ec) {
+                       [this, for_write, gen = socket_gen_](boost::system::error_code ec) {
                            if (gen != socket_gen_) return;
                            (for_write ? write_waiting_ : read_waiting_) = false;
                            if (ec) return;
                            on_socket_ready(for_write ? ZOOKEEPER_WRITE : ZOOKEEPER_READ);
-                       }));
+                       });
 }
 
 void connection::heard_now() noexcept {

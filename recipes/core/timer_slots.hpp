@@ -2,7 +2,6 @@
 // cancelled) is used again, so that a machine's cycle allocates no timer. Network thread only.
 #pragma once
 
-#include "../../src/pooled.hpp"
 #include "zk_ops.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -30,9 +29,9 @@ public:
         }
         slot->id = id;
         slot->timer.expires_after(delay);
-        slot->timer.async_wait(pooled([on_due = std::move(on_due), id](const boost::system::error_code& ec) mutable {
+        slot->timer.async_wait([on_due = std::move(on_due), id](const boost::system::error_code& ec) mutable {
             if (!ec) on_due(id);
-        }));
+        });
     }
     /// Frees the slot of a timer that ran out; false when cancel_all came first (its wait had
     /// finished already: the machine must not hear it).
