@@ -65,11 +65,7 @@ inline void write_with_protect_prefix(std::string_view path, std::string_view pr
 
 /// A random UUID's 36 characters (lowercase hex, dashed), as Curator names its members and ids.
 inline std::string random_uuid() {
-    thread_local std::mt19937_64 rng{std::random_device{}()};
-    const std::uint64_t high = rng(), low = rng();
-    char prefix[protect_prefix_size];
-    write_protect_prefix(high, low, prefix);
-    return std::string(prefix + 3, 36);  // (without "_c_" and the last '-')
+    return std::string(protect_prefix::make().view().substr(3, 36));  // (without "_c_" and the last '-')
 }
 
 }  // namespace zkr::detail
