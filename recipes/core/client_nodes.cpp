@@ -18,10 +18,10 @@ namespace {
 // the same address finds nothing that is not its own.
 struct registry {
     std::mutex m;
-    std::vector<std::pair<const client*, std::vector<const client_nodes*>>> clients;
+    std::vector<std::pair<const void*, std::vector<const client_nodes*>>> clients;
     std::size_t empty_entries = 0;
 
-    std::vector<const client_nodes*>* of(const client* c) {
+    std::vector<const client_nodes*>* of(const void* c) {
         const auto it = std::find_if(clients.begin(), clients.end(), [&](const auto& e) { return e.first == c; });
         return it == clients.end() ? nullptr : &it->second;
     }
@@ -35,7 +35,7 @@ registry& the_registry() {
 }
 }  // namespace
 
-client_nodes::client_nodes(const client& c, std::string path) : client_(&c), path_(std::move(path)) {
+client_nodes::client_nodes(const void* owner, std::string path) : client_(owner), path_(std::move(path)) {
     auto& r = the_registry();
     const std::lock_guard lock(r.m);
     auto* nodes = r.of(client_);
@@ -91,11 +91,11 @@ void client_nodes::reset() noexcept {
     client_ = nullptr;
 }
 
-bool client_nodes::knows(const client& c, const std::string& path) {
+bool client_nodes::knows(const void* owner, const std::string& path) {
     const std::string_view parent = parent_path(path);
     auto& r = the_registry();
     const std::lock_guard lock(r.m);
-    const auto* nodes = r.of(&c);
+    const auto* nodes = r.of(owner);
     return nodes && std::any_of(nodes->begin(), nodes->end(), [&](const client_nodes* n) {
                return n->path_ == path || is_create_in_flight(n->path_, parent);
            });

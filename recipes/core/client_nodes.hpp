@@ -1,6 +1,7 @@
 // The lock nodes that the acquires of one client have made and not yet given up, across every
 // recipe object on that client. A waiter that reads a node of its own session which none of them
-// has knows that the process forgot it (lock_in::node_read::stray).
+// has knows that the process forgot it (lock_in::node_read::stray). A client is known by its
+// address alone (nothing of it is read): the lock simulation registers its simulated clients'.
 #pragma once
 
 #include <string>
@@ -14,9 +15,10 @@ namespace zkr::detail {
 
 class client_nodes {
 public:
-    /// Registers `path` for `c` until the object dies: movable, not copyable.
+    /// Registers `path` for the client at `owner` until the object dies: movable, not copyable.
     client_nodes() = default;
-    client_nodes(const client& c, std::string path);
+    client_nodes(const void* owner, std::string path);
+    client_nodes(const client& c, std::string path) : client_nodes(static_cast<const void*>(&c), std::move(path)) {}
     client_nodes(client_nodes&& other) noexcept;
     client_nodes& operator=(client_nodes&& other) noexcept;
     client_nodes(const client_nodes&) = delete;
@@ -44,13 +46,15 @@ public:
         return registered.size() == lock_path.size() + 1 && registered.back() == '/' && registered.substr(0, lock_path.size()) == lock_path;
     }
 
-    /// Whether an acquire of `c` has registered `path`, or has a create in flight under its parent.
-    static bool knows(const client& c, const std::string& path);
+    /// Whether an acquire of the client at `owner` has registered `path`, or has a create in flight
+    /// under its parent.
+    static bool knows(const void* owner, const std::string& path);
+    static bool knows(const client& c, const std::string& path) { return knows(static_cast<const void*>(&c), path); }
 
 private:
     void reset() noexcept;
     void take_over(client_nodes& other) noexcept;
-    const client* client_ = nullptr;
+    const void* client_ = nullptr;
     std::string path_;
 };
 
