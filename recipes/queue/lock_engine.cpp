@@ -45,15 +45,15 @@ zk_lock_machine::config machine_config(lock_driver& d, acquire_request& req) {
 
 lock_engine::lock_engine(std::shared_ptr<lock_driver> driver, acquire_request req, acquire_handler done)
     : lock_driver_ref{std::move(driver)},
-      basic_zk_engine(driver_->get_client(), zk_lock_machine(machine_config(*driver_, req))),
+      basic_lock_engine(driver_->get_client(), zk_lock_machine(machine_config(*driver_, req))),
       done_(std::move(done)),
       on_queued_(std::move(req.on_queued)),
       on_waiting_(std::move(req.on_waiting)),
       asked_at_(std::chrono::steady_clock::now()) {}
 
+// (The releases' callers are answered next, by basic_lock_engine's destructor.)
 lock_engine::~lock_engine() {
     if (auto d = std::exchange(done_, {})) d(make_error_code(errc::closed), nullptr);
-    for (auto& [caller, done] : std::exchange(releases_, {})) done(make_error_code(errc::closed));
 }
 
 void lock_engine::start() {
@@ -63,49 +63,8 @@ void lock_engine::start() {
     // although the client reconnects at once. The machine queues again on the new session, and
     // the acquire ends only by its own outcome (granted, not granted, cancelled, closed).
     acquiring_self_ = shared_from_this();
-    observe_connection();
     const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - asked_at_);
-    feed(lock_in::start_after{is_connected(client().state()), client().session_id(), elapsed});
-}
-
-void lock_engine::after_events() {
-    if (machine().finished()) wind_down();
-}
-
-// The machine may answer at once (nothing held, or no connection), or later. A release from a
-// completion of ours, while the machine's actions are carried out, waits in the inbox for them.
-void lock_engine::release(release_handler done) {
-    const auto caller = ++last_caller_;
-    releases_.emplace_back(caller, std::move(done));
-    feed(lock_in::release{caller});
-}
-
-// The machine's own outcomes (its requests and timers are basic_zk_engine's).
-void lock_engine::on_outcome(zk_lock_action&& a) {
-    std::visit(
-        [this](auto& outcome) {
-            if constexpr (!std::is_same_v<std::decay_t<decltype(outcome)>, zk::op>) carry_out(std::move(outcome));
-        },
-        a);
-}
-
-// Until the create's reply: another acquire of this client may list our node first (a lost
-// reply's recovery takes a while), and must not take it for a stray. (One round trip for the
-// create and the listing: the machine asks for both, and the server applies them in order, so the
-// listing already holds our node.)
-void lock_engine::create_sent() { nodes_.emplace_back(client(), client_nodes::create_in_flight(driver_->path())); }
-
-// The create in flight's registration becomes the node's (or goes, when nothing was made).
-void lock_engine::create_answered(const zk::reply& r) {
-    const auto in_flight = std::find_if(nodes_.begin(), nodes_.end(),
-                                        [&](const client_nodes& n) { return client_nodes::is_create_in_flight(n.path(), driver_->path()); });
-    if (in_flight == nodes_.end()) {
-        if (!r.ec) nodes_.emplace_back(client(), r.path);
-    } else if (r.ec) {
-        nodes_.erase(in_flight);
-    } else {
-        in_flight->rename(r.path);
-    }
+    start_machine(is_connected(client().state()), client().session_id(), elapsed);
 }
 
 void lock_engine::carry_out(const lock_out::notice& a) {
@@ -190,26 +149,10 @@ void lock_engine::observe(hold_event_kind kind, std::chrono::steady_clock::durat
                                 driver_->rule().kind()});
 }
 
-void lock_engine::carry_out(const lock_out::release_done& a) {
-    const auto it = std::find_if(releases_.begin(), releases_.end(), [&](const auto& r) { return r.first == a.caller; });
-    if (it == releases_.end()) return;
-    auto done = std::move(it->second);
-    releases_.erase(it);
-    done(a.ec);
-}
-
 void lock_engine::complete(const error_code& ec, std::shared_ptr<hold> h) {
     if (auto d = std::exchange(done_, {})) d(ec, std::move(h));
     // Safe while feeding: feed() holds a reference of its own until the actions are done.
     acquiring_self_.reset();
-}
-
-// Nothing the machine asked for can matter any more: its timers stop.
-void lock_engine::wind_down() {
-    nodes_.clear();
-    cancel_timers();
-    stop_observing();
-    releasing_.reset();
 }
 
 }  // namespace zkr::detail

@@ -1,27 +1,20 @@
-// The lock engine: one lock machine on basic_zk_engine, which feeds it every reply, watch event,
-// connection change and timer and sends its requests (zk_lock_machine.hpp: zk::op out, zk::event
-// in), as it does any machine's. What it adds is the recipe's side of the outcomes: the caller's
-// handlers, the hold, the observer, and this client's own nodes; and its lifetime, which rests on
-// the acquire, the hold and what it has out, not on an owner.
+// The lock engine: one lock machine on basic_lock_engine (the acquire's start, the releases, the
+// client's registry of its nodes, the wind-down), itself on basic_zk_engine, which feeds it every
+// reply, watch event, connection change and timer and sends its requests (zk_lock_machine.hpp:
+// zk::op out, zk::event in), as it does any machine's. What it adds is the recipe's side of the
+// outcomes on the real connection: the caller's handlers, the hold, the observer and the log; and
+// its lifetime, which rests on the acquire, the hold and what it has out, not on an owner.
 #pragma once
 
-#include "../core/basic_zk_engine.hpp"
-#include "../core/client_nodes.hpp"
-#include "zk_lock_machine.hpp"
-
+#include "basic_lock_engine.hpp"
 #include "lock_driver.hpp"
 
-#include <boost/container/small_vector.hpp>
-
 #include <chrono>
-#include <map>
 #include <memory>
 #include <optional>
-#include <vector>
+#include <string_view>
 
 namespace zkr::detail {
-
-using release_handler = unique_function<void(const boost::system::error_code&)>;
 
 // (A base of its own, first: the machine points at the driver's rule, so the driver is made before
 // the machine and goes after it.)
@@ -33,7 +26,7 @@ struct lock_driver_ref {
 /// network thread. Kept alive by itself while the acquire is in progress, then by its hold while
 /// the recipe keeps that or a release is under way, and by the requests, watches and timers it
 /// has out (each completion holds it: completions_keep_alive).
-class lock_engine : private lock_driver_ref, public basic_zk_engine<zk_lock_machine, lock_engine> {
+class lock_engine : private lock_driver_ref, public basic_lock_engine<lock_engine> {
 public:
     static constexpr bool completions_keep_alive = true;
 
@@ -43,16 +36,13 @@ public:
     ~lock_engine();
 
     void start();
-    /// The caller releases the hold; done hears the delete's outcome (or why nothing was sent).
-    void release(release_handler done);
 
 private:
-    friend class basic_zk_engine<zk_lock_machine, lock_engine>;
-    // basic_zk_engine's points.
-    void on_outcome(zk_lock_action&& a);
-    void after_events();
-    void create_sent();
-    void create_answered(const zk::reply& r);
+    friend class basic_lock_engine<lock_engine>;
+    // basic_lock_engine's points.
+    const void* nodes_owner() const noexcept { return &client(); }
+    std::string_view lock_path() const noexcept { return driver_->path(); }
+    void wound_down() { releasing_.reset(); }
     zkr::client& client() const noexcept { return port_.client(); }
 
     void carry_out(lock_out::queued&& a);
@@ -61,10 +51,8 @@ private:
     void carry_out(const lock_out::not_granted& a);
     void carry_out(const lock_out::revocation_requested& a);
     void carry_out(const lock_out::hold_changed& a);
-    void carry_out(const lock_out::release_done& a);
     void carry_out(const lock_out::notice& a);
     void complete(const boost::system::error_code& ec, std::shared_ptr<hold> h);
-    void wind_down();
     // Tells the client's observer, if there is one (client_options::observer).
     void observe(hold_event_kind kind, std::chrono::steady_clock::duration duration = {}, lost_cause cause = lost_cause::none);
 
@@ -81,17 +69,10 @@ private:
 
     // From start() until the acquire's outcome is known: see start().
     std::shared_ptr<lock_engine> acquiring_self_;
-    // Our nodes, known to the other acquires of the client until wind-down: the create in flight,
-    // then the node (room for both inside).
-    boost::container::small_vector<client_nodes, 2> nodes_;
     std::weak_ptr<hold> hold_;
     // Set while a release is under way: the recipe may let go of the hold with the delete still
     // pending, and its listeners must still hear `released`. The hold keeps this engine alive.
     std::shared_ptr<hold> releasing_;
-    // The callers of releases not yet answered, by the id the machine echoes in release_done, in
-    // the order they asked (room for one inside: a hold is released once, but for misuse).
-    boost::container::small_vector<std::pair<std::uint64_t, release_handler>, 1> releases_;
-    std::uint64_t last_caller_ = 0;
 };
 
 }  // namespace zkr::detail
