@@ -1,5 +1,6 @@
 #include "lock_sim.hpp"
 
+#include "../../recipes/queue/basic_lock_engine.hpp"
 #include "../../recipes/locks/multi_lock_order.hpp"
 #include "../../recipes/queue/grant_mark.hpp"
 #include "../../recipes/queue/read_write_rule.hpp"
@@ -9,7 +10,9 @@
 #include <zkr/path.hpp>
 #include <zkr/revocation.hpp>
 
+#include <algorithm>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -180,12 +183,15 @@ struct client {
 };
 
 struct timer {
-    enum kind { deadline, own_watch_due, hold_end, next_attempt, expire_session, cancel, open_session, revoke } what;
+    enum kind { engine, hold_end, next_attempt, expire_session, cancel, open_session, revoke, let_go } what;
     int client = 0;
     std::uint64_t machine = 0;
     lock_ticket ticket = 0;
     std::int64_t session = 0;
+    std::function<void()> on_due;  // engine: a machine's timer (its deadline, its own-node watch's delay)
 };
+
+class world_engine;
 
 struct live_machine {
     int client = 0;
@@ -202,9 +208,19 @@ struct live_machine {
     // new child of the lock's path).
     std::set<std::string> nodes;
     int creates_in_flight = 0;
-    std::set<lock_ticket> creates;  // the tickets of its creates in flight
     // revocable_mutex: a revocable acquire, whose hold lasts until a revocation request reaches it.
     bool revocable = false;
+    // Its engine, and what the engine waits for from the client: each request's reply and each
+    // watch's event (by ticket), and connection news while it observes, with the session of the
+    // news last told.
+    std::shared_ptr<world_engine> engine;
+    std::multimap<lock_ticket, std::function<void(zk::reply&&)>> replies;
+    std::multimap<lock_ticket, std::function<void(zk::watch_fired&&)>> watches;
+    std::map<std::uint64_t, std::function<void(connection_state)>> observers;
+    std::uint64_t last_observer = 0;
+    std::int64_t session = 0;
+    int feeding = 0;  // the world's calls into its engine under way: it is let go only at none
+    bool letting_go = false;  // finished, its worker done: its engine goes a little later
 };
 
 // One acquire of a multi-lock: its members are taken one at a time in `order`, each acquire with
@@ -215,10 +231,126 @@ struct multi_acquire {
     std::optional<std::int64_t> deadline;  // none: untimed
 };
 
-class world {
+// ---- the engine ------------------------------------------------------------------------------
+// Each machine runs on the real engine: basic_lock_engine (the base of lock_engine: the acquire's
+// start, the caller's releases and their answers, the client's registry of the acquire's nodes,
+// the wind-down) on basic_zk_engine (one event at a time: an event that comes while actions are
+// carried out waits its turn; requests through a port, timers on the port's timers, connection
+// changes heard only while it observes). What the world adds is the port's other side
+// (engine_host): the simulated client that sends, delivers, times and tells of the connection;
+// and lock_engine's own side: the caller and the hold, which hear the machine's outcomes.
+class engine_host {
+public:
+    /// op from machine `id`: on_reply hears its reply, on_watch (if it sets a watch) its event.
+    virtual void send(std::uint64_t id, zk::op op, std::function<void(zk::reply&&)> on_reply,
+                      std::function<void(zk::watch_fired&&)> on_watch) = 0;
+    /// The machine's timer of `ticket` runs out after delay: on_due runs then.
+    virtual void start_timer(std::uint64_t id, zk::ticket ticket, std::chrono::milliseconds delay, std::function<void()> on_due) = 0;
+    virtual std::uint64_t observe(std::uint64_t id, std::function<void(connection_state)> on_change) = 0;
+    virtual void unobserve(std::uint64_t id, std::uint64_t observer) = 0;
+    /// The session the machine's client has, as of the connection news being delivered.
+    virtual std::int64_t session_id(std::uint64_t id) = 0;
+    /// lock_engine's own side: an outcome of the machine (all but release_done, which
+    /// basic_lock_engine answers).
+    virtual void on_outcome(std::uint64_t id, zk_lock_action&& a) = 0;
+
+protected:
+    ~engine_host() = default;
+};
+
+// client_port's members, onto the world.
+class world_port {
+public:
+    // timer_slots' members. cancel_all disarms them: a timer the world has queued still runs out,
+    // and its handler then finds it gone (take: false), as a wait that had finished before the
+    // cancel does in production; the machine hears nothing.
+    class timers {
+    public:
+        timers(engine_host* host, std::uint64_t id) : host_(host), id_(id) {}
+        template <typename OnDue>
+        void start(zk::ticket ticket, std::chrono::milliseconds delay, OnDue on_due) {
+            armed_.push_back(ticket);
+            host_->start_timer(id_, ticket, delay, [on_due = std::move(on_due), ticket]() mutable { on_due(ticket); });
+        }
+        bool take(zk::ticket ticket) {
+            const auto it = std::find(armed_.begin(), armed_.end(), ticket);
+            if (it == armed_.end()) return false;
+            armed_.erase(it);
+            return true;
+        }
+        void cancel_all() { armed_.clear(); }
+
+    private:
+        engine_host* host_;
+        std::uint64_t id_;
+        std::vector<zk::ticket> armed_;
+    };
+
+    world_port(engine_host& host, std::uint64_t id) : host_(&host), id_(id) {}
+
+    timers make_timers() const { return timers(host_, id_); }
+    template <typename Feed>
+    void send(zk::op op, Feed feed) const {
+        const bool watch = std::visit([](const auto& o) {
+            if constexpr (requires { o.watch; }) return o.watch;
+            else return false;
+        }, op);
+        std::function<void(zk::watch_fired&&)> on_watch;
+        if (watch) on_watch = [feed](zk::watch_fired&& w) mutable { feed(std::move(w)); };
+        host_->send(id_, std::move(op), [feed](zk::reply&& r) mutable { feed(std::move(r)); }, std::move(on_watch));
+    }
+    std::uint64_t observe(std::function<void(connection_state)> on_change) const { return host_->observe(id_, std::move(on_change)); }
+    void unobserve(std::uint64_t observer) const { host_->unobserve(id_, observer); }
+    std::int64_t session_id() const { return host_->session_id(id_); }
+
+private:
+    engine_host* host_;
+    std::uint64_t id_;
+};
+
+// The machine as the engine holds it (the world's machine, whatever its rules, is virtual: the
+// tests plant faults through it).
+struct machine_ref {
+    using input = zk_lock_input;
+    using action = zk_lock_action;
+    machine* m = nullptr;
+    zk_lock_actions& resume(zk_lock_input&& e) { return m->resume(std::move(e)); }
+    bool finished() const { return m->finished(); }
+};
+
+// One acquisition's engine: basic_lock_engine, with lock_engine's own side the world's. The
+// world owns it (its completions hold it weakly: once the world lets a machine go, what comes for
+// it is dropped). Its nodes are registered for the world's client at `owner` (client_nodes).
+class world_engine : public basic_lock_engine<world_engine, world_port, machine_ref> {
+public:
+    static constexpr bool completions_keep_alive = false;
+
+    world_engine(engine_host& host, std::uint64_t id, sim::machine& m, const void* owner, std::string lock_path)
+        : basic_lock_engine(world_port(host, id), machine_ref{&m}), host_(host), id_(id), owner_(owner), lock_path_(std::move(lock_path)) {}
+
+    /// As lock_engine::start (the world's clock: no time has passed since the caller asked).
+    void start(bool connected, std::int64_t session) { start_machine(connected, session, std::chrono::milliseconds(0)); }
+
+private:
+    friend class basic_lock_engine<world_engine, world_port, machine_ref>;
+    template <typename Outcome>
+    void carry_out(Outcome&& a) {
+        host_.on_outcome(id_, zk_lock_action(std::forward<Outcome>(a)));
+    }
+    const void* nodes_owner() const noexcept { return owner_; }
+    std::string_view lock_path() const noexcept { return lock_path_; }
+    void wound_down() {}
+
+    engine_host& host_;
+    std::uint64_t id_;
+    const void* owner_;
+    std::string lock_path_;
+};
+
+class world final : engine_host {
 public:
     world(const schedule& s, const machine_factory& machines, bool traced, const cache_factory& caches)
-        : s_(s), machines_(machines), rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), lost_rng_(s.seed ^ 0x5851f42d4c957f2dULL) {
+        : s_(s), machines_(machines), rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), lost_rng_(s.seed ^ 0x5851f42d4c957f2dULL), inline_rng_(s.seed ^ 0x2545f4914f6cdd1dULL), let_go_rng_(s.seed ^ 0x9fb21c651e98df25ULL) {
         out_.traced = traced;
         if (s.kind == recipe::mutex || s.kind == recipe::multi_lock || s.kind == recipe::cached_mutex) {
             rule_ = std::make_shared<lowest_n_rule>(1);
@@ -314,12 +446,15 @@ private:
         timers_.erase(it);
         auto& c = clients_[t.client];
         switch (t.what) {
-            case timer::deadline:
-                ended_by_[t.machine].insert("deadline");
-                feed(c, t.machine, zk::timer_due{t.ticket});
-                must_have_ended(t.machine, "its deadline");
+            case timer::engine: {
+                // The deadline ends the acquire, as the caller sees it (unless it had ended).
+                const auto live = live_.find(t.machine);
+                const bool deadline = live != live_.end() && t.ticket == live->second.m->deadline_ticket();
+                if (deadline) ended_by_[t.machine].insert("deadline");
+                with_engine(t.machine, [&](live_machine&) { t.on_due(); });
+                if (deadline) must_have_ended(t.machine, "its deadline");
                 break;
-            case timer::own_watch_due: feed(c, t.machine, zk::timer_due{t.ticket}); break;
+            }
             case timer::hold_end:
                 if (multi_.count(t.machine)) {
                     if (holds(c, t.machine)) end_multi(c, t.machine, "its hold ends");
@@ -339,6 +474,9 @@ private:
             case timer::next_attempt: start_attempt(c); break;
             case timer::open_session: open_session(c); break;
             case timer::revoke: revoke(c, t.machine); break;
+            case timer::let_go:
+                if (const auto done = live_.find(t.machine); done != live_.end() && done->second.feeding == 0) live_.erase(done);
+                break;
             case timer::cancel:
                 if (live_.count(t.machine)) {
                     out_.note("c" + std::to_string(c.id) + " cancels m" + std::to_string(t.machine), now_);
@@ -615,14 +753,22 @@ private:
     }
 
     // Watches belong to the connection: a watch whose request's reply was lost is not armed (the
-    // client registers its watcher only with the reply); the server's event for it is dropped.
-    void disarm_unanswered(const client& c, const std::deque<request>& lost) {
+    // client registers its watcher only with the reply); the server's event for it is dropped,
+    // whether it is still to fire or fired already (it came after the reply on the connection, or
+    // waits in the stash for the next one: on reconnection the client re-arms only the watches it
+    // registered).
+    void disarm_unanswered(client& c, const std::deque<request>& lost) {
         for (const auto& r : lost)
-            if (r.what == request::get_data || r.what == request::exists || r.cache)
+            if (r.what == request::get_data || r.what == request::exists || r.cache) {
                 std::erase_if(watches_, [&](const auto& kv) {
                     return kv.second.client == c.id && kv.second.machine == r.machine && kv.second.ticket == r.ticket &&
                            kv.second.cache == r.cache;
                 });
+                std::erase_if(c.stashed, [&](const inbound& in) {
+                    const auto* fired = std::get_if<zk::watch_fired>(&in.what.event);
+                    return !in.answers && fired && in.what.machine == r.machine && fired->id == r.ticket && in.what.cache == r.cache;
+                });
+            }
     }
 
     void heal() {
@@ -1003,7 +1149,7 @@ private:
         ++c.attempts_started;
         out_.note("c" + std::to_string(c.id) + " acquires (m" + std::to_string(id) + (try_only ? ", try" : "") + ")", now_);
         if (pick(10) == 0) at(pick(300), {timer::cancel, c.id, id});
-        feed(c, id, lock_in::start_after{c.connected, c.session});
+        start(c, id);
     }
 
     // A try (zero), a timed acquire (its deadline comes from the machine's deadline_after), or an
@@ -1049,7 +1195,7 @@ private:
         live_[id] = std::move(lm);
         if (timeout && timeout->count() == 0) ended_by_[id].insert("try");
         g.members.push_back(id);
-        feed(c, id, lock_in::start_after{c.connected, c.session});
+        start(c, id);
     }
 
     void member_granted(client& c, std::uint64_t group) {
@@ -1084,7 +1230,7 @@ private:
                      std::string(read_lock_name) + seq, read_rule_.get(), 1, writer, writer_node};
         c.running[id] = false;
         out_.note("c" + std::to_string(c.id) + " downgrades m" + std::to_string(writer) + " (m" + std::to_string(id) + ")", now_);
-        feed(c, id, lock_in::start_after{c.connected, c.session});
+        start(c, id);
     }
 
     // A downgrade's reader has its outcome: the writer it follows lets go now.
@@ -1105,12 +1251,19 @@ private:
         return machines_(std::move(z));
     }
 
-    // A node of our own session that no acquire of this client has (what the engine answers the
-    // machine's face at the read's reply): a stray, which the waiter behind it deletes. The world
-    // makes them as production does: a create that gave up after the server made its node (its
-    // removal by prefix is still on its way), or an acquire that ended while its create was in flight.
+    // A node of our own session that no acquire of this client has, asked of the engines'
+    // registry (client_nodes) as lock_engine asks it at the read's reply: a stray, which the
+    // waiter behind it deletes. The world makes them as production does: a create that gave up
+    // after the server made its node (its removal by prefix is still on its way), or an acquire
+    // that ended while its create was in flight. (The checkers judge by the world's own account,
+    // client_knows.)
     bool forgotten(const client& c, const std::string& path, std::int64_t owner) {
-        if (owner != c.session || client_knows(c, path)) return false;
+        if (owner != c.session || client_nodes::knows(&c, path)) return false;
+        // The registry's promise: every node an acquire of the client has, or may be making (a
+        // create in flight: any new child of its lock), is known; none is deleted as a stray.
+        if (client_knows(c, path))
+            out_.violate("c" + std::to_string(c.id) + " takes " + path + " for a stray, though an acquire of its own has it or "
+                         "is making it (the engines' registry of the client's nodes, client_nodes, does not know it)");
         out_.note("c" + std::to_string(c.id) + " reads a stray: " + path, now_);
         return true;
     }
@@ -1122,24 +1275,118 @@ private:
         return false;
     }
 
-    void feed(client& c, std::uint64_t id, zk_lock_input e) {
+    // Something for machine id, as it reaches its engine: a reply or a watch event to the
+    // completion that waits for it, connection news to its observers, the caller's calls to the
+    // engine itself.
+    void feed(client&, std::uint64_t id, zk_lock_input e) {
+        if (!live_.count(id)) return;
+        if (const auto* r = std::get_if<lock_in::release>(&e)) unanswered_releases_.insert(r->caller);
+        with_engine(id, [&](live_machine& lm) { std::visit([&](auto& ev) { reach(lm, id, ev); }, e); });
+    }
+
+    // The acquire begins on its engine (lock_engine::start).
+    void start(client& c, std::uint64_t id) {
+        auto& lm = live_.at(id);
+        lm.session = c.session;
+        lm.engine = std::make_shared<world_engine>(static_cast<engine_host&>(*this), id, *lm.m, &c, lm.path);
+        with_engine(id, [&](live_machine& m) { m.engine->start(c.connected, c.session); });
+    }
+
+    // f calls into the engine of machine id. A finished machine whose worker is done is then let
+    // go, a little later: in production its engine lives on while a completion, a watch or a
+    // caller's hold object still holds it (what it registered for its client lives as long).
+    // (Never while a call into its engine is under way: an outcome it hands the world may lead the
+    // world to feed it again, which its engine queues until its actions are done.)
+    template <typename F>
+    void with_engine(std::uint64_t id, F f) {
         const auto it = live_.find(id);
         if (it == live_.end()) return;
         auto& lm = it->second;
-        auto& m = *lm.m;
-        if (const auto* r = std::get_if<zk::reply>(&e); r && lm.creates.erase(r->id)) {
-            lm.creates_in_flight = std::max(0, lm.creates_in_flight - 1);
-            if (!r->ec) lm.nodes.insert(r->path);
-            // The connection removes the node of a protected create that gave up after it may have
-            // been applied (its reply was lost and the retries gave up, or a retry reached a
-            // read-only server), by its prefix (src/protected_create.cpp).
-            if (r->ec && (is_retryable(r->ec) || r->ec == errc::not_read_only)) remove_created(c, id, r->id);
+        ++lm.feeding;
+        f(lm);
+        if (--lm.feeding == 0 && !lm.letting_go && lm.m->finished() && !clients_[static_cast<std::size_t>(lm.client)].running.count(id)) {
+            lm.letting_go = true;
+            at(let_go_rng_() % 30, {timer::let_go, lm.client, id});
         }
-        if (const auto* r = std::get_if<lock_in::release>(&e)) unanswered_releases_.insert(r->caller);
-        // (A copy: an action's handling may feed this machine again.)
-        auto actions = m.resume(std::move(e));
-        for (auto& a : actions) std::visit([&](auto& act) { carry_out(c, id, act); }, a);
-        if (m.finished() && !c.running.count(id)) live_.erase(id);
+    }
+
+    void reach(live_machine& lm, std::uint64_t id, zk::reply& r) {
+        if (!take_waiter(lm.replies, r)) out_.violate("m" + std::to_string(id) + " got the reply to #" + std::to_string(r.id) + ", which its engine never asked for or heard already");
+    }
+    void reach(live_machine& lm, std::uint64_t id, zk::watch_fired& w) {
+        if (!take_waiter(lm.watches, w)) out_.violate("m" + std::to_string(id) + " got the watch event of #" + std::to_string(w.id) + ", which its engine never set or heard already");
+    }
+    void reach(live_machine& lm, std::uint64_t, zk::connection_changed& e) {
+        lm.session = e.session;
+        auto observers = lm.observers;  // (an observer may stop observing)
+        for (auto& [observer, on_change] : observers) on_change(e.state);
+    }
+    void reach(live_machine&, std::uint64_t id, zk::timer_due&) { out_.violate("m" + std::to_string(id) + ": a timer from outside its engine"); }
+    // The caller's release, through the engine: its answer comes to release_answered.
+    void reach(live_machine& lm, std::uint64_t id, lock_in::release& e) {
+        lm.engine->release([this, id, client = lm.client, caller = e.caller](const error_code& ec) {
+            release_answered(clients_[static_cast<std::size_t>(client)], id, caller, ec);
+        });
+    }
+    template <typename Call>
+    void reach(live_machine& lm, std::uint64_t, Call& e) { lm.engine->feed(std::move(e)); }
+
+    // The oldest waiter for e's ticket is taken out and hears e; false if there is none.
+    template <typename Map, typename Event>
+    static bool take_waiter(Map& waiters, Event& e) {
+        const auto it = waiters.lower_bound(e.id);
+        if (it == waiters.end() || it->first != e.id) return false;
+        auto waiter = std::move(it->second);
+        waiters.erase(it);
+        waiter(std::move(e));
+        return true;
+    }
+
+    // ---- engine_host: the client under the engine, and lock_engine's recipe side --------------
+    void send(std::uint64_t id, zk::op op, std::function<void(zk::reply&&)> on_reply, std::function<void(zk::watch_fired&&)> on_watch) override {
+        auto& lm = live_.at(id);
+        auto& c = clients_[static_cast<std::size_t>(lm.client)];
+        const auto ticket = std::visit([](const auto& o) { return o.id; }, op);
+        if (std::holds_alternative<zk::create>(op)) {
+            // The world's own account of the nodes each acquire has (its checkers' truth: the
+            // machine's question about a stray goes to the engine's registry, client_nodes).
+            ++lm.creates_in_flight;
+            on_reply = [this, id, ticket, client = lm.client, on_reply = std::move(on_reply)](zk::reply&& r) mutable {
+                if (const auto it = live_.find(id); it != live_.end()) {
+                    it->second.creates_in_flight = std::max(0, it->second.creates_in_flight - 1);
+                    if (!r.ec) it->second.nodes.insert(r.path);
+                }
+                // The connection removes the node of a protected create that gave up after it may
+                // have been applied (its reply was lost and the retries gave up, or a retry reached
+                // a read-only server), by its prefix (src/protected_create.cpp), before the engine hears.
+                if (r.ec && (is_retryable(r.ec) || r.ec == errc::not_read_only)) remove_created(clients_[static_cast<std::size_t>(client)], id, ticket);
+                on_reply(std::move(r));
+            };
+        }
+        lm.replies.emplace(ticket, std::move(on_reply));
+        if (on_watch) lm.watches.emplace(ticket, std::move(on_watch));
+        std::visit([&](const auto& o) { send_op(c, id, o); }, op);
+    }
+    void start_timer(std::uint64_t id, zk::ticket ticket, std::chrono::milliseconds delay, std::function<void()> on_due) override {
+        at(static_cast<std::size_t>(delay.count()), {timer::engine, live_.at(id).client, id, ticket, 0, std::move(on_due)});
+    }
+    std::uint64_t observe(std::uint64_t id, std::function<void(connection_state)> on_change) override {
+        auto& lm = live_.at(id);
+        lm.observers.emplace(++lm.last_observer, std::move(on_change));
+        return lm.last_observer;
+    }
+    void unobserve(std::uint64_t id, std::uint64_t observer) override {
+        if (const auto it = live_.find(id); it != live_.end()) it->second.observers.erase(observer);
+    }
+    std::int64_t session_id(std::uint64_t id) override { return live_.at(id).session; }
+    void on_outcome(std::uint64_t id, zk_lock_action&& a) override {
+        auto& c = clients_[static_cast<std::size_t>(live_.at(id).client)];
+        std::visit([&](auto& act) {
+            using outcome_type = std::decay_t<decltype(act)>;
+            if constexpr (std::is_same_v<outcome_type, zk::op> || std::is_same_v<outcome_type, lock_out::release_done>)
+                out_.violate("m" + std::to_string(id) + ": the engine handed on an action of its own");
+            else carry_out(c, id, act);
+        }, a);
     }
 
     void send(client& c, request r) {
@@ -1161,15 +1408,10 @@ private:
     }
 
     // The machine's requests, as zkr's connection sends them.
-    void carry_out(client& c, std::uint64_t id, zk::op& op) {
-        std::visit([&](const auto& o) { send_op(c, id, o); }, op);
-    }
     void send_op(client& c, std::uint64_t id, const zk::create& o) {
         request r{request::create, id, o.id, live_.at(id).path, live_.at(id).node_name};
         r.plain = live_.at(id).downgrade_of != 0;
         r.prefix = renew_prefix(c, r);
-        ++live_.at(id).creates_in_flight;
-        live_.at(id).creates.insert(o.id);
         send(c, std::move(r));
     }
     std::string renew_prefix(client& c, const request& r) {
@@ -1219,11 +1461,8 @@ private:
         if (c.connected) c.outbound.push_back(std::move(r));
         else c.local.push_back(failed_once(r, errc::connection_loss));
     }
-    void send_op(client& c, std::uint64_t id, const zk::after& o) {
-        const auto delay = static_cast<std::size_t>(o.delay.count());
-        if (o.id == live_.at(id).m->deadline_ticket()) at(delay, {timer::deadline, c.id, id, o.id});
-        else at(delay, {timer::own_watch_due, c.id, id, o.id});
-    }
+    // (A timer is the engine's: it never reaches the client.)
+    void send_op(client&, std::uint64_t id, const zk::after&) { out_.violate("m" + std::to_string(id) + ": a timer sent as a request"); }
     void send_op(client&, std::uint64_t id, const zk::multi&) { out_.violate("m" + std::to_string(id) + " sent a multi"); }
     void carry_out(client&, std::uint64_t, const lock_out::notice&) {}
     void carry_out(client&, std::uint64_t, const lock_out::queued&) {}
@@ -1263,6 +1502,15 @@ private:
         if (rule_->grants_marked() && !odd_rule_) check_granted_in_order(c, path, a.path);
         if (const auto group = live_.at(id).group) return member_granted(c, group);
         if (c.running.count(id)) c.running[id] = true;
+        // Now and then the caller lets go inside the grant's own completion (its hold dropped
+        // there: lock_engine's complete() hands the hold over while it carries out the grant's
+        // actions). The release reaches the engine while it is busy, and waits in its inbox until
+        // those actions are done. (Drawn apart from rng_: the schedules where it does not happen
+        // stay as they were.)
+        if (holds(c, id) && !c.cache && !live_.at(id).revocable && !live_.at(id).downgrade_of && inline_rng_() % 16 == 0) {
+            out_.note("c" + std::to_string(c.id) + " lets go inside the grant's completion", now_);
+            return feed(c, id, release());
+        }
         // A revocable hold lets go only when asked: if a request never reached it, its worker would
         // never finish (the quiescence check).
         if (live_.at(id).revocable) at(pick(100), {timer::revoke, c.id, id});
@@ -1328,10 +1576,11 @@ private:
             if (pick(3) == 0) c.local.push_back({id, release()});
         }
     }
-    void carry_out(client& c, std::uint64_t id, const lock_out::release_done& a) {
-        if (!unanswered_releases_.erase(a.caller))
-            out_.violate("m" + std::to_string(id) + " answered release caller " + std::to_string(a.caller) + ", which did not ask or heard already");
-        out_.note("c" + std::to_string(c.id) + " release done: " + (a.ec ? a.ec.message() : "ok"), now_);
+    // A release's caller hears its answer (from the engine: basic_lock_engine).
+    void release_answered(client& c, std::uint64_t id, std::uint64_t caller, const error_code& ec) {
+        if (!unanswered_releases_.erase(caller))
+            out_.violate("m" + std::to_string(id) + " answered release caller " + std::to_string(caller) + ", which did not ask or heard already");
+        out_.note("c" + std::to_string(c.id) + " release done: " + (ec ? ec.message() : "ok"), now_);
         if (holds(c, id)) {
             next(c, id);
             // Now and then the caller releases twice: the second hears lock_not_held.
@@ -1672,6 +1921,8 @@ private:
     const machine_factory& machines_;
     std::mt19937_64 rng_;
     std::mt19937_64 lost_rng_;  // whether the servers lose a release's delete (apart from rng_)
+    std::mt19937_64 inline_rng_;  // whether a caller lets go inside its grant's completion (apart from rng_)
+    std::mt19937_64 let_go_rng_;  // how long a finished acquire's engine lives on (apart from rng_)
     zookeeper zk_;
     std::shared_ptr<lock_rule> rule_, odd_rule_;
     std::shared_ptr<lock_rule> read_rule_;  // read_write: rule_ is the writers'; both agree on the queue and its holders

@@ -1,7 +1,8 @@
 // Deterministic simulation of the lock recipes: K clients run the real lock state machine
 // (recipes/queue/lock_machine.hpp), through the face the engine drives it by
-// (recipes/queue/zk_lock_machine.hpp: ZooKeeper's ops out, its replies and events in), against
-// the in-memory ZooKeeper, with connection loss, session expiry, abandoned sessions, server
+// (recipes/queue/zk_lock_machine.hpp: ZooKeeper's ops out, its replies and events in), on the real
+// engine (recipes/core/basic_zk_engine.hpp, the base of lock_engine, through a port onto the
+// world's simulated client), against the in-memory ZooKeeper, with connection loss, session expiry, abandoned sessions, server
 // restarts and the deletes they lose injected, all chosen by one seed on a simulated clock. A
 // checker looks at every step.
 #pragma once
