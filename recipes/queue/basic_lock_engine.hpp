@@ -96,7 +96,8 @@ private:
         const auto lock_path = derived().lock_path();
         const auto in_flight = std::find_if(nodes_.begin(), nodes_.end(),
                                             [&](const client_nodes& n) { return client_nodes::is_create_in_flight(n.path(), lock_path); });
-        if (in_flight == nodes_.end()) return;  // sim-one-way: registered-until-answered
+        if (in_flight == nodes_.end())  // sim-one-way: registered-until-answered
+            return;                     // sim-unreachable: registered-until-answered
         if (r.ec) nodes_.erase(in_flight);
         else in_flight->rename(r.path);
     }
