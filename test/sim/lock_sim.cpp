@@ -4,6 +4,7 @@
 #include "../../recipes/locks/multi_lock_order.hpp"
 #include "../../recipes/queue/grant_mark.hpp"
 #include "../../recipes/queue/read_write_rule.hpp"
+#include "sim_port.hpp"
 #include "sim_zookeeper.hpp"
 #include "zk_client_sim.hpp"
 
@@ -1311,10 +1312,10 @@ private:
     }
 
     void reach(live_machine& lm, std::uint64_t id, zk::reply& r) {
-        if (!take_waiter(lm.replies, r)) out_.violate("m" + std::to_string(id) + " got the reply to #" + std::to_string(r.id) + ", which its engine never asked for or heard already");
+        if (!feed_oldest(lm.replies, r)) out_.violate("m" + std::to_string(id) + " got the reply to #" + std::to_string(r.id) + ", which its engine never asked for or heard already");
     }
     void reach(live_machine& lm, std::uint64_t id, zk::watch_fired& w) {
-        if (!take_waiter(lm.watches, w)) out_.violate("m" + std::to_string(id) + " got the watch event of #" + std::to_string(w.id) + ", which its engine never set or heard already");
+        if (!feed_oldest(lm.watches, w)) out_.violate("m" + std::to_string(id) + " got the watch event of #" + std::to_string(w.id) + ", which its engine never set or heard already");
     }
     void reach(live_machine& lm, std::uint64_t, zk::connection_changed& e) {
         lm.session = e.session;
@@ -1330,17 +1331,6 @@ private:
     }
     template <typename Call>
     void reach(live_machine& lm, std::uint64_t, Call& e) { lm.engine->feed(std::move(e)); }
-
-    // The oldest waiter for e's ticket is taken out and hears e; false if there is none.
-    template <typename Map, typename Event>
-    static bool take_waiter(Map& waiters, Event& e) {
-        const auto it = waiters.lower_bound(e.id);
-        if (it == waiters.end() || it->first != e.id) return false;
-        auto waiter = std::move(it->second);
-        waiters.erase(it);
-        waiter(std::move(e));
-        return true;
-    }
 
     // ---- engine_host: the client under the engine, and lock_engine's recipe side --------------
     void send(std::uint64_t id, zk::op op, std::function<void(zk::reply&&)> on_reply, std::function<void(zk::watch_fired&&)> on_watch) override {

@@ -27,6 +27,19 @@
 
 namespace zkr::sim {
 
+/// The first of the ticket's waiters, in the order they were made (lower_bound: a multimap's find
+/// may return any of them), is taken out and fed e; false if the ticket has none. (Every world's
+/// client hands a reply or a watch event to where its engine waits for it so.)
+template <typename Map, typename Event>
+bool feed_oldest(Map& waiters, Event&& e) {
+    const auto it = waiters.lower_bound(e.id);
+    if (it == waiters.end() || it->first != e.id) return false;
+    auto feed = std::move(it->second);
+    waiters.erase(it);
+    feed(std::move(e));
+    return true;
+}
+
 template <typename Input>
 class sim_link {
 public:
@@ -104,18 +117,6 @@ public:
     }
 
 private:
-    // The first of the ticket's waiters, in the order they were made (lower_bound: a multimap's
-    // find may return any of them), is taken out and fed e; false if the ticket has none.
-    template <typename Map, typename Event>
-    static bool feed_oldest(Map& waiters, Event&& e) {
-        const auto it = waiters.lower_bound(e.id);
-        if (it == waiters.end() || it->first != e.id) return false;
-        auto feed = std::move(it->second);
-        waiters.erase(it);
-        feed(std::move(e));
-        return true;
-    }
-
     template <typename Op>
     static bool watches(const Op& o) {
         if constexpr (requires { o.watch; }) return o.watch;
