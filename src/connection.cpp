@@ -97,9 +97,8 @@ void connection::do_close() {
     for (auto waiting = std::exchange(waiting_, {}); const auto& op : waiting) finish(op, closed, {});
     for (auto sleeping = std::exchange(sleeping_, {}); const auto& op : sleeping) finish(op, closed, {});
     reset_handle(/*closing=*/true);
-    if (!guaranteed_.empty())
-        options_.logger->warn("closing with {} guaranteed delete(s) not done", guaranteed_.size());
-    guaranteed_.clear();
+    if (const auto left = cleanup_.drop_all())
+        options_.logger->warn("closing with {} guaranteed delete(s) not done", left);
     work_.reset();
 }
 

@@ -3,6 +3,7 @@
 // watches and session tracking. Internal; the public face is zkr::client.
 #pragma once
 
+#include "cleanup_queue.hpp"
 #include "session_machine.hpp"
 #include "zk_convert.hpp"
 
@@ -248,16 +249,7 @@ private:
     // allocates once both have grown to a batch's size.
     std::vector<op_ptr> batch_;
     std::unordered_set<op_ptr> sleeping_;
-    std::vector<std::pair<std::string, std::int32_t>> guaranteed_;  // full path, version
-    // Protected creates that gave up after the server may have made their node: looked for by
-    // their prefix, now and on every reconnection, and deleted (see forget_protected).
-    struct orphan {
-        std::string parent;  // full path
-        std::string prefix;
-        std::int64_t session = 0;
-        bool ephemeral = false;
-    };
-    std::vector<orphan> orphans_;
+    cleanup_queue cleanup_;  // failed guaranteed deletes, orphans of protected creates
     // Recipes' observers: called on the network thread, in order with each change.
     listener_registry<std::function<void(connection_state)>> observers_;
 

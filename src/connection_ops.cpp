@@ -380,14 +380,14 @@ void connection::finish(const op_ptr& op, const boost::system::error_code& ec, r
 // Retried on every reconnection until done (run_guaranteed_deletes).
 void connection::keep_guaranteed(const op_ptr& op, const boost::system::error_code& ec) {
     options_.logger->warn("delete of {} failed ({}); retrying in the background", op->zk_path(), ec.message());
-    guaranteed_.emplace_back(op->zk_path(), op->req.version);
+    cleanup_.keep_delete(op->zk_path(), op->req.version);
 }
 
 void connection::run_guaranteed_deletes() {
     // A read-only server refuses them, and out of order (refused_as_read_only): the next
     // reconnection tries again.
     if (on_read_only_server()) return;
-    for (const auto& [path, version] : guaranteed_) delete_guaranteed(path, version);
+    for (const auto& d : cleanup_.deletes()) delete_guaranteed(d.path, d.version);
 }
 
 void connection::delete_guaranteed(const std::string& path, std::int32_t version) {
@@ -512,12 +512,15 @@ void connection::on_parent_created(int rc, const char*, const struct Stat*, cons
 void connection::on_guaranteed_delete(int rc, const void* data) {
     auto [self, f] = claim(data);
     if (!f || f->abandoned) return;
-    // The next reconnection tries again; a read-only server, the next read-write connection.
-    if (is_retryable(to_error_code(rc)) || rc == ZNOTREADONLY) return;
-    auto& g = self->guaranteed_;
-    g.erase(std::remove_if(g.begin(), g.end(), [&](const auto& e) { return e.first == f->path; }), g.end());
-    if (rc == ZOK || rc == ZNONODE) self->options_.logger->info("guaranteed delete of {} done", f->path);
-    else self->options_.logger->error("guaranteed delete of {} gave up: {}", f->path, zerror(rc));
+    switch (self->cleanup_.delete_answered(f->path, to_error_code(rc))) {
+        case cleanup_queue::delete_outcome::retry_later: return;
+        case cleanup_queue::delete_outcome::done:
+            self->options_.logger->info("guaranteed delete of {} done", f->path);
+            return;
+        case cleanup_queue::delete_outcome::gave_up:
+            self->options_.logger->error("guaranteed delete of {} gave up: {}", f->path, zerror(rc));
+            return;
+    }
 }
 
 }  // namespace zkr::detail

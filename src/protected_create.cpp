@@ -38,7 +38,8 @@ int connection::list_after_sync(const std::string& parent, inflight* t) {
 // phantom holder, ahead of every waiter), so look for it by the prefix and delete it, as Curator's
 // protection mode does in the background.
 void connection::forget_protected(const op_ptr& op) {
-    orphans_.push_back({std::string(parent_path(op->zk_path())), std::string(op->protect_prefix.view()), session_id_.load(), is_ephemeral(op->req.create.mode)});
+    cleanup_.add_orphan({std::string(parent_path(op->zk_path())), std::string(op->protect_prefix.view()), session_id_.load(),
+                         is_ephemeral(op->req.create.mode)});
     if (is_connected(machine_.state()) && zh_) look_for_orphans();
 }
 
@@ -46,11 +47,8 @@ void connection::look_for_orphans() {
     // A read-only server may not have the node (made on the quorum after it was cut off): look on
     // a read-write connection (the next one looks again).
     if (on_read_only_server()) return;
-    // An ephemeral node of an ended session is gone, or the server removes it.
-    const auto session = session_id_.load();
-    std::erase_if(orphans_, [&](const orphan& o) { return o.ephemeral && o.session != session; });
     const c_client_lock c_lock(c_client_mutex());
-    for (const auto& o : orphans_) {
+    for (const auto& o : cleanup_.orphans_to_look_for(session_id_.load())) {
         auto f = new_inflight();
         f->what = inflight::step::orphan_list;
         f->path = o.parent;
@@ -61,15 +59,10 @@ void connection::look_for_orphans() {
 }
 
 void connection::on_orphans_listed(const inflight& f, int rc, const struct String_vector* strings) {
-    if (is_retryable(to_error_code(rc))) return;  // the next reconnection looks again
-    std::erase_if(orphans_, [&](const orphan& o) { return o.parent == f.path && o.prefix == f.child; });
-    if (rc != ZOK || !strings) return;  // the parent is gone, and the node with it
-    for (int i = 0; i < strings->count; ++i) {
-        const std::string_view child(strings->data[i]);
-        if (child.substr(0, f.child.size()) != f.child) continue;
-        const auto path = join_path(f.path, child);
+    std::vector<std::string_view> children;
+    if (rc == ZOK && strings) children.assign(strings->data, strings->data + strings->count);
+    for (const auto& path : cleanup_.orphan_listed(f.path, f.child, to_error_code(rc), children)) {
         options_.logger->warn("a create that gave up had made {}: deleting it", path);
-        guaranteed_.emplace_back(path, -1);
         delete_guaranteed(path, -1);
     }
 }
