@@ -5,6 +5,7 @@
 
 #include "cleanup_queue.hpp"
 #include "session_machine.hpp"
+#include "watch_registry.hpp"
 #include "zk_convert.hpp"
 
 #include <zkr/client_options.hpp>
@@ -98,8 +99,6 @@ public:
 private:
     struct operation;
     struct inflight;
-    struct watch_holder;
-    struct watch_ctx;
     using op_ptr = std::shared_ptr<operation>;
 
     // Network thread only, below.
@@ -177,9 +176,6 @@ private:
     inflight* track(inflight_ptr f);
     inflight_ptr take(const void* data);
     static std::pair<connection*, inflight_ptr> claim(const void* data);
-    watch_ctx* register_watch(const op_ptr& op);
-    void settle_watch(watch_ctx* w, bool registered);
-    void fire_watch(watch_ctx* w, watch_event_type type);
 
     std::string full_path(std::string_view user_path) const;
     void to_user_path(std::string& full) const;
@@ -243,7 +239,7 @@ private:
     std::vector<std::unique_ptr<inflight>> spare_inflight_;
     std::unordered_map<const void*, inflight_ptr> inflight_;
     std::vector<decltype(inflight_)::node_type> spare_inflight_nodes_;
-    std::unordered_map<const void*, std::unique_ptr<watch_ctx>> watches_;
+    watch_registry watches_;
     std::deque<op_ptr> waiting_;
     // The batch start_submitted takes from submitted_: the two vectors trade places, so neither
     // allocates once both have grown to a batch's size.

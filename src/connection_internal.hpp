@@ -37,7 +37,7 @@ struct connection::operation {
     bool recover_protected = false;
     int parent_attempts = 0;
     int parent_error = 0;  // the first definite failure creating a parent (e.g. its parent is ephemeral)
-    std::shared_ptr<watch_holder> watch;
+    std::shared_ptr<watch_registry::watch> watch;
     std::unique_ptr<boost::asio::steady_timer> timer;
 
     /// The path as sent to ZooKeeper: the request's own without a namespace (no copy made).
@@ -51,24 +51,12 @@ struct connection::inflight {
     op_ptr op;  // null for fire-and-forget requests (parent creates, guaranteed deletes)
     enum class step { main, protected_list, protected_exists, orphan_list } what = step::main;
     bool abandoned = false;
-    watch_ctx* watch = nullptr;
+    watch_registry::entry* watch = nullptr;
     acl_storage acl;
     multi_storage multi;
     std::string child;  // protected_exists: the found child's full path; orphan_list: the prefix
     std::string path;   // guaranteed delete: the path; orphan_list: the parent
     std::weak_ptr<operation> parent_of;  // parent create: the create it makes way for
-};
-
-struct connection::watch_holder {
-    watch_function fn;
-    std::string user_path;
-    bool fired = false;
-};
-
-struct connection::watch_ctx {
-    connection* conn = nullptr;
-    std::shared_ptr<watch_holder> holder;
-    bool registered = false;  // the C client holds the watcher; freed only by event or handle close
 };
 
 }  // namespace zkr::detail

@@ -70,7 +70,7 @@ void connection::start_submitted() {
         if (!ns_.empty()) op->path = full_path(op->req.path);  // (else zk_path() is the request's)
         if (op->req.kind == op_kind::create && op->req.create.protect) op->protect_prefix = protect_prefix::make();
         if (op->req.watch) {
-            op->watch = std::make_shared<watch_holder>();
+            op->watch = std::make_shared<watch_registry::watch>();
             op->watch->fn = std::move(op->req.watch);
             op->watch->user_path = op->req.path;
         }
@@ -160,27 +160,6 @@ connection::inflight_ptr connection::take(const void* data) {
     return f;
 }
 
-connection::watch_ctx* connection::register_watch(const op_ptr& op) {
-    if (!op->watch) return nullptr;
-    auto w = std::make_unique<watch_ctx>();
-    w->conn = this;
-    w->holder = op->watch;
-    auto* raw = w.get();
-    watches_.emplace(raw, std::move(w));
-    return raw;
-}
-
-// After the request that set the watch completed: the C client keeps the watcher only on success
-// (exists: also on no_node). Otherwise it will never call it: free it now.
-void connection::settle_watch(watch_ctx* w, bool registered) {
-    if (!w) return;
-    if (registered) {
-        w->registered = true;
-        return;
-    }
-    watches_.erase(w);
-}
-
 void connection::issue(const op_ptr& op) {
     const c_client_lock c_lock(c_client_mutex());
     options_.logger->trace("sending {} {}", static_cast<int>(op->req.kind), op->zk_path());
@@ -213,13 +192,13 @@ void connection::issue(const op_ptr& op) {
         case op_kind::get_data:
         case op_kind::get_children: {
             auto* t = track(std::move(f));
-            t->watch = register_watch(op);
+            t->watch = watches_.add(op->watch);
             watcher_fn wfn = t->watch ? &on_watch : nullptr;
             if (op->req.kind == op_kind::exists) rc = zoo_awexists(zh_, path, wfn, t->watch, &on_stat, t);
             else if (op->req.kind == op_kind::get_data) rc = zoo_awget(zh_, path, wfn, t->watch, &on_data, t);
             else rc = zoo_awget_children2(zh_, path, wfn, t->watch, &on_children, t);
             if (rc != ZOK) {
-                settle_watch(t->watch, false);
+                watches_.settle(t->watch, false);
                 take(t);
             }
             break;
@@ -418,7 +397,7 @@ void connection::on_void(int rc, const void* data) {
 void connection::on_stat(int rc, const struct Stat* stat, const void* data) {
     auto [self, f] = claim(data);
     if (!f) return;
-    if (f->watch) self->settle_watch(f->watch, rc == ZOK || (rc == ZNONODE && f->op->req.kind == op_kind::exists));
+    if (f->watch) self->watches_.settle(f->watch, rc == ZOK || (rc == ZNONODE && f->op->req.kind == op_kind::exists));
     if (f->abandoned) return;
     if (f->what == inflight::step::protected_exists) return self->on_protected_found(*f, rc, stat);
     response r;
@@ -433,7 +412,7 @@ void connection::on_stat(int rc, const struct Stat* stat, const void* data) {
 void connection::on_data(int rc, const char* value, int len, const struct Stat* stat, const void* data) {
     auto [self, f] = claim(data);
     if (!f) return;
-    if (f->watch) self->settle_watch(f->watch, rc == ZOK);
+    self->watches_.settle(f->watch, rc == ZOK);
     if (f->abandoned) return;
     response r;
     if (rc == ZOK) {
@@ -446,7 +425,7 @@ void connection::on_data(int rc, const char* value, int len, const struct Stat* 
 void connection::on_children(int rc, const struct String_vector* strings, const struct Stat* stat, const void* data) {
     auto [self, f] = claim(data);
     if (!f) return;
-    if (f->watch) self->settle_watch(f->watch, rc == ZOK);
+    self->watches_.settle(f->watch, rc == ZOK);
     if (f->abandoned) return;
     if (f->what == inflight::step::orphan_list) return self->on_orphans_listed(*f, rc, strings);
     if (f->what == inflight::step::protected_list) return self->on_protected_listed(*f, rc, strings);
@@ -476,24 +455,13 @@ void connection::on_multi(int rc, const void* data) {
 
 void connection::on_watch(zhandle_t*, int type, int, const char*, void* ctx) {
     if (type == ZOO_SESSION_EVENT) return;  // session changes are tracked with zoo_state
-    auto* w = static_cast<watch_ctx*>(ctx);
-    auto* self = w->conn;
+    auto* e = static_cast<watch_registry::entry*>(ctx);
     watch_event_type t = watch_event_type::not_watching;
     if (type == ZOO_CREATED_EVENT) t = watch_event_type::node_created;
     else if (type == ZOO_DELETED_EVENT) t = watch_event_type::node_deleted;
     else if (type == ZOO_CHANGED_EVENT) t = watch_event_type::node_data_changed;
     else if (type == ZOO_CHILD_EVENT) t = watch_event_type::node_children_changed;
-    self->fire_watch(w, t);
-}
-
-void connection::fire_watch(watch_ctx* w, watch_event_type type) {
-    auto it = watches_.find(w);
-    if (it == watches_.end()) return;
-    auto owned = std::move(it->second);
-    watches_.erase(it);
-    if (owned->holder->fired) return;
-    owned->holder->fired = true;
-    owned->holder->fn(watch_event{type, owned->holder->user_path});
+    e->registry->fire(e, t);
 }
 
 void connection::on_parent_created(int rc, const char*, const struct Stat*, const void* data) {

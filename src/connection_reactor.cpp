@@ -122,16 +122,10 @@ void connection::reset_handle(bool closing) {
     auto pending = std::exchange(inflight_, {});
     for (auto& [key, f] : pending)
         if (!f->abandoned && f->op) {
-            if (f->watch) settle_watch(f->watch, false);
+            watches_.settle(f->watch, false);
             closing ? finish(f->op, ec, {}) : retry_or_finish(f->op, ec);
         }
-    auto watches = std::exchange(watches_, {});
-    for (auto& [key, w] : watches) {
-        if (w->holder && !w->holder->fired) {
-            w->holder->fired = true;
-            w->holder->fn(watch_event{watch_event_type::not_watching, w->holder->user_path});
-        }
-    }
+    watches_.end_all();
 }
 
 void connection::schedule_pump() {
