@@ -199,8 +199,8 @@ std::uint64_t add_state_observer(connection& c, std::function<void(connection_st
 void remove_state_observer(connection& c, std::uint64_t id) { c.remove_observer(id); }
 bool silent_past_receive_timeout(connection& c) { return c.silent_past_receive_timeout(); }
 std::uint64_t requests_sent(connection& c) { return c.requests_sent(); }
-void lose_next_replies(connection& c, int n) { c.lose_next_replies(n); }
-void expire_next_replies(connection& c, int n) { c.expire_next_replies(n); }
+void lose_next_replies(connection& c, int n) { c.install_reply_faults().arm(ZCONNECTIONLOSS, n); }
+void expire_next_replies(connection& c, int n) { c.install_reply_faults().arm(ZSESSIONEXPIRED, n); }
 
 bool is_started(connection& c) { return c.started(); }
 

@@ -102,6 +102,15 @@ void connection::do_close() {
     work_.reset();
 }
 
+reply_faults& connection::install_reply_faults() {
+    std::lock_guard lock(mutex_);
+    if (!reply_faults_owned_) {
+        reply_faults_owned_ = std::make_unique<reply_faults>();
+        reply_faults_.store(reply_faults_owned_.get(), std::memory_order_release);
+    }
+    return *reply_faults_owned_;
+}
+
 bool connection::block_until_connected(std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
     return state_changed_.wait_for(lock, timeout, [this] {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cleanup_queue.hpp"
+#include "reply_faults.hpp"
 #include "session_machine.hpp"
 #include "watch_registry.hpp"
 #include "zk_convert.hpp"
@@ -79,14 +80,8 @@ public:
     /// checked: check_request passed already (it runs once per request).
     void submit(request req, completion done, bool checked = false);
     std::uint64_t requests_sent() const noexcept { return requests_sent_.load(); }
-    void lose_next_replies(int n) noexcept {
-        reply_fault_ = ZCONNECTIONLOSS;
-        replies_to_lose_ = n;
-    }
-    void expire_next_replies(int n) noexcept {
-        reply_fault_ = ZSESSIONEXPIRED;
-        replies_to_lose_ = n;
-    }
+    /// Tests' fault injection on the replies (reply_faults.hpp), installed by the first call.
+    reply_faults& install_reply_faults();
     bool started() const {
         std::lock_guard lock(mutex_);
         return started_;
@@ -254,9 +249,11 @@ private:
     std::atomic<std::int64_t> session_id_{0};
     std::atomic<std::int64_t> negotiated_ms_{0};
     std::atomic<std::uint64_t> requests_sent_{0};
-    std::atomic<int> replies_to_lose_{0};  // fault injection (tests): how many replies
-    std::atomic<int> reply_fault_{0};      // and what they become
-    mutable std::mutex mutex_;  // guards accepting_, started_, submitted_, password_, and the condition below
+    // Tests' fault injection (install_reply_faults): made once, under mutex_, and kept for the
+    // connection's life; the network thread reads the pointer for each reply.
+    std::unique_ptr<reply_faults> reply_faults_owned_;
+    std::atomic<reply_faults*> reply_faults_{nullptr};
+    mutable std::mutex mutex_;  // guards accepting_, started_, submitted_, password_, reply_faults_owned_, and the condition below
     std::condition_variable state_changed_;
     bool accepting_ = true;
     bool started_ = false;

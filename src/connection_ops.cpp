@@ -291,11 +291,12 @@ void connection::issue_multi(const op_ptr& op) {
 
 void connection::on_result(const op_ptr& op, int rc, response&& r) {
     if (in_handle_close_) rc = closing_ ? static_cast<int>(errc::closed) : ZSESSIONEXPIRED;
-    if (rc == ZOK && replies_to_lose_.load(std::memory_order_relaxed) > 0) {
-        --replies_to_lose_;
-        rc = reply_fault_.load(std::memory_order_relaxed);
-        options_.logger->warn("fault injection: the reply to a request on {} becomes {}", op->zk_path(), zerror(rc));
-        r = {};
+    if (auto* faults = reply_faults_.load(std::memory_order_acquire)) {
+        if (const int fault = faults->filter(rc); fault != rc) {
+            options_.logger->warn("fault injection: the reply to a request on {} becomes {}", op->zk_path(), zerror(fault));
+            rc = fault;
+            r = {};
+        }
     }
     if (rc == ZSESSIONEXPIRED && !in_handle_close_) end_expired_session();
     const auto ec = to_error_code(rc);
