@@ -94,8 +94,8 @@ void connection::do_close() {
     // wait on still exists; closing the handle drops the watches that keep waiters alive.
     for (const auto& fn : observers_.take_all()) fn(connection_state::closed);
     const auto closed = make_error_code(errc::closed);
-    for (auto waiting = std::exchange(waiting_, {}); const auto& op : waiting) finish(op, closed, {});
-    for (auto sleeping = std::exchange(sleeping_, {}); const auto& op : sleeping) finish(op, closed, {});
+    for (const auto& op : depot_.take_waiting()) finish(op, closed, {});
+    for (const auto& op : depot_.take_sleeping()) finish(op, closed, {});
     reset_handle(/*closing=*/true);
     if (const auto left = cleanup_.drop_all())
         options_.logger->warn("closing with {} guaranteed delete(s) not done", left);
@@ -192,7 +192,7 @@ void connection::apply(const session_machine::actions& a) {
         });
     }
     if (is_connected(machine_.state()) && zh_ && (a.notify || a.cancel_suspend_timer)) {
-        for (auto waiting = std::exchange(waiting_, {}); const auto& op : waiting) {
+        for (const auto& op : depot_.take_waiting()) {
             op->timer.reset();
             start_op(op);
         }
@@ -223,14 +223,8 @@ void connection::notify(connection_state s) {
 void connection::abandon_inflight() {
     // The C client failed every request of the lost connection but delivers those failures only
     // after it reconnects: decide now, and let the late callbacks just free their records.
-    std::vector<op_ptr> failed;
-    for (auto& [key, f] : inflight_) {
-        if (f->abandoned) continue;
-        f->abandoned = true;
-        if (f->op) failed.push_back(f->op);
-    }
     const auto ec = make_error_code(errc::connection_loss);
-    for (const auto& op : failed) retry_or_finish(op, ec);
+    for (const auto& op : depot_.abandon_inflight()) retry_or_finish(op, ec);
 }
 
 // The server answered a request "session expired" on a connection it has not closed: in an

@@ -5,6 +5,7 @@
 
 #include "cleanup_queue.hpp"
 #include "reply_faults.hpp"
+#include "request_depot.hpp"
 #include "session_machine.hpp"
 #include "watch_registry.hpp"
 #include "zk_convert.hpp"
@@ -26,14 +27,10 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace zkr::detail {
 
@@ -79,7 +76,7 @@ public:
 
     /// checked: check_request passed already (it runs once per request).
     void submit(request req, completion done, bool checked = false);
-    std::uint64_t requests_sent() const noexcept { return requests_sent_.load(); }
+    std::uint64_t requests_sent() const noexcept { return depot_.sent(); }
     /// Tests' fault injection on the replies (reply_faults.hpp), installed by the first call.
     reply_faults& install_reply_faults();
     bool started() const {
@@ -92,9 +89,7 @@ public:
     }
 
 private:
-    struct operation;
-    struct inflight;
-    using op_ptr = std::shared_ptr<operation>;
+    using op_ptr = request_depot::op_ptr;
 
     // Network thread only, below.
     /// How long the network thread polls for the next request of a caller it just answered
@@ -160,17 +155,10 @@ private:
     void on_orphans_listed(const inflight& f, int rc, const struct String_vector* strings);
     void start_submitted();
 
-    // A request's record goes back to its connection when let go (recycle), to be used again: a
-    // steady stream of requests then allocates neither records nor the map's nodes.
-    struct inflight_recycler {
-        void operator()(inflight* f) const noexcept;
-    };
-    using inflight_ptr = std::unique_ptr<inflight, inflight_recycler>;
-    inflight_ptr new_inflight();
-    void recycle(inflight* f) noexcept;
-    inflight* track(inflight_ptr f);
-    inflight_ptr take(const void* data);
-    static std::pair<connection*, inflight_ptr> claim(const void* data);
+    /// Sends f's request through the depot: its record, the C callback's context, names this
+    /// connection (claim).
+    inflight* track(request_depot::record f);
+    static std::pair<connection*, request_depot::record> claim(const void* data);
 
     std::string full_path(std::string_view user_path) const;
     void to_user_path(std::string& full) const;
@@ -229,17 +217,11 @@ private:
     boost::asio::steady_timer suspend_timer_{io_};
     boost::asio::steady_timer handshake_timer_{io_};
     boost::asio::steady_timer reopen_timer_{io_};
-    // Spare records and map nodes (recycle, take), declared before inflight_: the records it
-    // still holds when the connection ends are recycled into spare_inflight_ as it goes.
-    std::vector<std::unique_ptr<inflight>> spare_inflight_;
-    std::unordered_map<const void*, inflight_ptr> inflight_;
-    std::vector<decltype(inflight_)::node_type> spare_inflight_nodes_;
+    request_depot depot_;  // the requests in flight, waiting for a connection, sleeping before a retry
     watch_registry watches_;
-    std::deque<op_ptr> waiting_;
     // The batch start_submitted takes from submitted_: the two vectors trade places, so neither
     // allocates once both have grown to a batch's size.
     std::vector<op_ptr> batch_;
-    std::unordered_set<op_ptr> sleeping_;
     cleanup_queue cleanup_;  // failed guaranteed deletes, orphans of protected creates
     // Recipes' observers: called on the network thread, in order with each change.
     listener_registry<std::function<void(connection_state)>> observers_;
@@ -248,7 +230,6 @@ private:
     std::atomic<connection_state> state_{connection_state::latent};
     std::atomic<std::int64_t> session_id_{0};
     std::atomic<std::int64_t> negotiated_ms_{0};
-    std::atomic<std::uint64_t> requests_sent_{0};
     // Tests' fault injection (install_reply_faults): made once, under mutex_, and kept for the
     // connection's life; the network thread reads the pointer for each reply.
     std::unique_ptr<reply_faults> reply_faults_owned_;

@@ -26,7 +26,7 @@ extern thread_local spdlog::logger* network_thread_logger;
 void raise_c_client_log_level(const spdlog::logger& log);
 
 // An operation and its retry state; lives until its completion ran.
-struct connection::operation {
+struct operation {
     request req;
     completion done;
     bool checked = false;  // check_request passed already (a sync call checks on its caller's thread)
@@ -46,9 +46,9 @@ struct connection::operation {
 
 // One request sent through the C client; owned by inflight_ until its C callback runs or the
 // handle is closed. "abandoned": its outcome was already decided (connection lost).
-struct connection::inflight {
+struct inflight {
     connection* conn = nullptr;
-    op_ptr op;  // null for fire-and-forget requests (parent creates, guaranteed deletes)
+    std::shared_ptr<operation> op;  // null for fire-and-forget requests (parent creates, guaranteed deletes)
     enum class step { main, protected_list, protected_exists, orphan_list } what = step::main;
     bool abandoned = false;
     watch_registry::entry* watch = nullptr;

@@ -91,73 +91,24 @@ void connection::start_op(const op_ptr& op) {
 }
 
 void connection::wait_for_connection(const op_ptr& op) {
-    waiting_.push_back(op);
+    depot_.wait(op);
     op->timer = std::make_unique<boost::asio::steady_timer>(io_, options_.connection_timeout);
     op->timer->async_wait([this, op](boost::system::error_code ec) {
-        if (ec) return;
-        auto it = std::find(waiting_.begin(), waiting_.end(), op);
-        if (it == waiting_.end()) return;
-        waiting_.erase(it);
+        if (ec || !depot_.stop_waiting(op)) return;
         retry_or_finish(op, make_error_code(errc::not_connected));
     });
 }
 
-// Spares kept at most: the records of a burst beyond it are freed.
-constexpr std::size_t spare_inflight_limit = 64;
-
-void connection::inflight_recycler::operator()(inflight* f) const noexcept {
-    if (f->conn) f->conn->recycle(f);
-    else delete f;
-}
-
-connection::inflight_ptr connection::new_inflight() {
-    if (spare_inflight_.empty()) return inflight_ptr(new inflight);
-    inflight_ptr f(spare_inflight_.back().release());
-    spare_inflight_.pop_back();
-    return f;
-}
-
-void connection::recycle(inflight* f) noexcept {
-    std::unique_ptr<inflight> owned(f);
-    *f = inflight{};  // (what it held goes now, as it went when records were deleted)
-    if (spare_inflight_.size() < spare_inflight_limit) {
-        try {
-            spare_inflight_.push_back(std::move(owned));
-        } catch (...) {  // no room to keep it: freed
-        }
-    }
-}
-
-connection::inflight* connection::track(inflight_ptr f) {
-    requests_sent_.fetch_add(1, std::memory_order_relaxed);
+inflight* connection::track(request_depot::record f) {
     f->conn = this;
-    auto* raw = f.get();
-    if (spare_inflight_nodes_.empty()) {
-        inflight_.emplace(raw, std::move(f));
-    } else {
-        auto node = std::move(spare_inflight_nodes_.back());
-        spare_inflight_nodes_.pop_back();
-        node.key() = raw;
-        node.mapped() = std::move(f);
-        inflight_.insert(std::move(node));
-    }
-    return raw;
+    return depot_.track(std::move(f));
 }
 
 // The prologue of every C completion: the connection its record names, and the record taken
 // back (null when the connection already let it go).
-std::pair<connection*, connection::inflight_ptr> connection::claim(const void* data) {
+std::pair<connection*, request_depot::record> connection::claim(const void* data) {
     auto* self = static_cast<const inflight*>(data)->conn;
-    return {self, self->take(data)};
-}
-
-connection::inflight_ptr connection::take(const void* data) {
-    auto it = inflight_.find(data);
-    if (it == inflight_.end()) return nullptr;
-    auto node = inflight_.extract(it);
-    auto f = std::move(node.mapped());
-    if (spare_inflight_nodes_.size() < spare_inflight_limit) spare_inflight_nodes_.push_back(std::move(node));
-    return f;
+    return {self, self->depot_.take(data)};
 }
 
 void connection::issue(const op_ptr& op) {
@@ -170,7 +121,7 @@ void connection::issue(const op_ptr& op) {
     if (refused_as_read_only(op)) return;
     if (op->req.kind == op_kind::multi) return issue_multi(op);
 
-    auto f = new_inflight();
+    auto f = depot_.new_record();
     f->op = op;
     const char* path = op->zk_path().c_str();
     int rc = ZOK;
@@ -178,14 +129,14 @@ void connection::issue(const op_ptr& op) {
         case op_kind::remove: {
             auto* t = track(std::move(f));
             rc = zoo_adelete(zh_, path, op->req.version, &on_void, t);
-            if (rc != ZOK) take(t);
+            if (rc != ZOK) depot_.take(t);
             break;
         }
         case op_kind::set_data: {
             auto* t = track(std::move(f));
             rc = zoo_aset(zh_, path, op->req.data.data(), static_cast<int>(op->req.data.size()), op->req.version,
                           &on_stat, t);
-            if (rc != ZOK) take(t);
+            if (rc != ZOK) depot_.take(t);
             break;
         }
         case op_kind::exists:
@@ -199,7 +150,7 @@ void connection::issue(const op_ptr& op) {
             else rc = zoo_awget_children2(zh_, path, wfn, t->watch, &on_children, t);
             if (rc != ZOK) {
                 watches_.settle(t->watch, false);
-                take(t);
+                depot_.take(t);
             }
             break;
         }
@@ -234,7 +185,7 @@ void connection::issue_create(const op_ptr& op) {
     // (The C client copies the path into its request within the call: one buffer serves every create.)
     if (c.protect) write_with_protect_prefix(op->zk_path(), op->protect_prefix.view(), protected_path_);
     const std::string& path = c.protect ? protected_path_ : op->zk_path();
-    auto f = new_inflight();
+    auto f = depot_.new_record();
     f->op = op;
     const bool own_acl = c.acl && !c.acl->empty();
     if (own_acl) f->acl.assign(*c.acl);
@@ -249,7 +200,7 @@ void connection::issue_create(const op_ptr& op) {
         rc = zoo_acreate2(zh_, path.c_str(), op->req.data.data(), static_cast<int>(op->req.data.size()),
                           acl, mode, &on_string_stat, t);
     if (rc != ZOK) {
-        take(t);
+        depot_.take(t);
         on_result(op, rc, {});
     }
 }
@@ -264,18 +215,18 @@ void connection::issue_parents(const op_ptr& op) {
     std::reverse(ancestors.begin(), ancestors.end());
     if (!all) ancestors.resize(std::min<std::size_t>(ancestors.size(), 1));  // only the namespace root
     for (const auto& a : ancestors) {
-        auto f = new_inflight();
+        auto f = depot_.new_record();
         f->parent_of = op;
         auto* t = track(std::move(f));
         if (zoo_acreate2(zh_, a.c_str(), nullptr, -1, default_acl_.get(), ZOO_CONTAINER, &on_parent_created, t) != ZOK)
-            take(t);
+            depot_.take(t);
     }
     issue(op);
 }
 
 void connection::issue_multi(const op_ptr& op) {
     const c_client_lock c_lock(c_client_mutex());
-    auto f = new_inflight();
+    auto f = depot_.new_record();
     f->op = op;
     std::vector<multi_op> ops = op->req.ops;
     for (auto& o : ops) o.path = full_path(o.path);
@@ -284,7 +235,7 @@ void connection::issue_multi(const op_ptr& op) {
     const int rc = zoo_amulti(zh_, static_cast<int>(t->multi.ops.size()), t->multi.ops.data(),
                               t->multi.results.data(), &on_multi, t);
     if (rc != ZOK) {
-        take(t);
+        depot_.take(t);
         on_result(op, rc, {});
     }
 }
@@ -335,10 +286,10 @@ void connection::retry_or_finish(const op_ptr& op, const boost::system::error_co
     }
     ++op->retries;
     options_.logger->debug("retry {} of {} in {} ms after {}", op->retries, op->zk_path(), sleep->count(), ec.message());
-    sleeping_.insert(op);
+    depot_.sleep(op);
     op->timer = std::make_unique<boost::asio::steady_timer>(io_, *sleep);
     op->timer->async_wait([this, op](boost::system::error_code e) {
-        if (e || !sleeping_.erase(op)) return;
+        if (e || !depot_.wake(op)) return;
         start_op(op);
     });
 }
@@ -372,10 +323,10 @@ void connection::run_guaranteed_deletes() {
 
 void connection::delete_guaranteed(const std::string& path, std::int32_t version) {
     const c_client_lock c_lock(c_client_mutex());
-    auto f = new_inflight();
+    auto f = depot_.new_record();
     f->path = path;
     auto* t = track(std::move(f));
-    if (zoo_adelete(zh_, path.c_str(), version, &on_guaranteed_delete, t) != ZOK) take(t);
+    if (zoo_adelete(zh_, path.c_str(), version, &on_guaranteed_delete, t) != ZOK) depot_.take(t);
 }
 
 void connection::on_string_stat(int rc, const char* value, const struct Stat* stat, const void* data) {

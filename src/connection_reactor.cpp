@@ -119,7 +119,7 @@ void connection::reset_handle(bool closing) {
     last_zk_state_ = 0;
     // The C client will call nothing more: settle what it still held.
     const auto ec = make_error_code(closing ? errc::closed : errc::session_expired);
-    auto pending = std::exchange(inflight_, {});
+    auto pending = depot_.take_inflight();
     for (auto& [key, f] : pending)
         if (!f->abandoned && f->op) {
             watches_.settle(f->watch, false);

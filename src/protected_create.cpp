@@ -10,13 +10,13 @@ namespace zkr::detail {
 
 void connection::issue_protected_lookup(const op_ptr& op) {
     const c_client_lock c_lock(c_client_mutex());
-    auto f = new_inflight();
+    auto f = depot_.new_record();
     f->op = op;
     f->what = inflight::step::protected_list;
     auto* t = track(std::move(f));
     const std::string parent(parent_path(op->zk_path()));
     if (const int rc = list_after_sync(parent, t); rc != ZOK) {
-        take(t);
+        depot_.take(t);
         on_result(op, rc, {});
     }
 }
@@ -49,12 +49,12 @@ void connection::look_for_orphans() {
     if (on_read_only_server()) return;
     const c_client_lock c_lock(c_client_mutex());
     for (const auto& o : cleanup_.orphans_to_look_for(session_id_.load())) {
-        auto f = new_inflight();
+        auto f = depot_.new_record();
         f->what = inflight::step::orphan_list;
         f->path = o.parent;
         f->child = o.prefix;
         auto* t = track(std::move(f));
-        if (list_after_sync(o.parent, t) != ZOK) take(t);
+        if (list_after_sync(o.parent, t) != ZOK) depot_.take(t);
     }
 }
 
@@ -94,13 +94,13 @@ void connection::on_protected_listed(const inflight& f, int rc, const struct Str
         for (int i = 0; i < strings->count; ++i) {
             std::string_view child(strings->data[i]);
             if (!child.starts_with(op->protect_prefix.view())) continue;
-            auto g = new_inflight();
+            auto g = depot_.new_record();
             g->op = op;
             g->what = inflight::step::protected_exists;
             g->child = join_path(parent_path(op->zk_path()), child);
             auto* t = track(std::move(g));
             if (const int rc2 = zoo_aexists(zh_, t->child.c_str(), 0, &on_stat, t); rc2 != ZOK) {
-                take(t);
+                depot_.take(t);
                 on_result(op, rc2, {});
             }
             return;
