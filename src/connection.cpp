@@ -1,7 +1,8 @@
 // The connection's life cycle and its session supervision: start, close, listeners, and the
 // session machine's decisions carried out. The C handle and its socket are in
-// connection_reactor.cpp, operations in connection_ops.cpp, protected create in
-// protected_create.cpp, the namespace in namespace_path.cpp.
+// connection_reactor.cpp, operations in connection_ops.cpp, a protected create's lookup and
+// clean-up in connection_protected.cpp, the namespace in namespace_path.cpp. The state each part
+// keeps is a class of its own: request_depot, watch_registry, cleanup_queue, protected_create.
 #include "connection_internal.hpp"
 
 #include <zkr/error.hpp>

@@ -150,7 +150,7 @@ private:
     int list_after_sync(const std::string& parent, inflight* t);
     void on_protected_listed(const inflight& f, int rc, const struct String_vector* strings);
     void on_protected_found(const inflight& f, int rc, const struct Stat* stat);
-    void forget_protected(const op_ptr& op);
+    void forget_protected(const op_ptr& op, std::string_view prefix);
     void look_for_orphans();
     void on_orphans_listed(const inflight& f, int rc, const struct String_vector* strings);
     void start_submitted();

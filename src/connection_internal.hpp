@@ -5,7 +5,7 @@
 #include "client_hooks.hpp"
 #include "connection.hpp"
 #include "observe.hpp"
-#include "protect_prefix.hpp"
+#include "protected_create.hpp"
 #include "zk_convert.hpp"
 
 #include <spdlog/spdlog.h>
@@ -33,8 +33,7 @@ struct operation {
     int retries = 0;
     clock::time_point started = clock::now();
     std::string path;            // full path (namespace applied), when the client has a namespace: zk_path()
-    detail::protect_prefix protect_prefix;  // "_c_<uuid>-" for protected creates
-    bool recover_protected = false;
+    protected_create protection;  // a protected create's prefix and recovery
     int parent_attempts = 0;
     int parent_error = 0;  // the first definite failure creating a parent (e.g. its parent is ephemeral)
     std::shared_ptr<watch_registry::watch> watch;

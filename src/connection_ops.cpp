@@ -1,8 +1,8 @@
 // Operations: the submission queue, issuing each request through the C client, retries per the
-// retry policy, guaranteed deletes, and the C client's completions and watches.
+// retry policy, guaranteed deletes, and the C client's completions and watches. Where each
+// request is: request_depot; the watches: watch_registry; the deletes still owed: cleanup_queue.
 #include "connection_internal.hpp"
 #include "pooled.hpp"
-#include "protect_prefix.hpp"
 
 #include <zkr/error.hpp>
 #include <zkr/path.hpp>
@@ -68,7 +68,7 @@ void connection::start_submitted() {
             continue;
         }
         if (!ns_.empty()) op->path = full_path(op->req.path);  // (else zk_path() is the request's)
-        if (op->req.kind == op_kind::create && op->req.create.protect) op->protect_prefix = protect_prefix::make();
+        if (op->req.kind == op_kind::create && op->req.create.protect) op->protection.start();
         if (op->req.watch) {
             op->watch = std::make_shared<watch_registry::watch>();
             op->watch->fn = std::move(op->req.watch);
@@ -115,7 +115,7 @@ void connection::issue(const op_ptr& op) {
     const c_client_lock c_lock(c_client_mutex());
     options_.logger->trace("sending {} {}", static_cast<int>(op->req.kind), op->zk_path());
     if (op->req.kind == op_kind::create) {
-        if (op->recover_protected) return issue_protected_lookup(op);
+        if (op->req.create.protect && op->protection.looks_up_first()) return issue_protected_lookup(op);
         return issue_create(op);
     }
     if (refused_as_read_only(op)) return;
@@ -183,7 +183,7 @@ void connection::issue_create(const op_ptr& op) {
     if (refused_as_read_only(op)) return;
     const auto& c = op->req.create;
     // (The C client copies the path into its request within the call: one buffer serves every create.)
-    if (c.protect) write_with_protect_prefix(op->zk_path(), op->protect_prefix.view(), protected_path_);
+    if (c.protect) write_with_protect_prefix(op->zk_path(), op->protection.prefix(), protected_path_);
     const std::string& path = c.protect ? protected_path_ : op->zk_path();
     auto f = depot_.new_record();
     f->op = op;
@@ -269,8 +269,8 @@ void connection::on_result(const op_ptr& op, int rc, response&& r) {
     if (ec == errc::not_read_only && op->req.kind == op_kind::remove && op->req.guaranteed) keep_guaranteed(op, ec);
     // A retried protected create refused by a read-only server: its first attempt may have made
     // the node before the outage, which nobody else would delete (as for a create that gave up).
-    if (ec == errc::not_read_only && op->req.kind == op_kind::create && op->req.create.protect && op->recover_protected)
-        forget_protected(op);
+    if (ec == errc::not_read_only && op->req.kind == op_kind::create && op->req.create.protect && op->protection.may_have_left_node())
+        forget_protected(op, op->protection.prefix());
     finish(op, ec, std::move(r));
 }
 
@@ -280,7 +280,8 @@ void connection::retry_or_finish(const op_ptr& op, const boost::system::error_co
     const retry_context ctx{op->retries, std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - op->started), ec};
     const auto sleep = op->req.fail_fast ? std::optional<std::chrono::milliseconds>{} : options_.retry_policy->next_sleep(ctx);
     if (!sleep) {
-        if (op->req.kind == op_kind::create && op->req.create.protect && op->recover_protected) forget_protected(op);
+        if (op->req.kind == op_kind::create && op->req.create.protect && op->protection.may_have_left_node())
+            forget_protected(op, op->protection.prefix());
         if (op->req.kind == op_kind::remove && op->req.guaranteed) keep_guaranteed(op, ec);
         return finish(op, ec, {});
     }

@@ -11,7 +11,7 @@
 // path it does not know to be ours (a create's reply lost, an earlier session's node), deletes
 // what is ours, waits out an earlier session's node, and ends only then.
 // A create whose reply was lost is left to the client: a protected create finds its own node, or
-// the client removes it once it gives up (src/protected_create.cpp); an unprotected one made again
+// the client removes it once it gives up (src/protected_create.hpp); an unprotected one made again
 // meets node_exists (adopted: our session's) or, sequential, leaves an extra node until the session
 // ends, as Curator's does. Sequential modes make a new name at each incarnation. A TTL node is
 // touched (its data written again) every half TTL while it exists, so that the server, which

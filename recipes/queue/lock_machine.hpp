@@ -429,7 +429,7 @@ private:
         // The create may have landed before it failed (its reply was lost and its retries gave
         // up, or a retry reached a read-only server: the simulation with read-only servers, seed
         // 322000973, found that node ahead of every waiter). The connection removes it, by the
-        // create's protect prefix, for every protected create (src/protected_create.cpp): nothing
+        // create's protect prefix, for every protected create (src/protected_create.hpp): nothing
         // for the machine to ask.
         auto* a = acquiring();
         if (r.abandoned || !a) {

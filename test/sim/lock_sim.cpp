@@ -998,7 +998,7 @@ private:
         return r && r->what == request::create && r->step != request::fresh;
     }
 
-    // The connection's side of the recovery (src/protected_create.cpp): a node with our prefix is
+    // The connection's side of the recovery (src/protected_create.hpp): a node with our prefix is
     // ours only if our session owns it (else a node of an earlier session: ours goes on under a new
     // prefix); none found, the create is sent.
     void recovery_answered(client& c, request r) {
@@ -1348,7 +1348,7 @@ private:
                 }
                 // The connection removes the node of a protected create that gave up after it may
                 // have been applied (its reply was lost and the retries gave up, or a retry reached
-                // a read-only server), by its prefix (src/protected_create.cpp), before the engine hears.
+                // a read-only server), by its prefix (src/protected_create.hpp), before the engine hears.
                 if (r.ec && (is_retryable(r.ec) || r.ec == errc::not_read_only)) remove_created(clients_[static_cast<std::size_t>(client)], id, ticket);
                 on_reply(std::move(r));
             };

@@ -11,7 +11,7 @@
 //   - a reply lost with its connection: the request was applied, the machine never hears its
 //     reply; the client retries the request after the reconnection or fails it with
 //     connection_loss. A protected create's retry finds the node its lost try made; a failed one's
-//     node is removed by the client once it is connected again (src/protected_create.cpp), and a
+//     node is removed by the client once it is connected again (src/protected_create.hpp), and a
 //     retry on a new session draws a new name prefix, as the client does.
 // A world owns one sim_clients, picks which client's next request the server applies and which
 // reply or event a machine hears next, and keeps its own checkers. Requests and replies carry a
@@ -361,7 +361,7 @@ private:
     };
 
     // A request given up on. A protected create's node that a lost try made is the client's to
-    // remove (src/protected_create.cpp).
+    // remove (src/protected_create.hpp).
     void fail(connection& c, const std::pair<std::uint64_t, detail::zk::op>& request, errc why) { fail(c, request, why, c.inbound); }
     void fail(connection& c, const std::pair<std::uint64_t, detail::zk::op>& request, errc why, std::deque<std::pair<std::uint64_t, Input>>& to) {
         new_prefix_for(c, request);

@@ -84,7 +84,7 @@ TEST_CASE("lock machine: replies of an abandoned attempt are dropped, and its la
     CHECK(m.finished());
 }
 
-// (Its node, if the create landed, is the connection's to remove: src/protected_create.cpp.)
+// (Its node, if the create landed, is the connection's to remove: src/protected_create.hpp.)
 TEST_CASE("lock machine: a create that gave up after it may have landed ends the acquire, and asks for nothing") {
     lock_machine m({&one, std::nullopt});
     const auto a = m.resume(lock_in::start{true, session});

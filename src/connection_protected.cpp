@@ -1,8 +1,7 @@
-// Protected create (Curator's protection mode): a create whose reply is lost may still have made
-// its node. Each node is named with a prefix of its own, so recovery finds it by listing the parent,
-// adopts it when our session owns it, and, when the create gives up, deletes it.
+// The connection's side of a protected create (its decisions: protected_create.hpp): the lookup
+// sent before a retry, the check of the node found, and the clean-up of a create that gave up
+// while its node may exist (the clean-up queue's searches and their answers).
 #include "connection_internal.hpp"
-#include "protect_prefix.hpp"
 
 #include <zkr/path.hpp>
 
@@ -37,8 +36,8 @@ int connection::list_after_sync(const std::string& parent, inflight* t) {
 // node. Nobody would ever delete it (an ephemeral one would stay until the session ends: a lock's
 // phantom holder, ahead of every waiter), so look for it by the prefix and delete it, as Curator's
 // protection mode does in the background.
-void connection::forget_protected(const op_ptr& op) {
-    cleanup_.add_orphan({std::string(parent_path(op->zk_path())), std::string(op->protect_prefix.view()), session_id_.load(),
+void connection::forget_protected(const op_ptr& op, std::string_view prefix) {
+    cleanup_.add_orphan({std::string(parent_path(op->zk_path())), std::string(prefix), session_id_.load(),
                          is_ephemeral(op->req.create.mode)});
     if (is_connected(machine_.state()) && zh_) look_for_orphans();
 }
@@ -67,24 +66,10 @@ void connection::on_orphans_listed(const inflight& f, int rc, const struct Strin
     }
 }
 
-// A protected create failed in a way that may have left its node (ec: why). Before it is sent
-// again, recovery looks for that node by its prefix.
+// A protected create failed in a way that may have left its node (ec: why), and may be tried
+// again: the next try looks for that node first, or, on a new session, draws a new prefix.
 void connection::prepare_protected_retry(const op_ptr& op, const boost::system::error_code& ec) {
-    if (ec != errc::session_expired) {
-        // The create may have been applied even though its reply was lost: look for our node first.
-        op->recover_protected = true;
-    } else {
-        // A new session: a node the old one made lives on until the server expires it, under
-        // this prefix. Our next node gets a prefix of its own, or a later recovery on this
-        // session could find the old node first, take it for foreign, and create a third
-        // while ours stayed behind (found by the lock simulation).
-        // A persistent node an earlier try made (its reply lost) would outlive both sessions
-        // beside the new one: it is looked for and deleted as a given-up create's node is (found
-        // by the persistent node's simulation: a protected sequential node left twice).
-        if (!is_ephemeral(op->req.create.mode)) forget_protected(op);
-        op->protect_prefix = protect_prefix::make();
-        op->recover_protected = false;
-    }
+    if (const auto left = op->protection.failed(ec, is_ephemeral(op->req.create.mode))) forget_protected(op, left->view());
 }
 
 // The listing of the parent: a child with our prefix may be our node; check its owner.
@@ -93,7 +78,7 @@ void connection::on_protected_listed(const inflight& f, int rc, const struct Str
     if (rc == ZOK && strings) {
         for (int i = 0; i < strings->count; ++i) {
             std::string_view child(strings->data[i]);
-            if (!child.starts_with(op->protect_prefix.view())) continue;
+            if (!op->protection.is_ours(child)) continue;
             auto g = depot_.new_record();
             g->op = op;
             g->what = inflight::step::protected_exists;
@@ -110,30 +95,23 @@ void connection::on_protected_listed(const inflight& f, int rc, const struct Str
     on_result(op, rc, {});
 }
 
-// Adopt the node found only if this session owns it.
+// The check of the node found: adopted, or a create.
 void connection::on_protected_found(const inflight& f, int rc, const struct Stat* stat) {
-    const bool ephemeral = is_ephemeral(f.op->req.create.mode);
-    if (rc == ZOK && stat && (!ephemeral || stat->ephemeralOwner == session_id_.load())) {
-        response r;
-        r.path = f.child;
-        r.stat = from_zk(*stat);
-        return on_result(f.op, ZOK, std::move(r));
-    }
-    if (rc == ZOK) {
-        f.op->protect_prefix = protect_prefix::make();  // a stale node of an old session
-        f.op->recover_protected = false;
+    if (rc == ZOK && stat) {
+        if (f.op->protection.adopts(stat->ephemeralOwner, session_id_.load(), is_ephemeral(f.op->req.create.mode))) {
+            response r;
+            r.path = f.child;
+            r.stat = from_zk(*stat);
+            return on_result(f.op, ZOK, std::move(r));
+        }
         return issue_create(f.op);
     }
-    if (rc == ZNONODE) return create_after_lookup(f.op);
+    if (rc == ZOK || rc == ZNONODE) return create_after_lookup(f.op);
     on_result(f.op, rc, {});
 }
 
-// The lookup found no node of ours: create it. A read-only server may lack our node (made on the
-// quorum after that server was cut off), so there recovery stays pending: the create's
-// not_read_only then has the connection look for the node on the next read-write connection
-// (forget_protected) instead of leaving it ahead of every waiter for the life of the session.
 void connection::create_after_lookup(const op_ptr& op) {
-    if (!on_read_only_server()) op->recover_protected = false;
+    op->protection.found_none(on_read_only_server());
     issue_create(op);
 }
 
