@@ -6,11 +6,7 @@
 
 using zkr::errc;
 using zkr::detail::cleanup_queue;
-using outcome = cleanup_queue::delete_outcome;
-
-namespace {
-boost::system::error_code ec(errc e) { return make_error_code(e); }
-}  // namespace
+using delete_outcome = cleanup_queue::delete_outcome;
 
 TEST_CASE("cleanup queue: a delete stays until an answer settles it") {
     cleanup_queue q;
@@ -21,24 +17,24 @@ TEST_CASE("cleanup queue: a delete stays until an answer settles it") {
     CHECK(q.deletes()[0].version == 3);
 
     // Lost with the connection, refused by a read-only server: sent again on the next connection.
-    CHECK(q.delete_answered("/a/n1", ec(errc::connection_loss)) == outcome::retry_later);
-    CHECK(q.delete_answered("/a/n1", ec(errc::session_expired)) == outcome::retry_later);
-    CHECK(q.delete_answered("/a/n1", ec(errc::not_read_only)) == outcome::retry_later);
+    CHECK(q.delete_answered("/a/n1", make_error_code(errc::connection_loss)) == delete_outcome::retry_later);
+    CHECK(q.delete_answered("/a/n1", make_error_code(errc::session_expired)) == delete_outcome::retry_later);
+    CHECK(q.delete_answered("/a/n1", make_error_code(errc::not_read_only)) == delete_outcome::retry_later);
     CHECK(q.deletes().size() == 2);
 
     // Done, or already gone: settled.
-    CHECK(q.delete_answered("/a/n1", {}) == outcome::done);
-    CHECK(q.delete_answered("/a/n2", ec(errc::no_node)) == outcome::done);
+    CHECK(q.delete_answered("/a/n1", {}) == delete_outcome::done);
+    CHECK(q.delete_answered("/a/n2", make_error_code(errc::no_node)) == delete_outcome::done);
     CHECK(q.deletes().empty());
 }
 
 TEST_CASE("cleanup queue: a delete the server refuses for good is given up") {
     cleanup_queue q;
     q.keep_delete("/a/n1", 3);
-    CHECK(q.delete_answered("/a/n1", ec(errc::bad_version)) == outcome::gave_up);
+    CHECK(q.delete_answered("/a/n1", make_error_code(errc::bad_version)) == delete_outcome::gave_up);
     CHECK(q.deletes().empty());
     q.keep_delete("/a/n1", -1);
-    CHECK(q.delete_answered("/a/n1", ec(errc::no_auth)) == outcome::gave_up);
+    CHECK(q.delete_answered("/a/n1", make_error_code(errc::no_auth)) == delete_outcome::gave_up);
     CHECK(q.deletes().empty());
 }
 
@@ -49,7 +45,7 @@ TEST_CASE("cleanup queue: an orphan's nodes, found by its prefix, become deletes
     REQUIRE(q.orphans_to_look_for(7).size() == 2);
 
     // Lost with the connection: looked for again on the next one.
-    CHECK(q.orphan_listed("/locks/x", "_c_1-", ec(errc::connection_loss), {}).empty());
+    CHECK(q.orphan_listed("/locks/x", "_c_1-", make_error_code(errc::connection_loss), {}).empty());
     CHECK(q.orphans_to_look_for(7).size() == 2);
 
     // Only the names with its own prefix are its nodes (not another orphan's, nor a stranger's).
@@ -65,7 +61,7 @@ TEST_CASE("cleanup queue: an orphan's nodes, found by its prefix, become deletes
 TEST_CASE("cleanup queue: an orphan whose parent is gone is settled with nothing to delete") {
     cleanup_queue q;
     q.add_orphan({"/locks/x", "_c_1-", 7, false});
-    CHECK(q.orphan_listed("/locks/x", "_c_1-", ec(errc::no_node), {}).empty());
+    CHECK(q.orphan_listed("/locks/x", "_c_1-", make_error_code(errc::no_node), {}).empty());
     CHECK(q.orphans_to_look_for(7).empty());
     CHECK(q.deletes().empty());
 }

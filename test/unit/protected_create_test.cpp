@@ -8,7 +8,6 @@ using zkr::errc;
 using zkr::detail::protected_create;
 
 namespace {
-boost::system::error_code ec(errc e) { return make_error_code(e); }
 protected_create started() {
     protected_create p;
     p.start();
@@ -28,7 +27,7 @@ TEST_CASE("protected create: after a lost reply the next try looks for its node,
     for (const auto e : {errc::connection_loss, errc::operation_timeout, errc::not_read_only}) {
         auto p = started();
         const std::string before(p.prefix());
-        CHECK_FALSE(p.failed(ec(e), true));
+        CHECK_FALSE(p.failed(make_error_code(e), true));
         CHECK(p.looks_up_first());
         CHECK(p.may_have_left_node());  // given up now, its node is the clean-up queue's
         CHECK(p.prefix() == before);
@@ -38,8 +37,8 @@ TEST_CASE("protected create: after a lost reply the next try looks for its node,
 TEST_CASE("protected create: on a new session an ephemeral create draws a new prefix and creates") {
     auto p = started();
     const std::string before(p.prefix());
-    p.failed(ec(errc::connection_loss), true);
-    CHECK_FALSE(p.failed(ec(errc::session_expired), true));  // its old node went with the session
+    p.failed(make_error_code(errc::connection_loss), true);
+    CHECK_FALSE(p.failed(make_error_code(errc::session_expired), true));  // its old node went with the session
     CHECK_FALSE(p.looks_up_first());
     CHECK_FALSE(p.may_have_left_node());
     CHECK(p.prefix() != before);
@@ -48,7 +47,7 @@ TEST_CASE("protected create: on a new session an ephemeral create draws a new pr
 TEST_CASE("protected create: on a new session a persistent create leaves its old prefix to the clean-up") {
     auto p = started();
     const std::string before(p.prefix());
-    const auto left = p.failed(ec(errc::session_expired), false);
+    const auto left = p.failed(make_error_code(errc::session_expired), false);
     REQUIRE(left);
     CHECK(left->view() == before);
     CHECK(p.prefix() != before);
@@ -66,7 +65,7 @@ TEST_CASE("protected create: the lookup knows its own nodes by the prefix") {
 
 TEST_CASE("protected create: a lookup that finds none creates, but on a read-only server it keeps looking") {
     auto p = started();
-    p.failed(ec(errc::connection_loss), true);
+    p.failed(make_error_code(errc::connection_loss), true);
     p.found_none(true);
     CHECK(p.looks_up_first());
     CHECK(p.may_have_left_node());
@@ -77,7 +76,7 @@ TEST_CASE("protected create: a lookup that finds none creates, but on a read-onl
 
 TEST_CASE("protected create: a node found is adopted if this session owns it or it is persistent") {
     auto p = started();
-    p.failed(ec(errc::connection_loss), true);
+    p.failed(make_error_code(errc::connection_loss), true);
     const std::string before(p.prefix());
     CHECK(p.adopts(7, 7, true));
     CHECK(p.adopts(3, 7, false));
