@@ -7,6 +7,7 @@
 #include "reply_faults.hpp"
 #include "request_depot.hpp"
 #include "session_machine.hpp"
+#include "socket_watch.hpp"
 #include "watch_registry.hpp"
 #include "zk_convert.hpp"
 
@@ -16,14 +17,12 @@
 #include <zkr/detail/request.hpp>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <zookeeper/zookeeper.h>
 
-#include <sys/types.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -103,8 +102,6 @@ private:
     void arm_zk_timer(std::chrono::steady_clock::time_point due);
     void cancel_zk_timer();
     int ask_interest(int& interest, struct timeval& tv);
-    void track_socket(int fd);
-    void release_socket();
     /// Ends the current connection (shutdown on zkr's dup of the socket): the C client reads the
     /// end and moves on to the next server, with the same session.
     void drop_connection();
@@ -112,11 +109,6 @@ private:
     std::chrono::milliseconds session_timeout_now() const noexcept;
     /// How long a server may take to answer the handshake: a third of the session timeout.
     std::chrono::milliseconds handshake_timeout() const noexcept { return session_timeout_now() / 3; }
-    /// Holds back the C client's writes to its socket until the batch ends, so that they leave as
-    /// one TCP segment (see the definition for why); returns what end_send_batch needs.
-    std::uint64_t begin_send_batch();
-    void end_send_batch(std::uint64_t batch);
-    void wait_socket(bool for_write);
     void on_socket_ready(int events);
     void check_handle_state();
     void end_expired_session();
@@ -202,11 +194,7 @@ private:
     bool new_session_pending_ = false;  // a reset to a new session is posted
     std::atomic<std::chrono::steady_clock::rep> last_heard_{0};  // the last read from the server
     session_machine machine_;
-    boost::asio::posix::stream_descriptor socket_{io_};
-    ino_t socket_ino_ = 0;
-    std::uint64_t socket_gen_ = 0;
-    bool read_waiting_ = false;
-    bool write_waiting_ = false;
+    socket_watch socket_{io_, *options_.logger, [this](int events) { on_socket_ready(events); }};
     bool pump_scheduled_ = false;
     bool flushing_ = false;  // inside pump()'s direct write
     bool closing_ = false;

@@ -58,9 +58,9 @@ void connection::start_submitted() {
         std::uint64_t batch;
         ~batch_end() {
             c.batch_.clear();
-            c.end_send_batch(batch);
+            c.socket_.end_batch(batch);
         }
-    } const batch{*this, begin_send_batch()};
+    } const batch{*this, socket_.begin_batch()};
     for (const auto& op : batch_) {
         if (auto f = op->checked ? failure{} : check_request(op->req)) {
             options_.logger->warn("rejected: {}", f.message);

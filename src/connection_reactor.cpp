@@ -1,15 +1,8 @@
-// The C handle and its socket: opening and closing the handle, the pump that asks the C client
-// what it waits for, the Asio descriptor on its socket, and the C client's process-wide lock and log.
+// The C handle: opening and closing it, the pump that asks the C client what it waits for and
+// arms the waits (its socket's: socket_watch; its deadline's), and the C client's process-wide
+// lock and log.
 #include "connection_internal.hpp"
 #include "log_throttle.hpp"
-
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <unistd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
@@ -55,12 +48,6 @@ void on_auth_added(int rc, const void* data) {
     if (rc != ZOK && network_thread_logger)
         network_thread_logger->error("adding auth failed: {}", zerror(rc));
     (void)data;
-}
-
-bool socket_readable(int fd) {
-    if (fd < 0) return false;
-    pollfd p{fd, POLLIN, 0};
-    return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
 }
 
 }  // namespace
@@ -109,7 +96,7 @@ void connection::open_handle() {
 void connection::reset_handle(bool closing) {
     const c_client_lock c_lock(c_client_mutex());
     if (!zh_) return;
-    release_socket();
+    socket_.release();
     cancel_zk_timer();
     handshake_timer_.cancel();
     zhandle_t* old = std::exchange(zh_, nullptr);
@@ -147,7 +134,7 @@ void connection::pump() {
     int fd = ask_interest(interest, tv);
     check_handle_state();
     if (!zh_) return;
-    track_socket(fd);
+    socket_.follow(fd);
     if (fd >= 0 && (interest & ZOOKEEPER_WRITE) && is_connected(machine_.state()) && !flushing_) {
         // Requests are queued: send them now rather than after another trip through epoll (the
         // socket is almost always writable; if not, the C client keeps them for the next try).
@@ -158,12 +145,9 @@ void connection::pump() {
         check_handle_state();
         if (!zh_) return;
         fd = ask_interest(interest, tv);
-        track_socket(fd);
+        socket_.follow(fd);
     }
-    if (fd >= 0) {
-        if ((interest & ZOOKEEPER_READ) && !read_waiting_) wait_socket(false);
-        if ((interest & ZOOKEEPER_WRITE) && !write_waiting_) wait_socket(true);
-    }
+    if (fd >= 0) socket_.wait_for(interest);
     const auto wait = std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);
     arm_zk_timer(clock::now() + std::max<clock::duration>(wait, std::chrono::milliseconds(1)));
 }
@@ -206,97 +190,17 @@ int connection::ask_interest(int& interest, struct timeval& tv) {
     return has_socket ? fd : -1;
 }
 
-// Keeps the Asio descriptor on the C client's current socket. Asio watches a dup() that zkr owns:
-// the C client closes its own fd when it drops a connection, and the number may be reused at once
-// by another thread, so zkr must never make a syscall on a number it does not own. The C client
-// may also open a new socket under the same number: the inode tells sockets apart.
-void connection::track_socket(int fd) {
-    if (fd < 0) {
-        release_socket();
-        return;
-    }
-    struct ::stat st {};
-    if (::fstat(fd, &st) != 0) {  // ask_interest vouched for fd: it is the C client's open socket
-        release_socket();
-        return;
-    }
-    if (socket_.is_open() && st.st_ino == socket_ino_) return;
-    release_socket();
-    if (!S_ISSOCK(st.st_mode)) {  // never: that number is not the C client's socket any more
-        options_.logger->error("zookeeper_interest reported fd {}, which is not a socket: not watched", fd);
-        return;
-    }
-    const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (own < 0) {
-        options_.logger->error("cannot duplicate the ZooKeeper socket: {}", std::strerror(errno));
-        return;
-    }
-    boost::system::error_code ec;
-    socket_.assign(own, ec);
-    if (ec) {
-        ::close(own);
-        options_.logger->error("cannot watch the ZooKeeper socket: {}", ec.message());
-        return;
-    }
-    socket_ino_ = st.st_ino;
-}
-
-void connection::release_socket() {
-    if (socket_.is_open()) {
-        boost::system::error_code ec;
-        socket_.close(ec);  // our dup: the C client's socket is the C client's to close
-    }
-    ++socket_gen_;
-    read_waiting_ = write_waiting_ = false;
-}
-
 void connection::drop_connection() {
     const c_client_lock c_lock(c_client_mutex());
     if (!zh_ || !socket_.is_open()) return;
     options_.logger->warn("server {} accepted the connection but did not answer its handshake within {} ms: "
                           "trying the next server",
                           zoo_get_current_server(zh_), handshake_timeout().count());
-    // On zkr's dup, never on the C client's number; the shutdown reaches the shared socket, whose
-    // read then ends: the C client handles that as any dropped connection.
-    ::shutdown(socket_.native_handle(), SHUT_RDWR);
+    socket_.shut_down();
 }
 
 std::chrono::milliseconds connection::session_timeout_now() const noexcept {
     return negotiated_ms_ > 0 ? std::chrono::milliseconds(negotiated_ms_.load()) : options_.session_timeout;
-}
-
-// The C client writes a request as two send() calls, its length and then its body, on a socket with
-// TCP_NODELAY: each left as a segment of its own, and a pipelined pair (a lock's create and
-// listing) as four, each for the server to read apart; in the W8 benchmark the server's CPU is
-// what runs out first (docs/performance.md). TCP_CORK on zkr's dup (the socket is shared
-// with the C client's descriptor) holds the writes of one batch of requests back, and ending the
-// batch sends them as one segment, at once: no delay is added, as the batch ends in the same
-// handler. The socket's generation is checked at the end: if the socket was let go meanwhile, its
-// connection was dropped or the handle is closing, and nothing is written on it any more.
-// Returns 0 when nothing was corked; else the generation plus one.
-std::uint64_t connection::begin_send_batch() {
-    if (!socket_.is_open()) return 0;
-    const int on = 1;
-    if (::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_CORK, &on, sizeof on) != 0) return 0;
-    return socket_gen_ + 1;
-}
-
-void connection::end_send_batch(std::uint64_t batch) {
-    if (batch == 0 || batch != socket_gen_ + 1 || !socket_.is_open()) return;
-    const int off = 0;
-    ::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_CORK, &off, sizeof off);
-}
-
-void connection::wait_socket(bool for_write) {
-    (for_write ? write_waiting_ : read_waiting_) = true;
-    socket_.async_wait(for_write ? boost::asio::posix::descriptor_base::wait_write
-                                 : boost::asio::posix::descriptor_base::wait_read,
-                       [this, for_write, gen = socket_gen_](boost::system::error_code ec) {
-                           if (gen != socket_gen_) return;
-                           (for_write ? write_waiting_ : read_waiting_) = false;
-                           if (ec) return;
-                           on_socket_ready(for_write ? ZOOKEEPER_WRITE : ZOOKEEPER_READ);
-                       });
 }
 
 void connection::heard_now() noexcept {
@@ -345,9 +249,7 @@ void connection::on_socket_ready(int events) {
         const int rc = zookeeper_process(zh_, events);
         if (rc == ZOK && (events & ZOOKEEPER_READ)) heard_now();
         check_handle_state();
-        if (rc != ZOK || !zh_ || !(events & ZOOKEEPER_READ) || !socket_.is_open() ||
-            !socket_readable(socket_.native_handle()))
-            break;
+        if (rc != ZOK || !zh_ || !(events & ZOOKEEPER_READ) || !socket_.readable()) break;
     }
     pump();
 }
