@@ -23,7 +23,6 @@
 
 #include <zookeeper/zookeeper.h>
 
-
 #include <atomic>
 #include <condition_variable>
 #include <functional>

@@ -1,5 +1,5 @@
-// What the connection's files share: the records of an operation, of a request in flight and of
-// a watch, and the C client's process-wide lock and log. Private to src/.
+// What the connection's files share: the records of an operation and of a request in flight, and
+// the C client's process-wide lock and log. Private to src/.
 #pragma once
 
 #include "client_hooks.hpp"
@@ -43,8 +43,8 @@ struct operation {
     const std::string& zk_path() const noexcept { return path.empty() ? req.path : path; }
 };
 
-// One request sent through the C client; owned by inflight_ until its C callback runs or the
-// handle is closed. "abandoned": its outcome was already decided (connection lost).
+// One request sent through the C client; owned by the connection's request_depot until its C
+// callback runs or the handle is closed. "abandoned": its outcome was already decided (connection lost).
 struct inflight {
     connection* conn = nullptr;
     std::shared_ptr<operation> op;  // null for fire-and-forget requests (parent creates, guaranteed deletes)
