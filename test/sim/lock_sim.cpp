@@ -1,12 +1,10 @@
 #include "lock_sim.hpp"
 
-#include "../../recipes/queue/basic_lock_engine.hpp"
 #include "../../recipes/locks/multi_lock_order.hpp"
 #include "../../recipes/queue/grant_mark.hpp"
 #include "../../recipes/queue/read_write_rule.hpp"
-#include "sim_port.hpp"
-#include "sim_zookeeper.hpp"
-#include "zk_client_sim.hpp"
+#include "lock_checks.hpp"
+#include "lock_world_engine.hpp"
 
 #include <zkr/path.hpp>
 #include <zkr/revocation.hpp>
@@ -69,7 +67,7 @@ schedule draw_cached_schedule(std::uint64_t seed) {
     return s;
 }
 
-namespace {
+namespace lock_world {
 
 std::string describe(const zk_lock_input& e) {
     static constexpr const char* names[] = {"start", "reply", "watch fired", "timer due", "connection", "cancel", "release", "reevaluate"};
@@ -103,255 +101,10 @@ zk::reply node_answer(lock_ticket t, std::int64_t czxid, std::int64_t owner, std
     return r;
 }
 
-constexpr const char* lock_path = "/locks/x";
-// A multi-lock's member paths (the other recipes use the first alone).
-const std::vector<std::string> multi_lock_paths = {"/locks/x", "/locks/y", "/locks/z"};
-
-// One request as the client library sends (and resends) it.
-struct request {
-    enum kind { create, list, get_data, exists, set_data, remove, release, remove_protected } what = create;
-    std::uint64_t machine = 0;  // 0: fire and forget (touch, guaranteed remove)
-    lock_ticket ticket = 0;
-    std::string path;  // create: the parent
-    std::string name;  // create: the name after the protect prefix
-    std::string prefix;
-    // A protected create's recovery, as the connection runs it: separate requests that interleave
-    // with everything else. `lookup` lists the parent for a node with our prefix (its first try
-    // may have been applied), `check` reads the owner of the one found, `fresh` creates.
-    enum step_kind { fresh, lookup, check } step = fresh;
-    std::string found;              // check: the node the lookup found
-    std::optional<node> found_node;  // check's reply: that node, if it is still there
-    bool plain = false;    // create: a plain ephemeral node (a downgrade's read node), not sequential
-    bool with_data = false;  // exists: getData instead (a revocable hold's own-node read)
-    bool cache = false;  // list: the lock cache's, with a children watch, sent once (fail-fast)
-    std::int32_t version = -1;  // set_data: the version it must find (-1: any)
-    std::string data;  // set_data: what it writes
-};
-
-// Something for a machine, in the order the client sees it.
-struct delivery {
-    std::uint64_t machine = 0;
-    zk_lock_input event;
-    bool own = false;  // a watch event of the machine's own node
-    bool cache = false;  // for the client's lock cache: its listing's reply, or its children watch
-};
-
-struct inbound {
-    std::optional<request> answers;  // a reply (to this request) or, if empty, a watch event
-    delivery what;
-};
-
-struct watch_target {
-    int client = 0;
-    std::int64_t session = 0;
-    std::uint64_t machine = 0;
-    lock_ticket ticket = 0;
-    bool own = false;
-    std::string path;  // the watched node
-    bool cache = false;  // the lock cache's children watch on the folder
-};
-
-struct client {
-    int id = 0;
-    std::int64_t session = 0;
-    bool connected = true;
-    bool closed = false;
-    bool opening = false;  // its session is lost; a new one connects later
-    bool read_only = false;  // connected to a server cut off from the quorum: reads only
-    std::int64_t dropped_at_zxid = 0;  // the last write applied when its connection last dropped
-    std::int64_t read_only_seen_zxid = 0;  // the last write its read-only server has
-    bool odd = false;      // its semaphore disagrees on the maximum
-    std::deque<request> outbound;   // sent, not yet applied by the server
-    std::deque<inbound> replies;    // applied; the reply or event is on its way
-    std::deque<delivery> local;     // from the client library itself (connection changes, fail-fast)
-    std::deque<request> resend;     // to send once connected
-    std::deque<inbound> stashed;    // watch events of this session to deliver on reconnection
-    // The workers: acquire, hold a while, release, `attempts` times in all. Some clients run two at
-    // once on their one session (two lock objects, or two threads, on one client).
-    int parallel = 1;
-    std::map<std::uint64_t, bool> running;  // the attempts in progress: machine -> holding
-    int attempts_started = 0;
-    int attempts_done = 0;
-    int protect_counter = 0;
-    std::int64_t rate_ms = -1;  // the simulated millisecond of the requests counted in rate_count
-    int rate_count = 0;
-    // cached_mutex: the client's lock cache (null: it does not cache), the machine it keeps or
-    // lent (0: none), and its listing in flight (the ticket its answer must carry).
-    std::unique_ptr<cache_decisions> cache;
-    std::uint64_t kept = 0;
-    bool lent = false;
-    lock_ticket cache_listing = 0;
-};
-
-struct timer {
-    enum kind { engine, hold_end, next_attempt, expire_session, cancel, open_session, revoke, let_go } what;
-    int client = 0;
-    std::uint64_t machine = 0;
-    lock_ticket ticket = 0;
-    std::int64_t session = 0;
-    std::function<void()> on_due;  // engine: a machine's timer (its deadline, its own-node watch's delay)
-};
-
-class world_engine;
-
-struct live_machine {
-    int client = 0;
-    std::unique_ptr<machine> m;
-    std::string node_name;  // what its create asks for (the odd client's differs)
-    const lock_rule* rule = nullptr;
-    int weight = 1;  // leases its node asks for (acquire_many)
-    std::uint64_t downgrade_of = 0;  // a read-write lock's downgrade: the writer machine it follows
-    std::string writer_node;         // and that writer's node name
-    std::string path = lock_path;    // its lock's path
-    std::uint64_t group = 0;         // a multi-lock member: the multi-acquire it is part of
-    // What the engine registers for the client's other acquires (client_nodes), until the machine
-    // finishes: the nodes its creates made, and whether a create is in flight (its node may be any
-    // new child of the lock's path).
-    std::set<std::string> nodes;
-    int creates_in_flight = 0;
-    // revocable_mutex: a revocable acquire, whose hold lasts until a revocation request reaches it.
-    bool revocable = false;
-    // Its engine, and what the engine waits for from the client: each request's reply and each
-    // watch's event (by ticket), and connection news while it observes, with the session of the
-    // news last told.
-    std::shared_ptr<world_engine> engine;
-    std::multimap<lock_ticket, std::function<void(zk::reply&&)>> replies;
-    std::multimap<lock_ticket, std::function<void(zk::watch_fired&&)>> watches;
-    std::map<std::uint64_t, std::function<void(connection_state)>> observers;
-    std::uint64_t last_observer = 0;
-    std::int64_t session = 0;
-    int feeding = 0;  // the world's calls into its engine under way: it is let go only at none
-    bool letting_go = false;  // finished, its worker done: its engine goes a little later
-};
-
-// One acquire of a multi-lock: its members are taken one at a time in `order`, each acquire with
-// what is left of the one deadline.
-struct multi_acquire {
-    std::vector<std::string> order;
-    std::vector<std::uint64_t> members;  // the member machines started so far, in order
-    std::optional<std::int64_t> deadline;  // none: untimed
-};
-
-// ---- the engine ------------------------------------------------------------------------------
-// Each machine runs on the real engine: basic_lock_engine (the base of lock_engine: the acquire's
-// start, the caller's releases and their answers, the client's registry of the acquire's nodes,
-// the wind-down) on basic_zk_engine (one event at a time: an event that comes while actions are
-// carried out waits its turn; requests through a port, timers on the port's timers, connection
-// changes heard only while it observes). What the world adds is the port's other side
-// (engine_host): the simulated client that sends, delivers, times and tells of the connection;
-// and lock_engine's own side: the caller and the hold, which hear the machine's outcomes.
-class engine_host {
-public:
-    /// op from machine `id`: on_reply hears its reply, on_watch (if it sets a watch) its event.
-    virtual void send(std::uint64_t id, zk::op op, std::function<void(zk::reply&&)> on_reply,
-                      std::function<void(zk::watch_fired&&)> on_watch) = 0;
-    /// The machine's timer of `ticket` runs out after delay: on_due runs then.
-    virtual void start_timer(std::uint64_t id, zk::ticket ticket, std::chrono::milliseconds delay, std::function<void()> on_due) = 0;
-    virtual std::uint64_t observe(std::uint64_t id, std::function<void(connection_state)> on_change) = 0;
-    virtual void unobserve(std::uint64_t id, std::uint64_t observer) = 0;
-    /// The session the machine's client has, as of the connection news being delivered.
-    virtual std::int64_t session_id(std::uint64_t id) = 0;
-    /// lock_engine's own side: an outcome of the machine (all but release_done, which
-    /// basic_lock_engine answers).
-    virtual void on_outcome(std::uint64_t id, zk_lock_action&& a) = 0;
-
-protected:
-    ~engine_host() = default;
-};
-
-// client_port's members, onto the world.
-class world_port {
-public:
-    // timer_slots' members. cancel_all disarms them: a timer the world has queued still runs out,
-    // and its handler then finds it gone (take: false), as a wait that had finished before the
-    // cancel does in production; the machine hears nothing.
-    class timers {
-    public:
-        timers(engine_host* host, std::uint64_t id) : host_(host), id_(id) {}
-        template <typename OnDue>
-        void start(zk::ticket ticket, std::chrono::milliseconds delay, OnDue on_due) {
-            armed_.push_back(ticket);
-            host_->start_timer(id_, ticket, delay, [on_due = std::move(on_due), ticket]() mutable { on_due(ticket); });
-        }
-        bool take(zk::ticket ticket) {
-            const auto it = std::find(armed_.begin(), armed_.end(), ticket);
-            if (it == armed_.end()) return false;
-            armed_.erase(it);
-            return true;
-        }
-        void cancel_all() { armed_.clear(); }
-
-    private:
-        engine_host* host_;
-        std::uint64_t id_;
-        std::vector<zk::ticket> armed_;
-    };
-
-    world_port(engine_host& host, std::uint64_t id) : host_(&host), id_(id) {}
-
-    timers make_timers() const { return timers(host_, id_); }
-    template <typename Feed>
-    void send(zk::op op, Feed feed) const {
-        const bool watch = std::visit([](const auto& o) {
-            if constexpr (requires { o.watch; }) return o.watch;
-            else return false;
-        }, op);
-        std::function<void(zk::watch_fired&&)> on_watch;
-        if (watch) on_watch = [feed](zk::watch_fired&& w) mutable { feed(std::move(w)); };
-        host_->send(id_, std::move(op), [feed](zk::reply&& r) mutable { feed(std::move(r)); }, std::move(on_watch));
-    }
-    std::uint64_t observe(std::function<void(connection_state)> on_change) const { return host_->observe(id_, std::move(on_change)); }
-    void unobserve(std::uint64_t observer) const { host_->unobserve(id_, observer); }
-    std::int64_t session_id() const { return host_->session_id(id_); }
-
-private:
-    engine_host* host_;
-    std::uint64_t id_;
-};
-
-// The machine as the engine holds it (the world's machine, whatever its rules, is virtual: the
-// tests plant faults through it).
-struct machine_ref {
-    using input = zk_lock_input;
-    using action = zk_lock_action;
-    machine* m = nullptr;
-    zk_lock_actions& resume(zk_lock_input&& e) { return m->resume(std::move(e)); }
-    bool finished() const { return m->finished(); }
-};
-
-// One acquisition's engine: basic_lock_engine, with lock_engine's own side the world's. The
-// world owns it (its completions hold it weakly: once the world lets a machine go, what comes for
-// it is dropped). Its nodes are registered for the world's client at `owner` (client_nodes).
-class world_engine : public basic_lock_engine<world_engine, world_port, machine_ref> {
-public:
-    static constexpr bool completions_keep_alive = false;
-
-    world_engine(engine_host& host, std::uint64_t id, sim::machine& m, const void* owner, std::string lock_path)
-        : basic_lock_engine(world_port(host, id), machine_ref{&m}), host_(host), id_(id), owner_(owner), lock_path_(std::move(lock_path)) {}
-
-    /// As lock_engine::start (the world's clock: no time has passed since the caller asked).
-    void start(bool connected, std::int64_t session) { start_machine(connected, session, std::chrono::milliseconds(0)); }
-
-private:
-    friend class basic_lock_engine<world_engine, world_port, machine_ref>;
-    template <typename Outcome>
-    void carry_out(Outcome&& a) {
-        host_.on_outcome(id_, zk_lock_action(std::forward<Outcome>(a)));
-    }
-    const void* nodes_owner() const noexcept { return owner_; }
-    std::string_view lock_path() const noexcept { return lock_path_; }
-    void wound_down() {}
-
-    engine_host& host_;
-    std::uint64_t id_;
-    const void* owner_;
-    std::string lock_path_;
-};
-
-class world final : engine_host {
+class world final : lock_checks, engine_host {
 public:
     world(const schedule& s, const machine_factory& machines, bool traced, const cache_factory& caches)
-        : s_(s), machines_(machines), rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), lost_rng_(s.seed ^ 0x5851f42d4c957f2dULL), inline_rng_(s.seed ^ 0x2545f4914f6cdd1dULL), let_go_rng_(s.seed ^ 0x9fb21c651e98df25ULL) {
+        : lock_checks(s, machines) {
         out_.traced = traced;
         if (s.kind == recipe::mutex || s.kind == recipe::multi_lock || s.kind == recipe::cached_mutex) {
             rule_ = std::make_shared<lowest_n_rule>(1);
@@ -1268,13 +1021,6 @@ private:
         out_.note("c" + std::to_string(c.id) + " reads a stray: " + path, now_);
         return true;
     }
-    bool client_knows(const client& c, const std::string& path) const {
-        for (const auto& [id, lm] : live_)
-            if (lm.client == c.id && !lm.m->finished() &&
-                (lm.nodes.count(path) || (lm.creates_in_flight > 0 && parent_path(path) == lm.path)))
-                return true;
-        return false;
-    }
 
     // Something for machine id, as it reaches its engine: a reply or a watch event to the
     // completion that waits for it, connection news to its observers, the caller's calls to the
@@ -1688,177 +1434,14 @@ private:
     }
 
 
-    // ---- the checker ---------------------------------------------------------------------------
-    // The maximum in force: the shared count's, or the fixed one.
-    int max_now() const { return s_.kind == recipe::shared_semaphore ? shared_max_ : s_.max_holders; }
 
-    // The lock nodes in the store that the rule lets hold now: the first ones whose weights fit the
-    // maximum. None known while a written node is in the queue: it tells the waiter behind it of a
-    // grant that did not happen, and that waiter then takes the real one for the same and waits for
-    // that node to go (docs/recipes.md). Only where grants are awaited (several holders): in a
-    // one-holder lock a write tells nobody anything, and first come, first served is checked still.
-    // waiters_only: without the nodes the servers put back (lose_the_last_release), which hold
-    // their place as a holder does but are nobody's: no earlier waiter for first come, first served.
-    std::optional<std::set<std::string>> nodes_that_fit(const std::string& path, bool waiters_only = false) const {
-        const auto kids = zk_.children(path);
-        if (!kids) return std::set<std::string>{};
-        auto queue = rule_->queue(*kids).sorted;
-        // A downgrade's read node made after its writer had gone (its session lost meanwhile) sits
-        // ahead of writers that may hold: it never holds (its rule fails it with lock_lost once it
-        // lists) and leaves at once, so it is no earlier waiter.
-        std::erase_if(queue, [&](const std::string& n) { return orphans_.count(n) > 0; });
-        if (waiters_only) std::erase_if(queue, [&](const std::string& n) { return resurrected(path + "/" + n); });
-        if (rule_->grants_awaited())
-            for (const auto& name : queue)
-                if (const node* n = zk_.find(path + "/" + name); n && written_.count(n->czxid)) return std::nullopt;
-        const auto holders = rule_->holders(queue);
-        return std::set<std::string>(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(holders));
-    }
 
-    // Under marked grants (a shared count), grants go in queue order: a node holds only behind
-    // nodes that were granted. A waiter granted past one that never held may be joined by it once
-    // the count shrinks: one holder too many, which the count check sees only after a shrink and
-    // that waiter's own grant (a write into a waiter's node, taken for its grant mark, did that:
-    // seed 28548085651). This check sees it at the grant that broke the order.
-    void check_granted_in_order(const client& c, const std::string& path, const std::string& node_path) {
-        const node* ours = zk_.find(node_path);
-        if (!ours) return;  // deleted by an operator meanwhile: the window the loss checks watch
-        granted_nodes_.insert(ours->czxid);
-        const auto kids = zk_.children(path);
-        if (!kids) return;
-        const auto name = std::string(node_name(node_path));
-        for (const auto& ahead : rule_->queue(*kids).sorted) {
-            if (ahead == name) return;
-            // (A node the servers put back since the decision is nobody's: it waits for nothing.)
-            if (const node* n = zk_.find(path + "/" + ahead); n && !granted_nodes_.count(n->czxid) && !resurrected(path + "/" + ahead))
-                return out_.violate("c" + std::to_string(c.id) + " granted " + node_path + " ahead of " + ahead +
-                                    ", which has never held (grants under a shared count go in queue order)");
-        }
-    }
 
-    // Holds that read held and are not in a documented window (see check()).
-    int valid_holders() const {
-        int held = 0;
-        for (const auto& [id, lm] : live_) {
-            const auto& m = *lm.m;
-            if (m.state() == hold_state::held && !not_yet_told_lost(clients_[lm.client], id) &&
-                !tampered_.count(m.token()))
-                held += lm.weight;
-        }
-        return held;
-    }
 
-    void check() {
-        if (!out_.ok) return;
-        std::map<std::string, int> held;  // by lock path
-        std::string writer;  // a read-write lock's writer that holds
-        for (const auto& [id, lm] : live_) {
-            const auto& m = *lm.m;
-            if (m.state() != hold_state::held) continue;  // (nothing before a grant)
-            // A session the server ended while its connection lived: the holder cannot know until
-            // its client hears of it (docs/recipes.md: a process paused past its session acts on
-            // until it runs again; only a fencing token protects then).
-            if (not_yet_told_lost(clients_[lm.client], id)) continue;
-            // Told that its connection is read-only: a hold granted or kept then reads doubtful
-            // (docs/recipes.md; the majority may have ended the session meanwhile).
-            if (heard_read_only_.count(id))
-                return out_.violate("c" + std::to_string(lm.client) + " reads held on a read-only connection: " + m.node_path());
-            if (tampered_.count(m.token())) {
-                if (told_.count({id, m.token()}))
-                    return out_.violate("c" + std::to_string(lm.client) + " reads held after being told that its node " + m.node_path() +
-                                   " was changed by someone else");
-                continue;  // the documented window: not told yet
-            }
-            // A downgrade: its reader and its writer, held at once by one owner, count as the writer.
-            if (lm.downgrade_of && live_.count(lm.downgrade_of) && live_.at(lm.downgrade_of).m->state() == hold_state::held) continue;
-            held[lm.path] += lm.weight;
-            if (is_read_write_writer(node_name(m.node_path()))) writer = m.node_path();
-            const node* n = zk_.find(m.node_path());
-            if (!n || n->owner != m.hold_session())
-                return out_.violate("c" + std::to_string(lm.client) + " reads held, but its node " + m.node_path() +
-                               (n ? " belongs to session " + std::to_string(n->owner) : " is gone"));
-        }
-        if (!writer.empty() && held[lock_path] > 1)
-            return out_.violate("a writer holds with others: " + writer + " and " + std::to_string(held[lock_path] - 1) + " more");
-        for (const auto& [path, n] : held)
-            if (n > s_.max_holders)
-                return out_.violate(std::to_string(n) + " leases held at once on " + path + " (max " + std::to_string(s_.max_holders) + ")");
-    }
 
-    // Progress: once nothing is in flight anywhere (no request, reply, event or connection change
-    // on its way, every client connected), no waiter whose node is among the holders the rule
-    // names on the server's own queue may still wait. It has heard everything it will hear: a
-    // reevaluate that decided nothing, or a departure it missed, would leave it there until some
-    // later, unrelated event.
-    void check_progress() {
-        if (!out_.ok || odd_rule_) return;  // a disagreeing maximum refuses instead of holding
-        // A node of a session its client gave up holds its place until the server expires it: a
-        // waiter behind it waits for that (as behind a crashed holder), not stuck.
-        for (const auto& [at, t] : timers_)
-            if (t.what == timer::expire_session) return;
-        for (const auto& c : clients_)
-            if (!c.connected || c.opening || !c.outbound.empty() || !c.replies.empty() || !c.local.empty() ||
-                !c.resend.empty() || !c.stashed.empty())
-                return;
-        // Lock caching's promise to waiters: with nothing in flight, a cacher keeps its node only
-        // while it is alone in the queue (another node there fired its watch, and it let go).
-        for (const auto& c : clients_)
-            if (c.cache && c.cache->current() == cache_decisions::phase::kept && c.kept && live_.count(c.kept)) {
-                const auto ours = std::string(node_name(live_.at(c.kept).m->node_path()));
-                if (const auto kids = zk_.children(lock_path); kids && *kids != std::vector<std::string>{ours})
-                    return out_.violate("c" + std::to_string(c.id) + " keeps its node " + ours + " with nothing in flight, although " +
-                                        std::to_string(kids->size()) + " nodes are queued");
-            }
-        std::map<std::string, std::optional<std::set<std::string>>> fitting;  // by lock path
-        for (const auto& path : paths_) fitting[path] = nodes_that_fit(path);
-        const int max = max_now();
-        for (const auto& [id, lm] : live_) {
-            const auto& m = *lm.m;
-            if (m.phase() != lock_phase::waiting) continue;
-            const auto name = std::string(node_name(m.node_path()));
-            if (const auto& fits = fitting.at(lm.path); fits && fits->count(name))
-                return out_.violate("c" + std::to_string(lm.client) + " waits with nothing in flight, although its node " + name +
-                               " is among the " + std::to_string(max) + " that hold");
-        }
-    }
 
-    // What the face asks the client at this reply (is the node ahead of our session, and
-    // forgotten?), asked here on its own: the reads that must end in the node's delete.
-    void note_stray_read(const client& c, std::uint64_t id, const zk::reply& r, const std::string& path) {
-        const auto it = live_.find(id);
-        if (it == live_.end() || r.ec || !r.stat || r.stat->ephemeral_owner != c.session) return;
-        const auto& m = *it->second.m;
-        if (m.phase() != lock_phase::waiting || !m.awaits(r.id) || client_knows(c, path)) return;
-        stray_reads_[{id, r.id}] = r.stat->czxid;
-    }
 
-    // The promise on strays (docs/reliability.md): a waiter that reads a node of its own session
-    // which no acquire of its client has deletes it. Judged when that client is idle (nothing in
-    // flight, nothing to send again): the delete has been applied by then, and the watch fired.
-    void check_strays() {
-        for (const auto& [id, w] : watches_) {
-            const auto read = stray_reads_.find({w.machine, w.ticket});
-            if (w.own || read == stray_reads_.end()) continue;
-            const auto& c = clients_[static_cast<std::size_t>(w.client)];
-            if (!idle(c) || w.session != c.session) continue;
-            const auto it = live_.find(w.machine);
-            if (it == live_.end() || it->second.m->phase() != lock_phase::waiting || !it->second.m->awaits(w.ticket)) continue;
-            if (const node* n = zk_.find(w.path); n && n->czxid == read->second)
-                return out_.violate("m" + std::to_string(w.machine) + " read " + w.path + ", a node of its own session that no "
-                                    "acquire of its client has (a stray), and waits behind it with nothing in flight");
-        }
-    }
-    static bool idle(const client& c) {
-        return c.connected && !c.read_only && !c.opening && c.outbound.empty() && c.replies.empty() && c.local.empty() &&
-               c.resend.empty() && c.stashed.empty();
-    }
 
-    // Whether the node at path is one the servers put back (lose_the_last_release), still there.
-    bool resurrected(const std::string& path) const {
-        const auto it = resurrected_.find(path);
-        const node* n = it == resurrected_.end() ? nullptr : zk_.find(path);
-        return n && n->czxid == it->second;
-    }
     // A resurrected node that no waiter of its own client deleted (none waited right behind it,
     // or none acquired that lock again) blocks the waiters behind it until its session ends
     // (docs/reliability.md). Nothing in zkr ends that session, so at quiescence the world does, as
@@ -1879,93 +1462,24 @@ private:
         return false;
     }
 
-    static bool not_yet_told_lost(const client& c, std::uint64_t id) {
-        for (const auto& d : c.local)
-            if (d.machine == id)
-                if (const auto* e = std::get_if<zk::connection_changed>(&d.event); e && e->state == connection_state::lost) return true;
-        return false;
-    }
 
     // A release by a new caller (the engine's, one per release call).
     lock_in::release release() { return {++last_caller_}; }
 
-    void check_quiescent() {
-        if (!unanswered_releases_.empty())
-            return out_.violate("release caller " + std::to_string(*unanswered_releases_.begin()) + " never heard the outcome");
-        for (const auto& c : clients_)
-            if (!c.closed && c.attempts_done < s_.attempts)
-                return out_.violate("c" + std::to_string(c.id) + " never finished: a waiter was not granted after the faults stopped");
-        if (operator_session_) zk_.expire(std::exchange(operator_session_, 0));  // its foreign nodes go
-        for (const auto& path : zk_.descendants("/locks")) {
-            const node* n = zk_.find(path);
-            if (n && !n->container) return out_.violate("node left at quiescence: " + path);
-        }
-    }
 
 
 
     std::size_t pick(std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng_() % n); }
     void at(std::size_t delay, timer t) { timers_.emplace(now_ + static_cast<std::int64_t>(delay), t); }
 
-    const schedule& s_;
-    const machine_factory& machines_;
-    std::mt19937_64 rng_;
-    std::mt19937_64 lost_rng_;  // whether the servers lose a release's delete (apart from rng_)
-    std::mt19937_64 inline_rng_;  // whether a caller lets go inside its grant's completion (apart from rng_)
-    std::mt19937_64 let_go_rng_;  // how long a finished acquire's engine lives on (apart from rng_)
-    zookeeper zk_;
-    std::shared_ptr<lock_rule> rule_, odd_rule_;
-    std::shared_ptr<lock_rule> read_rule_;  // read_write: rule_ is the writers'; both agree on the queue and its holders
-    std::int64_t operator_session_ = 0;  // owns the foreign nodes an operator drops into the queue
-    std::map<std::uint64_t, std::set<std::string>> ended_by_;  // what may end each acquire: try, deadline, cancel
-    std::string fixed_tag_;  // a fixed semaphore's max tag (its weighted nodes' names)
-    int shared_max_ = 0;  // shared_semaphore: the count's value now
-    bool other_kind_present_ = false;  // an operator made a node of another kind of lock on the path
-    std::vector<client> clients_;
-    std::map<std::uint64_t, live_machine> live_;
-    std::map<std::uint64_t, watch_target> watches_;
-    std::map<std::pair<std::uint64_t, lock_ticket>, std::string> prefixes_;  // each create's protect prefix
-    std::multimap<std::int64_t, timer> timers_;
-    std::int64_t now_ = 0;
-    std::uint64_t next_machine_ = 0, next_watch_ = 0;
-    lock_ticket cache_tickets_ = 0;  // the lock caches' listings
-    long cache_grants_ = 0;          // holds taken back from a cache
-    std::map<std::string, std::int64_t> last_token_;  // by lock path
-    std::vector<std::string> paths_{lock_path};       // the lock paths of this schedule
-    std::map<std::uint64_t, multi_acquire> multi_;    // the multi-lock acquires in progress
-    int faults_left_ = 0;
-    std::set<std::int64_t> written_;   // the czxids of lock nodes an operator wrote
-    std::set<std::int64_t> granted_nodes_;  // the czxids of lock nodes some machine was granted on
-    std::set<std::uint64_t> heard_read_only_;  // machines whose last connection news was read_only
-    std::set<std::string> orphans_;  // downgrades' read nodes made after their writer had gone
-    std::set<std::int64_t> tampered_;  // the czxids of lock nodes an operator deleted or wrote
-    std::set<std::pair<std::uint64_t, std::int64_t>> told_;  // machines told of such a change to their node
-    std::set<std::int64_t> revocation_written_;  // the czxids of lock nodes a revocation request was written to
-    std::set<std::uint64_t> revocation_told_;    // revocable machines told of a request
-    // Own-node reads the server answered after the change, and own-node watch events it fired.
-    std::set<std::pair<std::uint64_t, lock_ticket>> informative_reads_, informative_events_;
-    std::set<std::uint64_t> outcomes_;
-    std::uint64_t last_caller_ = 0;
-    std::set<std::uint64_t> unanswered_releases_;  // callers of releases fed to a live machine, not answered yet
-    std::map<std::uint64_t, hold_state> hold_states_;
-    struct released_node {
-        int client = 0;
-        std::string path;
-        node n;
-        std::int64_t queue_czxid = 0;  // the queue it was in
-    };
-    std::optional<released_node> last_release_;  // the last release's delete since the last restart
-    std::map<std::string, std::int64_t> resurrected_;  // the nodes the servers put back: path -> czxid
-    std::map<std::pair<std::uint64_t, lock_ticket>, std::int64_t> stray_reads_;  // a waiter's read of a stray -> its czxid
-    outcome out_;
 };
 
-}  // namespace
+}  // namespace lock_world
 
 machine_factory shipped_machines() { return machines_with<detail::lock_rules>(); }
 
 outcome run(const schedule& s, const machine_factory& machines, bool traced, const cache_factory& caches) {
-    return world(s, machines, traced, caches).run();
+    return lock_world::world(s, machines, traced, caches).run();
 }
 
 }  // namespace zkr::sim
