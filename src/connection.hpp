@@ -133,6 +133,7 @@ private:
     void on_result(const op_ptr& op, int rc, response&& r);
     void retry_or_finish(const op_ptr& op, const boost::system::error_code& ec);
     void finish(const op_ptr& op, const boost::system::error_code& ec, response&& r);
+    void leave_to_cleanup(const op_ptr& op, const boost::system::error_code& ec);
     void keep_guaranteed(const op_ptr& op, const boost::system::error_code& ec);
     void run_guaranteed_deletes();
     void delete_guaranteed(const std::string& path, std::int32_t version);
@@ -143,6 +144,7 @@ private:
     void on_protected_found(const inflight& f, int rc, const struct Stat* stat);
     void forget_protected(const op_ptr& op, std::string_view prefix);
     void look_for_orphans();
+    void look_for(const cleanup_queue::orphan& o);
     void on_orphans_listed(const inflight& f, int rc, const struct String_vector* strings);
     void start_submitted();
 

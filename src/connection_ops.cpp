@@ -265,12 +265,10 @@ void connection::on_result(const op_ptr& op, int rc, response&& r) {
         return issue_parents(op);
     }
     if (is_retryable(ec)) return retry_or_finish(op, ec);
-    // A read-only server refused it: retrying there is pointless, but the node must still go.
-    if (ec == errc::not_read_only && op->req.kind == op_kind::remove && op->req.guaranteed) keep_guaranteed(op, ec);
-    // A retried protected create refused by a read-only server: its first attempt may have made
-    // the node before the outage, which nobody else would delete (as for a create that gave up).
-    if (ec == errc::not_read_only && op->req.kind == op_kind::create && op->req.create.protect && op->protection.may_have_left_node())
-        forget_protected(op, op->protection.prefix());
+    // A read-only server refused it: retrying there is pointless, but a guaranteed delete's node
+    // must still go, and a retried protected create's first attempt may have made its node before
+    // the outage.
+    if (ec == errc::not_read_only) leave_to_cleanup(op, ec);
     finish(op, ec, std::move(r));
 }
 
@@ -280,9 +278,7 @@ void connection::retry_or_finish(const op_ptr& op, const boost::system::error_co
     const retry_context ctx{op->retries, std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - op->started), ec};
     const auto sleep = op->req.fail_fast ? std::optional<std::chrono::milliseconds>{} : options_.retry_policy->next_sleep(ctx);
     if (!sleep) {
-        if (op->req.kind == op_kind::create && op->req.create.protect && op->protection.may_have_left_node())
-            forget_protected(op, op->protection.prefix());
-        if (op->req.kind == op_kind::remove && op->req.guaranteed) keep_guaranteed(op, ec);
+        leave_to_cleanup(op, ec);
         return finish(op, ec, {});
     }
     ++op->retries;
@@ -307,6 +303,15 @@ void connection::finish(const op_ptr& op, const boost::system::error_code& ec, r
                          operation_event{op->req.kind, op->req.path, clock::now() - op->started, ec, op->retries,
                                          op->req.no_node_is_an_answer && ec == errc::no_node});
     done(ec, std::move(r));
+}
+
+// op gives up with ec, tried for the last time: what it leaves undone goes to the clean-up queue. A
+// guaranteed delete is retried in the background; a protected create that may have made its node
+// (a reply lost) leaves an orphan that nobody else would delete.
+void connection::leave_to_cleanup(const op_ptr& op, const boost::system::error_code& ec) {
+    if (op->req.kind == op_kind::remove && op->req.guaranteed) keep_guaranteed(op, ec);
+    if (op->req.kind == op_kind::create && op->req.create.protect && op->protection.may_have_left_node())
+        forget_protected(op, op->protection.prefix());
 }
 
 // Retried on every reconnection until done (run_guaranteed_deletes).

@@ -36,25 +36,31 @@ int connection::list_after_sync(const std::string& parent, inflight* t) {
 // node. Nobody would ever delete it (an ephemeral one would stay until the session ends: a lock's
 // phantom holder, ahead of every waiter), so look for it by the prefix and delete it, as Curator's
 // protection mode does in the background.
+// Connected, only the new orphan needs a search: the others' are under way, or wait for the next
+// read-write connection (look_for_orphans).
 void connection::forget_protected(const op_ptr& op, std::string_view prefix) {
-    cleanup_.add_orphan({std::string(parent_path(op->zk_path())), std::string(prefix), session_id_.load(),
-                         is_ephemeral(op->req.create.mode)});
-    if (is_connected(machine_.state()) && zh_) look_for_orphans();
+    cleanup_queue::orphan o{std::string(parent_path(op->zk_path())), std::string(prefix), session_id_.load(),
+                            is_ephemeral(op->req.create.mode)};
+    if (is_connected(machine_.state()) && zh_ && !on_read_only_server()) look_for(o);
+    cleanup_.add_orphan(std::move(o));
 }
 
+// On each read-write connection: every orphan not found yet.
 void connection::look_for_orphans() {
     // A read-only server may not have the node (made on the quorum after it was cut off): look on
     // a read-write connection (the next one looks again).
     if (on_read_only_server()) return;
+    for (const auto& o : cleanup_.orphans_to_look_for(session_id_.load())) look_for(o);
+}
+
+void connection::look_for(const cleanup_queue::orphan& o) {
     const c_client_lock c_lock(c_client_mutex());
-    for (const auto& o : cleanup_.orphans_to_look_for(session_id_.load())) {
-        auto f = depot_.new_record();
-        f->what = inflight::step::orphan_list;
-        f->path = o.parent;
-        f->child = o.prefix;
-        auto* t = track(std::move(f));
-        if (list_after_sync(o.parent, t) != ZOK) depot_.take(t);
-    }
+    auto f = depot_.new_record();
+    f->what = inflight::step::orphan_list;
+    f->path = o.parent;
+    f->child = o.prefix;
+    auto* t = track(std::move(f));
+    if (list_after_sync(o.parent, t) != ZOK) depot_.take(t);
 }
 
 void connection::on_orphans_listed(const inflight& f, int rc, const struct String_vector* strings) {

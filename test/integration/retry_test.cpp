@@ -150,6 +150,34 @@ TEST_CASE("protected create: given up after the server applied it, its node is f
         std::this_thread::sleep_for(200ms);
         CHECK(c.exists(r.path));
     }
+    SECTION("two given up at once: each orphan is looked for once, and each node deleted once") {
+        auto& conn = zkr::detail::connection_of(c);
+        zkr::client observer(zkr::test::test_options(zk.connect_string()));
+        observer.start();
+        REQUIRE(observer.block_until_connected(10s));
+        const auto before = zkr::detail::requests_sent(conn);
+        zkr::detail::lose_next_replies(conn, 2);
+        const zkr::create_options protect{.mode = zkr::create_mode::ephemeral_sequential, .protect = true};
+        auto first = c.async_create("/queue/item-", "x", protect, boost::asio::use_future);
+        auto second = c.async_create("/queue/item-", "y", protect, boost::asio::use_future);
+        const auto code_of = [](auto& f) {
+            try {
+                f.get();
+                return boost::system::error_code{};
+            } catch (const boost::system::system_error& e) {
+                return e.code();
+            }
+        };
+        CHECK(code_of(first) == zkr::errc::connection_loss);
+        CHECK(code_of(second) == zkr::errc::connection_loss);
+        const auto queue = "/" + o.name_space + "/queue";
+        CHECK(zkr::test::eventually([&] { return observer.get_children(queue).children.empty(); }, 10s));
+        std::this_thread::sleep_for(300ms);
+        // The two creates, one listing for each orphan, one delete for each node found. The second
+        // give-up, answered before the first listing, once listed both parents again, and the
+        // first node was deleted twice: eight.
+        CHECK(zkr::detail::requests_sent(conn) - before == 6);
+    }
     SECTION("unprotected, the same loss leaves the node for the session's life: what the clean-up is for") {
         zkr::detail::lose_next_replies(zkr::detail::connection_of(c), 1);
         c.create("/queue/item-", "x", {.mode = zkr::create_mode::ephemeral_sequential}, ec);
