@@ -1,12 +1,16 @@
-// The connection's life cycle and its session supervision: start, close, listeners, and the
-// session machine's decisions carried out. The C handle and its socket are in
-// connection_reactor.cpp, operations in connection_ops.cpp, a protected create's lookup and
+// The connection's life cycle and its session supervision: start, close, listeners, the handle
+// opened and closed, and the session machine's decisions carried out. The C handle's waits are the
+// reactor's (zk_reactor.cpp), operations in connection_ops.cpp, a protected create's lookup and
 // clean-up in connection_protected.cpp, the namespace in namespace_path.cpp. The state each part
-// keeps is a class of its own: request_depot, watch_registry, cleanup_queue, protected_create.
+// keeps is a class of its own: zk_reactor, request_depot, watch_registry, cleanup_queue,
+// protected_create.
 #include "connection_internal.hpp"
 
 #include <zkr/error.hpp>
 #include "sync_result.hpp"
+
+#include <cerrno>
+#include <cstring>
 
 namespace zkr::detail {
 
@@ -87,7 +91,7 @@ bool connection::run_on_network(unique_function<void()> fn) {
 void connection::do_close() {
     closing_ = true;
     machine_.on_close();
-    cancel_zk_timer();
+    reactor_.cancel_deadline();
     suspend_timer_.cancel();
     handshake_timer_.cancel();
     reopen_timer_.cancel();
@@ -131,14 +135,56 @@ std::uint64_t connection::add_observer(std::function<void(connection_state)> fn)
 void connection::remove_observer(std::uint64_t id) { observers_.remove(id); }
 
 // ---------------------------------------------------------------------------------------------
+// The handle
+
+void connection::open_handle() {
+    if (closing_) return;
+    if (reactor_.open()) return;
+    options_.logger->error("cannot create a ZooKeeper handle for \"{}\": {}; trying again in 1 s",
+                           options_.connect_string, std::strerror(errno));
+    reopen_timer_.expires_after(std::chrono::seconds(1));
+    reopen_timer_.async_wait([this](boost::system::error_code ec) {
+        if (!ec) open_handle();
+    });
+}
+
+void connection::reset_handle(bool closing) {
+    const c_client_lock c_lock(c_client_mutex());
+    if (!zh()) return;
+    handshake_timer_.cancel();
+    reactor_.close();  // the replies it fails meanwhile read closed, or session expired (on_result)
+    // The C client will call nothing more: settle what it still held.
+    const auto ec = make_error_code(closing ? errc::closed : errc::session_expired);
+    auto pending = depot_.take_inflight();
+    for (auto& [key, f] : pending)
+        if (!f->abandoned && f->op) {
+            watches_.settle(f->watch, false);
+            closing ? finish(f->op, ec, {}) : retry_or_finish(f->op, ec);
+        }
+    watches_.end_all();
+}
+
+void connection::drop_connection() {
+    const c_client_lock c_lock(c_client_mutex());
+    if (!reactor_.has_socket()) return;
+    options_.logger->warn("server {} accepted the connection but did not answer its handshake within {} ms: "
+                          "trying the next server",
+                          zoo_get_current_server(zh()), handshake_timeout().count());
+    reactor_.drop_connection();
+}
+
+std::chrono::milliseconds connection::session_timeout_now() const noexcept {
+    return negotiated_ms_ > 0 ? std::chrono::milliseconds(negotiated_ms_.load()) : options_.session_timeout;
+}
+
+bool connection::silent_past_receive_timeout() const noexcept {
+    return is_connected(state()) && reactor_.silence() > negotiated_timeout() * 2 / 3;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Session supervision
 
-void connection::check_handle_state() {
-    const c_client_lock c_lock(c_client_mutex());
-    if (!zh_) return;
-    const int s = zoo_state(zh_);
-    if (s == last_zk_state_) return;
-    last_zk_state_ = s;
+void connection::handle_state_changed(int s) {
     handle_event e = handle_event::connecting;
     if (s == ZOO_ASSOCIATING_STATE) e = handle_event::associating;
     else if (s == ZOO_CONNECTED_STATE) e = handle_event::connected;
@@ -146,10 +192,10 @@ void connection::check_handle_state() {
     else if (s == ZOO_EXPIRED_SESSION_STATE) e = handle_event::expired;
     else if (s == ZOO_AUTH_FAILED_STATE) e = handle_event::auth_failed;
     if (e == handle_event::connected || e == handle_event::connected_read_only) {
-        const clientid_t* id = zoo_client_id(zh_);
+        const clientid_t* id = zoo_client_id(zh());
         session_id_ = id->client_id;
-        negotiated_ms_ = zoo_recv_timeout(zh_);
-        heard_now();
+        negotiated_ms_ = zoo_recv_timeout(zh());
+        reactor_.heard_now();
         std::lock_guard lock(mutex_);
         password_.assign(id->passwd, sizeof id->passwd);
     }
@@ -192,14 +238,14 @@ void connection::apply(const session_machine::actions& a) {
             open_handle();
         });
     }
-    if (is_connected(machine_.state()) && zh_ && (a.notify || a.cancel_suspend_timer)) {
+    if (is_connected(machine_.state()) && zh() && (a.notify || a.cancel_suspend_timer)) {
         for (const auto& op : depot_.take_waiting()) {
             op->timer.reset();
             start_op(op);
         }
         run_guaranteed_deletes();
         look_for_orphans();
-        schedule_pump();
+        reactor_.schedule_pump();
     }
 }
 

@@ -7,9 +7,9 @@
 #include "reply_faults.hpp"
 #include "request_depot.hpp"
 #include "session_machine.hpp"
-#include "socket_watch.hpp"
 #include "watch_registry.hpp"
 #include "zk_convert.hpp"
+#include "zk_reactor.hpp"
 
 #include <zkr/client_options.hpp>
 #include "listener_registry.hpp"
@@ -32,7 +32,7 @@
 
 namespace zkr::detail {
 
-class connection {
+class connection final : private zk_reactor::host {
 public:
     explicit connection(client_options options);  // options already validated
     ~connection();
@@ -52,7 +52,7 @@ public:
 
     connection_state state() const noexcept { return state_.load(); }
     std::int64_t session_id() const noexcept { return session_id_.load(); }
-    std::chrono::milliseconds negotiated_timeout() const noexcept {
+    std::chrono::milliseconds negotiated_timeout() const noexcept override {
         return std::chrono::milliseconds(negotiated_ms_.load());
     }
     const client_options& options() const noexcept { return options_; }
@@ -96,23 +96,17 @@ private:
     void run_network_loop();
     void open_handle();
     void reset_handle(bool closing);
-    void pump();
-    void schedule_pump();
-    void arm_zk_timer(std::chrono::steady_clock::time_point due);
-    void cancel_zk_timer();
-    int ask_interest(int& interest, struct timeval& tv);
-    /// Ends the current connection (shutdown on zkr's dup of the socket): the C client reads the
-    /// end and moves on to the next server, with the same session.
+    zhandle_t* zh() const noexcept { return reactor_.handle(); }
+    /// Ends the current connection: the C client moves on to the next server, same session.
     void drop_connection();
     /// The negotiated session timeout once known, else the one asked for.
     std::chrono::milliseconds session_timeout_now() const noexcept;
     /// How long a server may take to answer the handshake: a third of the session timeout.
     std::chrono::milliseconds handshake_timeout() const noexcept { return session_timeout_now() / 3; }
-    void on_socket_ready(int events);
-    void check_handle_state();
+    // zk_reactor::host
+    void handle_state_changed(int state) override;
+    bool may_send() const noexcept override { return is_connected(machine_.state()); }
     void end_expired_session();
-    void heard_now() noexcept;  // something was read from the server
-    std::chrono::steady_clock::duration silence() const noexcept;  // since then
     void apply(const session_machine::actions& a);
     void notify(connection_state s);
     void abandon_inflight();
@@ -190,19 +184,10 @@ private:
     std::thread::id network_thread_id_;
 
     // Network thread state.
-    zhandle_t* zh_ = nullptr;
-    int last_zk_state_ = 0;
-    bool new_session_pending_ = false;  // a reset to a new session is posted
-    std::atomic<std::chrono::steady_clock::rep> last_heard_{0};  // the last read from the server
     session_machine machine_;
-    socket_watch socket_{io_, *options_.logger, [this](int events) { on_socket_ready(events); }};
-    bool pump_scheduled_ = false;
-    bool flushing_ = false;  // inside pump()'s direct write
+    zk_reactor reactor_{io_, options_, *this};  // the C handle, its socket and its deadline
+    bool new_session_pending_ = false;  // a reset to a new session is posted
     bool closing_ = false;
-    bool in_handle_close_ = false;
-    boost::asio::steady_timer zk_timer_{io_};  // the C client's deadline (arm_zk_timer)
-    bool zk_timer_pending_ = false;
-    std::uint64_t zk_timer_gen_ = 0;
     boost::asio::steady_timer suspend_timer_{io_};
     boost::asio::steady_timer handshake_timer_{io_};
     boost::asio::steady_timer reopen_timer_{io_};

@@ -1,5 +1,5 @@
-// What the connection's files share: the records of an operation and of a request in flight, and
-// the C client's process-wide lock and log. Private to src/.
+// What the connection's files share: the records of an operation and of a request in flight.
+// Private to src/.
 #pragma once
 
 #include "client_hooks.hpp"
@@ -18,12 +18,6 @@
 namespace zkr::detail {
 
 using clock = std::chrono::steady_clock;
-using c_client_lock = std::lock_guard<std::recursive_mutex>;
-
-/// The logger of the client whose network thread this is (the C client's log goes there).
-extern thread_local spdlog::logger* network_thread_logger;
-/// zoo_set_debug_level is process-wide: keeps the most verbose level any client's logger wants.
-void raise_c_client_log_level(const spdlog::logger& log);
 
 // An operation and its retry state; lives until its completion ran.
 struct operation {

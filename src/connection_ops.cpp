@@ -58,9 +58,9 @@ void connection::start_submitted() {
         std::uint64_t batch;
         ~batch_end() {
             c.batch_.clear();
-            c.socket_.end_batch(batch);
+            c.reactor_.end_batch(batch);
         }
-    } const batch{*this, socket_.begin_batch()};
+    } const batch{*this, reactor_.begin_batch()};
     for (const auto& op : batch_) {
         if (auto f = op->checked ? failure{} : check_request(op->req)) {
             options_.logger->warn("rejected: {}", f.message);
@@ -82,12 +82,12 @@ void connection::start_op(const op_ptr& op) {
     if (closing_) return finish(op, make_error_code(errc::closed), {});
     if (op->req.required_session != 0 && op->req.required_session != session_id_.load())
         return finish(op, make_error_code(errc::session_expired), {});
-    if (!zh_ || !is_connected(machine_.state())) {
+    if (!zh() || !is_connected(machine_.state())) {
         if (op->req.fail_fast) return finish(op, make_error_code(errc::connection_loss), {});
         return wait_for_connection(op);
     }
     issue(op);
-    schedule_pump();
+    reactor_.schedule_pump();
 }
 
 void connection::wait_for_connection(const op_ptr& op) {
@@ -128,13 +128,13 @@ void connection::issue(const op_ptr& op) {
     switch (op->req.kind) {
         case op_kind::remove: {
             auto* t = track(std::move(f));
-            rc = zoo_adelete(zh_, path, op->req.version, &on_void, t);
+            rc = zoo_adelete(zh(), path, op->req.version, &on_void, t);
             if (rc != ZOK) depot_.take(t);
             break;
         }
         case op_kind::set_data: {
             auto* t = track(std::move(f));
-            rc = zoo_aset(zh_, path, op->req.data.data(), static_cast<int>(op->req.data.size()), op->req.version,
+            rc = zoo_aset(zh(), path, op->req.data.data(), static_cast<int>(op->req.data.size()), op->req.version,
                           &on_stat, t);
             if (rc != ZOK) depot_.take(t);
             break;
@@ -145,9 +145,9 @@ void connection::issue(const op_ptr& op) {
             auto* t = track(std::move(f));
             t->watch = watches_.add(op->watch);
             watcher_fn wfn = t->watch ? &on_watch : nullptr;
-            if (op->req.kind == op_kind::exists) rc = zoo_awexists(zh_, path, wfn, t->watch, &on_stat, t);
-            else if (op->req.kind == op_kind::get_data) rc = zoo_awget(zh_, path, wfn, t->watch, &on_data, t);
-            else rc = zoo_awget_children2(zh_, path, wfn, t->watch, &on_children, t);
+            if (op->req.kind == op_kind::exists) rc = zoo_awexists(zh(), path, wfn, t->watch, &on_stat, t);
+            else if (op->req.kind == op_kind::get_data) rc = zoo_awget(zh(), path, wfn, t->watch, &on_data, t);
+            else rc = zoo_awget_children2(zh(), path, wfn, t->watch, &on_children, t);
             if (rc != ZOK) {
                 watches_.settle(t->watch, false);
                 depot_.take(t);
@@ -164,7 +164,7 @@ void connection::issue(const op_ptr& op) {
 // lookup): a reply out of order, on which the C client drops the connection and fails everything
 // in flight with ZRUNTIMEINCONSISTENCY. A write on a read-only connection is therefore refused
 // here, with the server's own answer, and nothing is sent. (The state is the C client's as of its
-// last call: every call into it is followed by check_handle_state.)
+// last call: the reactor reads it after every call.)
 bool connection::refused_as_read_only(const op_ptr& op) {
     if (!on_read_only_server()) return false;
     switch (op->req.kind) {
@@ -194,10 +194,10 @@ void connection::issue_create(const op_ptr& op) {
     const int mode = to_zk_mode(c.mode);
     int rc;
     if (has_ttl(c.mode))
-        rc = zoo_acreate2_ttl(zh_, path.c_str(), op->req.data.data(), static_cast<int>(op->req.data.size()),
+        rc = zoo_acreate2_ttl(zh(), path.c_str(), op->req.data.data(), static_cast<int>(op->req.data.size()),
                               acl, mode, c.ttl.count(), &on_string_stat, t);
     else
-        rc = zoo_acreate2(zh_, path.c_str(), op->req.data.data(), static_cast<int>(op->req.data.size()),
+        rc = zoo_acreate2(zh(), path.c_str(), op->req.data.data(), static_cast<int>(op->req.data.size()),
                           acl, mode, &on_string_stat, t);
     if (rc != ZOK) {
         depot_.take(t);
@@ -218,7 +218,7 @@ void connection::issue_parents(const op_ptr& op) {
         auto f = depot_.new_record();
         f->parent_of = op;
         auto* t = track(std::move(f));
-        if (zoo_acreate2(zh_, a.c_str(), nullptr, -1, default_acl_.get(), ZOO_CONTAINER, &on_parent_created, t) != ZOK)
+        if (zoo_acreate2(zh(), a.c_str(), nullptr, -1, default_acl_.get(), ZOO_CONTAINER, &on_parent_created, t) != ZOK)
             depot_.take(t);
     }
     issue(op);
@@ -232,7 +232,7 @@ void connection::issue_multi(const op_ptr& op) {
     for (auto& o : ops) o.path = full_path(o.path);
     f->multi.build(ops, options_.default_acl);
     auto* t = track(std::move(f));
-    const int rc = zoo_amulti(zh_, static_cast<int>(t->multi.ops.size()), t->multi.ops.data(),
+    const int rc = zoo_amulti(zh(), static_cast<int>(t->multi.ops.size()), t->multi.ops.data(),
                               t->multi.results.data(), &on_multi, t);
     if (rc != ZOK) {
         depot_.take(t);
@@ -241,7 +241,7 @@ void connection::issue_multi(const op_ptr& op) {
 }
 
 void connection::on_result(const op_ptr& op, int rc, response&& r) {
-    if (in_handle_close_) rc = closing_ ? static_cast<int>(errc::closed) : ZSESSIONEXPIRED;
+    if (reactor_.closing()) rc = closing_ ? static_cast<int>(errc::closed) : ZSESSIONEXPIRED;
     if (auto* faults = reply_faults_.load(std::memory_order_acquire)) {
         if (const int fault = faults->filter(rc); fault != rc) {
             options_.logger->warn("fault injection: the reply to a request on {} becomes {}", op->zk_path(), zerror(fault));
@@ -249,7 +249,7 @@ void connection::on_result(const op_ptr& op, int rc, response&& r) {
             r = {};
         }
     }
-    if (rc == ZSESSIONEXPIRED && !in_handle_close_) end_expired_session();
+    if (rc == ZSESSIONEXPIRED && !reactor_.closing()) end_expired_session();
     const auto ec = to_error_code(rc);
     if (!ec) return finish(op, ec, std::move(r));
     if (ec == errc::closed) return finish(op, ec, {});
@@ -332,7 +332,7 @@ void connection::delete_guaranteed(const std::string& path, std::int32_t version
     auto f = depot_.new_record();
     f->path = path;
     auto* t = track(std::move(f));
-    if (zoo_adelete(zh_, path.c_str(), version, &on_guaranteed_delete, t) != ZOK) depot_.take(t);
+    if (zoo_adelete(zh(), path.c_str(), version, &on_guaranteed_delete, t) != ZOK) depot_.take(t);
 }
 
 void connection::on_string_stat(int rc, const char* value, const struct Stat* stat, const void* data) {

@@ -28,20 +28,19 @@ void connection::issue_protected_lookup(const op_ptr& op) {
 // leader; the listing, sent after it on the same session, is answered after it.
 int connection::list_after_sync(const std::string& parent, inflight* t) {
     static constexpr string_completion_t ignore = [](int, const char*, const void*) {};
-    if (const int rc = zoo_async(zh_, parent.c_str(), ignore, nullptr); rc != ZOK) return rc;
-    return zoo_aget_children2(zh_, parent.c_str(), 0, &on_children, t);
+    if (const int rc = zoo_async(zh(), parent.c_str(), ignore, nullptr); rc != ZOK) return rc;
+    return zoo_aget_children2(zh(), parent.c_str(), 0, &on_children, t);
 }
 
 // A protected create gave up (its retries spent) with its reply lost: the server may have made the
 // node. Nobody would ever delete it (an ephemeral one would stay until the session ends: a lock's
 // phantom holder, ahead of every waiter), so look for it by the prefix and delete it, as Curator's
-// protection mode does in the background.
-// Connected, only the new orphan needs a search: the others' are under way, or wait for the next
-// read-write connection (look_for_orphans).
+// protection mode does in the background. Connected, only the new orphan needs a search now: the
+// others' are under way, or wait for the next read-write connection (look_for_orphans).
 void connection::forget_protected(const op_ptr& op, std::string_view prefix) {
     cleanup_queue::orphan o{std::string(parent_path(op->zk_path())), std::string(prefix), session_id_.load(),
                             is_ephemeral(op->req.create.mode)};
-    if (is_connected(machine_.state()) && zh_ && !on_read_only_server()) look_for(o);
+    if (is_connected(machine_.state()) && zh() && !on_read_only_server()) look_for(o);
     cleanup_.add_orphan(std::move(o));
 }
 
@@ -90,7 +89,7 @@ void connection::on_protected_listed(const inflight& f, int rc, const struct Str
             g->what = inflight::step::protected_exists;
             g->child = join_path(parent_path(op->zk_path()), child);
             auto* t = track(std::move(g));
-            if (const int rc2 = zoo_aexists(zh_, t->child.c_str(), 0, &on_stat, t); rc2 != ZOK) {
+            if (const int rc2 = zoo_aexists(zh(), t->child.c_str(), 0, &on_stat, t); rc2 != ZOK) {
                 depot_.take(t);
                 on_result(op, rc2, {});
             }

@@ -3,7 +3,7 @@
 // is disconnected), and the faults production's connection has, made the way it makes them:
 //   - a dropped connection: each request not applied yet is retried after the reconnection or
 //     fails with connection_loss, now or after the reconnection (the retry policy decides,
-//     src/connection_reactor.cpp), the machine hears `suspended`, and watch events wait for the
+//     connection::abandon_inflight), the machine hears `suspended`, and watch events wait for the
 //     reconnection;
 //   - an expired session: each request not applied yet fails with session_expired or is retried on
 //     the new session (again the retry policy), the machine hears `lost`, then not_watching for

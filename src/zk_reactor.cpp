@@ -1,13 +1,19 @@
-// The C handle: opening and closing it, the pump that asks the C client what it waits for and
-// arms the waits (its socket's: socket_watch; its deadline's), and the C client's process-wide
-// lock and log.
-#include "connection_internal.hpp"
+// The reactor (zk_reactor.hpp), and the C client's process-wide lock and log, which every handle
+// shares.
+#include "zk_reactor.hpp"
+
+#include "client_hooks.hpp"
 #include "log_throttle.hpp"
 
+#include <boost/asio/post.hpp>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 namespace zkr::detail {
+
+using clock = std::chrono::steady_clock;
 
 std::recursive_mutex& c_client_mutex() {
     static std::recursive_mutex m;
@@ -68,54 +74,43 @@ void raise_c_client_log_level(const spdlog::logger& log) {
     }
 }
 
-void connection::open_handle() {
+zk_reactor::zk_reactor(boost::asio::io_context& io, const client_options& options, host& h)
+    : io_(io),
+      options_(options),
+      host_(h),
+      socket_(io, *options.logger, [this](int events) { on_socket_ready(events); }),
+      deadline_(io) {}
+
+bool zk_reactor::open() {
     const c_client_lock c_lock(c_client_mutex());
-    if (closing_) return;
     const int flags = ZOO_NO_LOG_CLIENTENV | (options_.can_be_read_only ? ZOO_READONLY : 0);
     zh_ = zookeeper_init2(options_.connect_string.c_str(), &ignore_session_events,
-                          static_cast<int>(options_.session_timeout.count()), nullptr, this, flags, &zk_log);
-    if (!zh_) {
-        options_.logger->error("cannot create a ZooKeeper handle for \"{}\": {}; trying again in 1 s",
-                               options_.connect_string, std::strerror(errno));
-        reopen_timer_.expires_after(std::chrono::seconds(1));
-        reopen_timer_.async_wait([this](boost::system::error_code ec) {
-            if (!ec) open_handle();
-        });
-        return;
-    }
+                          static_cast<int>(options_.session_timeout.count()), nullptr, nullptr, flags, &zk_log);
+    if (!zh_) return false;
     // By default the C client resolves the host names every time it checks the socket: a
     // getaddrinfo (netlink socket, /etc/hosts) per request. Resolve on connection loss only.
     zoo_set_servers_resolution_delay(zh_, -1);
-    last_zk_state_ = zoo_state(zh_);
+    last_state_ = zoo_state(zh_);
     for (const auto& a : options_.auth)
         zoo_add_auth(zh_, a.scheme.c_str(), a.credentials.data(), static_cast<int>(a.credentials.size()),
-                     &on_auth_added, this);
+                     &on_auth_added, nullptr);
     pump();
+    return true;
 }
 
-void connection::reset_handle(bool closing) {
+void zk_reactor::close() {
     const c_client_lock c_lock(c_client_mutex());
     if (!zh_) return;
     socket_.release();
-    cancel_zk_timer();
-    handshake_timer_.cancel();
+    cancel_deadline();
     zhandle_t* old = std::exchange(zh_, nullptr);
-    in_handle_close_ = true;
+    in_close_ = true;
     zookeeper_close(old);  // st library: flushes the close request (loopback: at once), frees the handle
-    in_handle_close_ = false;
-    last_zk_state_ = 0;
-    // The C client will call nothing more: settle what it still held.
-    const auto ec = make_error_code(closing ? errc::closed : errc::session_expired);
-    auto pending = depot_.take_inflight();
-    for (auto& [key, f] : pending)
-        if (!f->abandoned && f->op) {
-            watches_.settle(f->watch, false);
-            closing ? finish(f->op, ec, {}) : retry_or_finish(f->op, ec);
-        }
-    watches_.end_all();
+    in_close_ = false;
+    last_state_ = 0;
 }
 
-void connection::schedule_pump() {
+void zk_reactor::schedule_pump() {
     if (pump_scheduled_) return;
     pump_scheduled_ = true;
     boost::asio::post(io_, [this] {
@@ -124,32 +119,30 @@ void connection::schedule_pump() {
     });
 }
 
-// Asks the C client what it waits for (socket readiness, a deadline for pings and timeouts) and
-// arms the matching waits. Runs after every call into the C client.
-void connection::pump() {
+void zk_reactor::pump() {
     const c_client_lock c_lock(c_client_mutex());
     if (!zh_) return;
     int interest = 0;
     struct timeval tv {};
     int fd = ask_interest(interest, tv);
-    check_handle_state();
+    check_state();
     if (!zh_) return;
     socket_.follow(fd);
-    if (fd >= 0 && (interest & ZOOKEEPER_WRITE) && is_connected(machine_.state()) && !flushing_) {
+    if (fd >= 0 && (interest & ZOOKEEPER_WRITE) && host_.may_send() && !flushing_) {
         // Requests are queued: send them now rather than after another trip through epoll (the
         // socket is almost always writable; if not, the C client keeps them for the next try).
         flushing_ = true;
         const int flushed = zookeeper_process(zh_, ZOOKEEPER_WRITE);
         flushing_ = false;
         if (flushed != ZOK && flushed != ZNOTHING) options_.logger->debug("zookeeper_process: {}", zerror(flushed));
-        check_handle_state();
+        check_state();
         if (!zh_) return;
         fd = ask_interest(interest, tv);
         socket_.follow(fd);
     }
     if (fd >= 0) socket_.wait_for(interest);
     const auto wait = std::chrono::seconds(tv.tv_sec) + std::chrono::microseconds(tv.tv_usec);
-    arm_zk_timer(clock::now() + std::max<clock::duration>(wait, std::chrono::milliseconds(1)));
+    arm_deadline(clock::now() + std::max<clock::duration>(wait, std::chrono::milliseconds(1)));
 }
 
 // The C client's next deadline (a ping due, a timeout to check). The timer is moved only when the
@@ -157,26 +150,26 @@ void connection::pump() {
 // time cancelled its wait (one handler run for nothing) and reset the reactor's timerfd (a
 // syscall). A timer that fires before the C client's deadline costs one on_socket_ready, which
 // asks the C client again and arms the timer anew.
-void connection::arm_zk_timer(clock::time_point due) {
-    if (zk_timer_pending_ && zk_timer_.expiry() <= due) return;
-    zk_timer_pending_ = true;
-    zk_timer_.expires_at(due);
-    zk_timer_.async_wait([this, gen = ++zk_timer_gen_](boost::system::error_code ec) {
-        if (gen == zk_timer_gen_) zk_timer_pending_ = false;  // (a wait replaced since: not this one)
+void zk_reactor::arm_deadline(clock::time_point due) {
+    if (deadline_pending_ && deadline_.expiry() <= due) return;
+    deadline_pending_ = true;
+    deadline_.expires_at(due);
+    deadline_.async_wait([this, gen = ++deadline_gen_](boost::system::error_code ec) {
+        if (gen == deadline_gen_) deadline_pending_ = false;  // (a wait replaced since: not this one)
         if (!ec) on_socket_ready(0);
     });
 }
 
-void connection::cancel_zk_timer() {
-    zk_timer_.cancel();
-    zk_timer_pending_ = false;
+void zk_reactor::cancel_deadline() {
+    deadline_.cancel();
+    deadline_pending_ = false;
 }
 
 // zookeeper_interest, and the C client's socket when it has one. The fd it reports is read before
 // its receive-timeout check and before a read-only server's probe, either of which may close that
 // socket within the call: after such a drop (an error, or a state with no socket) the number is
 // stale and may already name another thread's file, so it is never used.
-int connection::ask_interest(int& interest, struct timeval& tv) {
+int zk_reactor::ask_interest(int& interest, struct timeval& tv) {
     int fd = -1;
     interest = 0;
     const int rc = zookeeper_interest(zh_, &fd, &interest, &tv);
@@ -190,33 +183,29 @@ int connection::ask_interest(int& interest, struct timeval& tv) {
     return has_socket ? fd : -1;
 }
 
-void connection::drop_connection() {
+void zk_reactor::check_state() {
+    if (!zh_) return;
+    const int s = zoo_state(zh_);
+    if (s == last_state_) return;
+    last_state_ = s;
+    host_.handle_state_changed(s);
+}
+
+void zk_reactor::drop_connection() {
     const c_client_lock c_lock(c_client_mutex());
-    if (!zh_ || !socket_.is_open()) return;
-    options_.logger->warn("server {} accepted the connection but did not answer its handshake within {} ms: "
-                          "trying the next server",
-                          zoo_get_current_server(zh_), handshake_timeout().count());
-    socket_.shut_down();
+    if (has_socket()) socket_.shut_down();
 }
 
-std::chrono::milliseconds connection::session_timeout_now() const noexcept {
-    return negotiated_ms_ > 0 ? std::chrono::milliseconds(negotiated_ms_.load()) : options_.session_timeout;
-}
-
-void connection::heard_now() noexcept {
+void zk_reactor::heard_now() noexcept {
     last_heard_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
 }
 
-std::chrono::steady_clock::duration connection::silence() const noexcept {
+std::chrono::steady_clock::duration zk_reactor::silence() const noexcept {
     return std::chrono::steady_clock::now().time_since_epoch() -
            std::chrono::steady_clock::duration(last_heard_.load(std::memory_order_relaxed));
 }
 
-bool connection::silent_past_receive_timeout() const noexcept {
-    return is_connected(state()) && silence() > negotiated_timeout() * 2 / 3;
-}
-
-void connection::on_socket_ready(int events) {
+void zk_reactor::on_socket_ready(int events) {
     const c_client_lock c_lock(c_client_mutex());
     if (!zh_) return;
     // The C client's receive timeout first, then the bytes. A process that could not run for a
@@ -227,11 +216,11 @@ void connection::on_socket_ready(int events) {
     // suspended, and those replies count as lost with it (their outcome unknown), as they would had
     // the timer fired first. A silence shorter than the ping interval cannot have reached that
     // timeout: the call is skipped then, as it would otherwise run once per reply.
-    if (silence() > negotiated_timeout() / 3) {
+    if (silence() > host_.negotiated_timeout() / 3) {
         int interest = 0;
         struct timeval tv {};
         const int fd = ask_interest(interest, tv);
-        check_handle_state();
+        check_state();
         if (!zh_) return;
         if (fd < 0) {  // dropped: nothing of that connection is read any more
             pump();
@@ -248,7 +237,7 @@ void connection::on_socket_ready(int events) {
         if ((events & ZOOKEEPER_READ) && zoo_state(zh_) == ZOO_CONNECTING_STATE) break;
         const int rc = zookeeper_process(zh_, events);
         if (rc == ZOK && (events & ZOOKEEPER_READ)) heard_now();
-        check_handle_state();
+        check_state();
         if (rc != ZOK || !zh_ || !(events & ZOOKEEPER_READ) || !socket_.readable()) break;
     }
     pump();
