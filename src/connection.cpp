@@ -2,8 +2,8 @@
 // opened and closed, and the session machine's decisions carried out. The C handle's waits are the
 // reactor's (zk_reactor.cpp), operations in connection_ops.cpp, a protected create's lookup and
 // clean-up in connection_protected.cpp, the namespace in namespace_path.cpp. The state each part
-// keeps is a class of its own: zk_reactor, request_depot, watch_registry, cleanup_queue,
-// protected_create.
+// keeps is a class of its own: zk_reactor, submission_queue, request_depot, watch_registry,
+// cleanup_queue, protected_create.
 #include "connection_internal.hpp"
 
 #include <zkr/error.hpp>
@@ -27,17 +27,16 @@ connection::connection(client_options options)
 connection::~connection() { close(); callbacks_.join(); }
 
 void connection::start() {
-    std::lock_guard lock(mutex_);
-    if (!accepting_) throw zkr::error(make_error_code(errc::closed), {}, "start() after close()");
-    if (started_) return;
-    started_ = true;
-    network_thread_ = std::thread([this] {
-        network_thread_logger = options_.logger.get();
-        run_network_loop();
-        network_thread_logger = nullptr;
+    const bool open = submissions_.start([this] {
+        network_thread_ = std::thread([this] {
+            network_thread_logger = options_.logger.get();
+            run_network_loop();
+            network_thread_logger = nullptr;
+        });
+        network_thread_id_ = network_thread_.get_id();
+        boost::asio::post(io_, [this] { open_handle(); });
     });
-    network_thread_id_ = network_thread_.get_id();
-    boost::asio::post(io_, [this] { open_handle(); });
+    if (!open) throw zkr::error(make_error_code(errc::closed), {}, "start() after close()");
 }
 
 // io_.run(), except that after handing a result to a caller that was spinning for it the thread
@@ -57,11 +56,8 @@ void connection::run_network_loop() {
 }
 
 void connection::close() {
-    {
-        std::lock_guard lock(mutex_);
-        if (!accepting_) return;
-        accepting_ = false;
-    }
+    // The thread was made under the gate's lock, before it shut (else start() throws): seen here.
+    if (!submissions_.close()) return;
     if (network_thread_.joinable()) {
         if (on_network_thread()) {
             // Only zkr's own code runs here; never expected. Do what can be done without joining.
@@ -82,10 +78,7 @@ bool connection::run_on_network(unique_function<void()> fn) {
         fn();
         return true;
     }
-    std::lock_guard lock(mutex_);
-    if (!accepting_) return false;
-    boost::asio::post(io_, [fn = std::move(fn)]() mutable { fn(); });
-    return true;
+    return submissions_.if_open([&] { boost::asio::post(io_, [fn = std::move(fn)]() mutable { fn(); }); });
 }
 
 void connection::do_close() {

@@ -7,6 +7,7 @@
 #include "reply_faults.hpp"
 #include "request_depot.hpp"
 #include "session_machine.hpp"
+#include "submission_queue.hpp"
 #include "watch_registry.hpp"
 #include "zk_convert.hpp"
 #include "zk_reactor.hpp"
@@ -61,9 +62,8 @@ public:
     bool on_network_thread() const noexcept { return std::this_thread::get_id() == network_thread_id_; }
     /// Runs fn on the network thread: at once when called there, else queued. Once close() has
     /// begun, fn is dropped and false returned: the caller completes its own waiter (closed).
-    /// The check and the queuing are one step under mutex_, which close() takes to begin: a step
-    /// queued is queued before the close's own, so the network loop runs it before it ends. (A
-    /// step queued after the loop ended is never run, and its caller waited for ever.)
+    /// The check and the queuing are one step, at the submission queue's gate
+    /// (submission_queue.hpp): a step queued is queued before the close's own.
     bool run_on_network(unique_function<void()> fn);
 
     /// True while connected but nothing was read from the server for longer than the C client's
@@ -77,10 +77,7 @@ public:
     std::uint64_t requests_sent() const noexcept { return depot_.sent(); }
     /// Tests' fault injection on the replies (reply_faults.hpp), installed by the first call.
     reply_faults& install_reply_faults();
-    bool started() const {
-        std::lock_guard lock(mutex_);
-        return started_;
-    }
+    bool started() const { return submissions_.started(); }
     std::string session_password() const {
         std::lock_guard lock(mutex_);
         return password_;
@@ -193,9 +190,7 @@ private:
     boost::asio::steady_timer reopen_timer_{io_};
     request_depot depot_;  // the requests in flight, waiting for a connection, sleeping before a retry
     watch_registry watches_;
-    // The batch start_submitted takes from submitted_: the two vectors trade places, so neither
-    // allocates once both have grown to a batch's size.
-    std::vector<op_ptr> batch_;
+    std::vector<op_ptr> batch_;  // the batch start_submitted drains from the submission queue
     cleanup_queue cleanup_;  // failed guaranteed deletes, orphans of protected creates
     // Recipes' observers: called on the network thread, in order with each change.
     listener_registry<std::function<void(connection_state)>> observers_;
@@ -208,12 +203,11 @@ private:
     // connection's life; the network thread reads the pointer for each reply.
     std::unique_ptr<reply_faults> reply_faults_owned_;
     std::atomic<reply_faults*> reply_faults_{nullptr};
-    mutable std::mutex mutex_;  // guards accepting_, started_, submitted_, password_, reply_faults_owned_, and the condition below
+    // The requests submitted, not yet taken by the network thread, and the gate start() opens and
+    // close() shuts.
+    basic_submission_queue<op_ptr> submissions_;
+    mutable std::mutex mutex_;  // guards password_, reply_faults_owned_, and the condition below
     std::condition_variable state_changed_;
-    bool accepting_ = true;
-    bool started_ = false;
-    std::vector<op_ptr> submitted_;  // submitted, not yet taken by the network thread; in order
-    bool start_submitted_scheduled_ = false;
     std::string password_;
     // The users' listeners: called on the callback thread; a removed one is not called again.
     listener_registry<std::function<void(connection_state)>> listeners_;

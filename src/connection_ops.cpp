@@ -1,4 +1,4 @@
-// Operations: the submission queue, issuing each request through the C client, retries per the
+// Operations: submission (the queue: submission_queue.hpp), issuing each request through the C client, retries per the
 // retry policy, guaranteed deletes, and the C client's completions and watches. Where each
 // request is: request_depot; the watches: watch_registry; the deletes still owed: cleanup_queue.
 #include "connection_internal.hpp"
@@ -17,40 +17,23 @@ void connection::submit(request req, completion done, bool checked) {
     op->req = std::move(req);
     op->done = std::move(done);
     op->checked = checked;
-    {
-        std::lock_guard lock(mutex_);
-        if (!accepting_ || !started_) {
-            const auto ec = make_error_code(accepting_ ? errc::not_connected : errc::closed);
-            if (accepting_) options_.logger->warn("operation before start(): call client::start() first");
-            // A recipe's request made on the network thread while the client closes (a release
-            // the close itself set off) is answered on that thread, which runs until its queue is
-            // empty: the recipe is never fed on two threads at once. Any other caller is answered
-            // on the callback thread, as always.
-            if (on_network_thread())
-                boost::asio::post(io_, [op, ec] { op->done(ec, {}); });
-            else
-                boost::asio::post(callback_executor(), [op, ec] { op->done(ec, {}); });
-            return;
-        }
-        // One queue in submission order, rather than a post per request: a post made on the
-        // network thread waits in that thread's private queue until the running handler returns,
-        // so a request another thread submits after it (woken by that handler) would be sent
-        // first. A recipe's "remove, then answer the caller" must reach the wire in that order.
-        submitted_.push_back(std::move(op));
-        if (start_submitted_scheduled_) return;
-        start_submitted_scheduled_ = true;
-        // Queued under mutex_, as run_on_network does: before the close's own step, so the
-        // network loop cannot end with this request unanswered.
-        boost::asio::post(io_, [this] { start_submitted(); });
-    }
+    using refusal = decltype(submissions_)::refusal;
+    const auto refused = submissions_.push(op, [this] { boost::asio::post(io_, [this] { start_submitted(); }); });
+    if (refused == refusal::none) return;
+    const auto ec = make_error_code(refused == refusal::not_started ? errc::not_connected : errc::closed);
+    if (refused == refusal::not_started) options_.logger->warn("operation before start(): call client::start() first");
+    // A recipe's request made on the network thread while the client closes (a release the close
+    // itself set off) is answered on that thread, which runs until its queue is empty: the recipe
+    // is never fed on two threads at once. Any other caller is answered on the callback thread,
+    // as always.
+    if (on_network_thread())
+        boost::asio::post(io_, [op, ec] { op->done(ec, {}); });
+    else
+        boost::asio::post(callback_executor(), [op, ec] { op->done(ec, {}); });
 }
 
 void connection::start_submitted() {
-    {
-        std::lock_guard lock(mutex_);
-        batch_.swap(submitted_);
-        start_submitted_scheduled_ = false;
-    }
+    submissions_.drain_into(batch_);
     // One segment for the batch (a lock's create and listing go out together), ended however the
     // loop ends; the batch is emptied with it (its capacity kept for the next one).
     struct batch_end {
