@@ -2,7 +2,7 @@
 // Starts its own standalone server (forceSync=no, full JIT) unless --connect is given.
 //   zkr_lockbench [--connect HOST:PORT] [--workload W] [--clients N] [--seconds S] [--json]
 //                 [--force-sync yes|no] [--log-level L] [--blocking-call-spin-us N]
-//                 [--release sync|async] [--cache-hold]
+//                 [--release sync|async] [--cache-hold] [--reads-only]
 // Workloads (as in issue 6):
 //   w0  plain operations, one session: sequential get_data, then create + delete (issue 24)
 //   raw0 the same with the ZooKeeper C client, no zkr
@@ -24,6 +24,8 @@
 //   cachewait  lock caching's waiter: one session cycles a mutex (with --cache-hold: caching) as
 //       fast as it can, another's plain mutex acquires every 10 ms (its latency: the hand-off)
 // --cache-hold: the mutex workloads (w1, w2, w3, w6) with mutex_options::cache_hold (lock caching)
+// --reads-only: w0 and raw0 (-hop, -epoll) run get_data alone, without the create + delete half,
+//     so that a count over the whole process (bench/instructions.py) is per get_data
 // --release async: the mutex workloads (w1, w2, w3, w6) and w8 release with interprocess_mutex::async_release
 // and do not wait for the delete (default sync: release(), which returns once the delete is done).
 // Prints rate, acquire p50/p99, handoff p50/p99, fairness (min/max per client), ZooKeeper requests
@@ -76,6 +78,7 @@ struct settings {
     long blocking_call_spin_us = -1;  // -1: the client's default
     bool async_release = false;
     bool cache_hold = false;  // --cache-hold: the mutex workloads with mutex_options::cache_hold
+    bool reads_only = false;  // --reads-only: w0's get_data half alone
     bool observer = false;  // --observer counting: every client tells a counting observer
     std::chrono::milliseconds session_timeout = std::chrono::seconds(10);
     std::string path;  // w10-leader: the election to lead
@@ -623,7 +626,7 @@ result run_raw(const settings& s, const std::string& path) {
 // W0: plain operations through one session, one after another: get_data of one node for half
 // the time, then create (ephemeral) + delete of one node for the other half. The rate is the
 // get_data one; create_delete_per_s the other. `op(kind)` runs one (0: get_data, 1: create +
-// delete) and returns when it is done.
+// delete) and returns when it is done. With --reads-only, get_data alone for the whole time.
 template <class Op>
 result run_plain_ops(const settings& s, Op op) {
     result out;
@@ -638,25 +641,27 @@ result run_plain_ops(const settings& s, Op op) {
         }
         return std::pair(n, std::chrono::duration<double>(clk::now() - start).count());
     };
-    loop(0, s.warmup / 2, nullptr);
-    loop(1, s.warmup / 2, nullptr);
+    const double read_share = s.reads_only ? 1.0 : 0.5;
+    loop(0, s.warmup * read_share, nullptr);
+    if (!s.reads_only) loop(1, s.warmup / 2, nullptr);
     const long server_before = server_received(s.connect);
     const double cpu_before = cpu_now();
     const heap_count heap_before_reads;
-    const auto [reads, read_secs] = loop(0, s.seconds / 2, &out.acquire_us);
+    const auto [reads, read_secs] = loop(0, s.seconds * read_share, &out.acquire_us);
     heap_before_reads.put(out, "read", reads);
     const double cpu_reads = cpu_now() - cpu_before;
     const long server_reads = server_received(s.connect) - server_before;
-    std::vector<double> cycles_us;
-    const heap_count heap_before_cycles;
-    const auto [cycles, cycle_secs] = loop(1, s.seconds / 2, &cycles_us);
-    heap_before_cycles.put(out, "create_delete", cycles);
     out.cycles = reads;
     out.per_client[0] = reads;
     out.elapsed = read_secs;
     out.cpu_seconds = cpu_reads;
     out.requests = static_cast<std::uint64_t>(reads);
     out.server_requests = server_reads;
+    if (s.reads_only) return out;
+    std::vector<double> cycles_us;
+    const heap_count heap_before_cycles;
+    const auto [cycles, cycle_secs] = loop(1, s.seconds / 2, &cycles_us);
+    heap_before_cycles.put(out, "create_delete", cycles);
     out.extra["create_delete_per_s"] = static_cast<double>(cycles) / cycle_secs;
     out.extra["create_delete_p50_us"] = pct(cycles_us, 0.5);
     return out;
@@ -833,6 +838,7 @@ int main(int argc, char** argv) {
                 s.observer = v == "counting";
             }
             else if (a == "--cache-hold") s.cache_hold = true;
+            else if (a == "--reads-only") s.reads_only = true;
             else if (a == "--release") {
                 const auto v = value();
                 if (v != "sync" && v != "async") throw std::invalid_argument("--release must be sync or async, got " + v);
