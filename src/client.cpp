@@ -162,9 +162,13 @@ failure check_request(const request& r) {
 void submit(connection& c, request req, completion done) { c.submit(std::move(req), std::move(done)); }
 
 failure run_sync(connection& c, request req, response& out) {
-    if (auto f = check_request(req)) return f;
+    auto refuse = [&](failure f) {
+        if (req.path_back_on_error) out.path = std::move(req.path);
+        return f;
+    };
+    if (auto f = check_request(req)) return refuse(std::move(f));
     if (c.on_network_thread())
-        return fail(errc::invalid_state, "a blocking zkr call on the client's network thread would deadlock");
+        return refuse(fail(errc::invalid_state, "a blocking zkr call on the client's network thread would deadlock"));
     const auto started = std::chrono::steady_clock::now();
     auto result = make_pooled<sync_result<std::pair<boost::system::error_code, response>>>();
     c.submit(std::move(req), [result](const boost::system::error_code& ec, response&& r) { result->set({ec, std::move(r)}); },
@@ -303,13 +307,13 @@ detail::request client::make_multi(std::vector<multi_op> ops) {
 namespace {
 
 // Every sync overload: runs the request; with ec, reports through it; without, throws with the
-// path and the reason.
+// path (handed back with the failure: no copy for a call that succeeds) and the reason.
 detail::response run(detail::connection& c, detail::request req, boost::system::error_code* ec) {
-    const std::string path = ec || req.kind == detail::op_kind::multi ? std::string() : printable_path(req.path);
+    req.path_back_on_error = !ec && req.kind != detail::op_kind::multi;
     detail::response out;
     auto f = detail::run_sync(c, std::move(req), out);
     if (ec) *ec = f.ec;
-    else detail::throw_if(f.ec, path, f.message);
+    else if (f.ec) detail::throw_if(f.ec, printable_path(out.path), f.message);
     return out;
 }
 

@@ -26,10 +26,15 @@ void connection::submit(request req, completion done, bool checked) {
     // itself set off) is answered on that thread, which runs until its queue is empty: the recipe
     // is never fed on two threads at once. Any other caller is answered on the callback thread,
     // as always.
+    const auto answer = [op, ec] {
+        response r;
+        if (op->req.path_back_on_error) r.path = std::move(op->req.path);
+        op->done(ec, std::move(r));
+    };
     if (on_network_thread())
-        boost::asio::post(io_, [op, ec] { op->done(ec, {}); });
+        boost::asio::post(io_, answer);
     else
-        boost::asio::post(callback_executor(), [op, ec] { op->done(ec, {}); });
+        boost::asio::post(callback_executor(), answer);
 }
 
 void connection::start_submitted() {
@@ -285,6 +290,7 @@ void connection::finish(const op_ptr& op, const boost::system::error_code& ec, r
         post_to_observer(options_, callback_executor(),
                          operation_event{op->req.kind, op->req.path, clock::now() - op->started, ec, op->retries,
                                          op->req.no_node_is_an_answer && ec == errc::no_node});
+    if (ec && op->req.path_back_on_error) r.path = std::move(op->req.path);
     done(ec, std::move(r));
 }
 

@@ -58,6 +58,31 @@ TEST_CASE("bad paths are rejected with the reason, for every operation") {
     CHECK_FALSE(raw.exists("/" + f.ns));
 }
 
+TEST_CASE("a sync call that throws names its path, however it failed") {
+    const auto path_of = [](const std::function<void()>& call) {
+        try {
+            call();
+        } catch (const zkr::error& e) {
+            CHECK_THAT(e.what(), zkr::test::contains(e.path()));
+            return e.path();
+        }
+        FAIL("no exception");
+        return std::string();
+    };
+    misuse_fixture f;
+    // The server's answer, the check before sending, and the escaped form of a bad byte.
+    CHECK(path_of([&] { (void)f.c.get_data("/missing/node"); }) == "/missing/node");
+    CHECK(path_of([&] { f.c.remove("/missing/node"); }) == "/missing/node");
+    CHECK(path_of([&] { f.c.create("/missing/parent/x"); }) == "/missing/parent/x");
+    CHECK(path_of([&] { (void)f.c.get_data("/a/../b"); }) == "/a/../b");
+    CHECK(path_of([&] { f.c.set_data("/a\tb", "x"); }) == "/a\\x09b");
+    // Refused before anything is queued: never started, then closed.
+    zkr::client idle(zkr::test::test_options(zkr::test::shared_server().connect_string()));
+    CHECK(path_of([&] { (void)idle.exists("/not/started"); }) == "/not/started");
+    idle.close();
+    CHECK(path_of([&] { (void)idle.get_children("/after/close"); }) == "/after/close");
+}
+
 TEST_CASE("bad arguments: versions, ttl, acl, empty multi, oversized data") {
     misuse_fixture f;
     auto& c = f.c;

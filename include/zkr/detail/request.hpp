@@ -43,6 +43,9 @@ struct request {
     /// no_node is an answer the caller expects, not a failure (a recipe reading or deleting a node
     /// that may have gone): the observer hears it as operation_event::expected.
     bool no_node_is_an_answer = false;
+    /// A failure's response carries this request's path (moved out of it): a sync call names the
+    /// path in its error without a copy made for every call that succeeds.
+    bool path_back_on_error = false;
 };
 
 struct response {
