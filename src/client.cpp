@@ -163,7 +163,7 @@ void submit(connection& c, request req, completion done) { c.submit(std::move(re
 
 failure run_sync(connection& c, request req, response& out) {
     auto refuse = [&](failure f) {
-        if (req.path_back_on_error) out.path = std::move(req.path);
+        hand_back_path(req, out);
         return f;
     };
     if (auto f = check_request(req)) return refuse(std::move(f));

@@ -33,6 +33,12 @@
 
 namespace zkr::detail {
 
+/// A failure's response: it carries req's path (moved out) when req asked for it back
+/// (request::path_back_on_error). Every way a request fails goes through here.
+inline void hand_back_path(request& req, response& r) {
+    if (req.path_back_on_error) r.path = std::move(req.path);
+}
+
 class connection final : private zk_reactor::host {
 public:
     explicit connection(client_options options);  // options already validated

@@ -1,6 +1,7 @@
-// Operations: submission (the queue: submission_queue.hpp), issuing each request through the C client, retries per the
-// retry policy, guaranteed deletes, and the C client's completions and watches. Where each
-// request is: request_depot; the watches: watch_registry; the deletes still owed: cleanup_queue.
+// Operations: submission (the queue: submission_queue.hpp), issuing each request through the C
+// client, retries per the retry policy, guaranteed deletes, and the C client's completions and
+// watches. Where each request is: request_depot; the watches: watch_registry; the deletes still
+// owed: cleanup_queue.
 #include "connection_internal.hpp"
 #include "pooled.hpp"
 
@@ -28,7 +29,7 @@ void connection::submit(request req, completion done, bool checked) {
     // as always.
     const auto answer = [op, ec] {
         response r;
-        if (op->req.path_back_on_error) r.path = std::move(op->req.path);
+        hand_back_path(op->req, r);
         op->done(ec, std::move(r));
     };
     if (on_network_thread())
@@ -290,7 +291,7 @@ void connection::finish(const op_ptr& op, const boost::system::error_code& ec, r
         post_to_observer(options_, callback_executor(),
                          operation_event{op->req.kind, op->req.path, clock::now() - op->started, ec, op->retries,
                                          op->req.no_node_is_an_answer && ec == errc::no_node});
-    if (ec && op->req.path_back_on_error) r.path = std::move(op->req.path);
+    if (ec) hand_back_path(op->req, r);
     done(ec, std::move(r));
 }
 
