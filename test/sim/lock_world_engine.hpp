@@ -44,42 +44,24 @@ protected:
 // client_port's members, onto the world.
 class world_port {
 public:
-    // timer_slots' members. cancel_all disarms them: a timer the world has queued still runs out,
-    // and its handler then finds it gone (take: false), as a wait that had finished before the
-    // cancel does in production; the machine hears nothing.
-    class timers {
-    public:
-        timers(engine_host* host, std::uint64_t id) : host_(host), id_(id) {}
-        template <typename OnDue>
-        void start(zk::ticket ticket, std::chrono::milliseconds delay, OnDue on_due) {
-            armed_.push_back(ticket);
-            host_->start_timer(id_, ticket, delay, [on_due = std::move(on_due), ticket]() mutable { on_due(ticket); });
-        }
-        bool take(zk::ticket ticket) {
-            const auto it = std::find(armed_.begin(), armed_.end(), ticket);
-            if (it == armed_.end()) return false;
-            armed_.erase(it);
-            return true;
-        }
-        void cancel_all() { armed_.clear(); }
-
-    private:
-        engine_host* host_;
-        std::uint64_t id_;
-        std::vector<zk::ticket> armed_;
+    // The world's clock runs the machine's timers. A cancel leaves them there: a timer the world
+    // has queued still runs out, and its handler then finds it disarmed (take: false), as a wait
+    // that had finished before the cancel does in production; the machine hears nothing.
+    struct world_clock {
+        engine_host* host;
+        std::uint64_t id;
+        void start(zk::ticket ticket, std::chrono::milliseconds delay, std::function<void()> on_due) { host->start_timer(id, ticket, delay, std::move(on_due)); }
+        void cancel_all() {}
     };
+    using timers = world_timers<world_clock>;
 
     world_port(engine_host& host, std::uint64_t id) : host_(&host), id_(id) {}
 
-    timers make_timers() const { return timers(host_, id_); }
+    timers make_timers() const { return timers(world_clock{host_, id_}); }
     template <typename Feed>
     void send(zk::op op, Feed feed) const {
-        const bool watch = std::visit([](const auto& o) {
-            if constexpr (requires { o.watch; }) return o.watch;
-            else return false;
-        }, op);
         std::function<void(zk::watch_fired&&)> on_watch;
-        if (watch) on_watch = [feed](zk::watch_fired&& w) mutable { feed(std::move(w)); };
+        if (sets_watch(op)) on_watch = [feed](zk::watch_fired&& w) mutable { feed(std::move(w)); };
         host_->send(id_, std::move(op), [feed](zk::reply&& r) mutable { feed(std::move(r)); }, std::move(on_watch));
     }
     std::uint64_t observe(std::function<void(connection_state)> on_change) const { return host_->observe(id_, std::move(on_change)); }

@@ -40,6 +40,43 @@ bool feed_oldest(Map& waiters, Event&& e) {
     return true;
 }
 
+/// Whether op sets a watch (its event then comes as a watch_fired of its ticket).
+inline bool sets_watch(const detail::zk::op& op) {
+    return std::visit([](const auto& o) {
+        if constexpr (requires { o.watch; }) return o.watch;
+        else return false;
+    }, op);
+}
+
+/// timer_slots' members (recipes/core/timer_slots.hpp) on a world's clock: start arms the ticket
+/// and has the clock run on_due(ticket) after delay; take disarms it, false when it was not armed
+/// (cancel_all came first: the machine must not hear it); cancel_all disarms every ticket and
+/// tells the clock. Clock: start(ticket, delay, std::function<void()>) and cancel_all().
+template <typename Clock>
+class world_timers {
+public:
+    explicit world_timers(Clock clock) : clock_(std::move(clock)) {}
+    template <typename OnDue>
+    void start(detail::zk::ticket id, std::chrono::milliseconds delay, OnDue on_due) {
+        armed_.push_back(id);
+        clock_.start(id, delay, [on_due = std::move(on_due), id]() mutable { on_due(id); });
+    }
+    bool take(detail::zk::ticket id) {
+        const auto it = std::find(armed_.begin(), armed_.end(), id);
+        if (it == armed_.end()) return false;
+        armed_.erase(it);
+        return true;
+    }
+    void cancel_all() {
+        armed_.clear();
+        clock_.cancel_all();
+    }
+
+private:
+    Clock clock_;
+    std::vector<detail::zk::ticket> armed_;
+};
+
 template <typename Input>
 class sim_link {
 public:
@@ -68,7 +105,7 @@ public:
     struct timer {
         detail::zk::ticket id = 0;
         std::chrono::milliseconds delay{0};
-        std::function<void(detail::zk::ticket)> on_due;
+        std::function<void()> on_due;
     };
     /// The timers that are running, in the order they were started.
     const std::vector<timer>& timers() const noexcept { return timers_; }
@@ -76,7 +113,7 @@ public:
     void fire_timer(std::size_t i) {
         auto t = std::move(timers_[i]);
         timers_.erase(timers_.begin() + static_cast<std::ptrdiff_t>(i));
-        t.on_due(t.id);
+        t.on_due();
     }
 
     /// Whether the engine observes the connection, or has a timer running.
@@ -87,7 +124,7 @@ public:
     template <typename Feed>
     void send(detail::zk::op op, Feed feed) {
         const auto id = sim_clients<Input>::ticket_of(op);
-        if (std::visit([](const auto& o) { return watches(o); }, op)) watches_.emplace(id, feed);
+        if (sets_watch(op)) watches_.emplace(id, feed);
         replies_.emplace(id, std::move(feed));
         if (on_send) on_send(op);
         net_[client_].outbound.push_back({who_, std::move(op)});
@@ -117,12 +154,6 @@ public:
     }
 
 private:
-    template <typename Op>
-    static bool watches(const Op& o) {
-        if constexpr (requires { o.watch; }) return o.watch;
-        else return false;
-    }
-
     sim_clients<Input>& net_;
     int client_;
     std::uint64_t who_;
@@ -155,34 +186,17 @@ void deliver_asked(sim_link<Input>& link, Input e, verdict& out, const std::stri
 template <typename Input>
 class sim_port {
 public:
-    /// timer_slots' members: the link's world fires them.
-    class timers {
-    public:
-        explicit timers(std::shared_ptr<sim_link<Input>> link) : link_(std::move(link)) {}
-        template <typename OnDue>
-        void start(detail::zk::ticket id, std::chrono::milliseconds delay, OnDue on_due) {
-            armed_.push_back(id);
-            link_->start_timer({id, delay, std::move(on_due)});
-        }
-        bool take(detail::zk::ticket id) {
-            const auto it = std::find(armed_.begin(), armed_.end(), id);
-            if (it == armed_.end()) return false;
-            armed_.erase(it);
-            return true;
-        }
-        void cancel_all() {
-            armed_.clear();
-            link_->cancel_timers();
-        }
-
-    private:
-        std::shared_ptr<sim_link<Input>> link_;
-        std::vector<detail::zk::ticket> armed_;
+    /// The link's world fires the timers; a cancel takes them off the link.
+    struct link_clock {
+        std::shared_ptr<sim_link<Input>> link;
+        void start(detail::zk::ticket id, std::chrono::milliseconds delay, std::function<void()> on_due) { link->start_timer({id, delay, std::move(on_due)}); }
+        void cancel_all() { link->cancel_timers(); }
     };
+    using timers = world_timers<link_clock>;
 
     explicit sim_port(std::shared_ptr<sim_link<Input>> link) : link_(std::move(link)) {}
 
-    timers make_timers() const { return timers(link_); }
+    timers make_timers() const { return timers(link_clock{link_}); }
     template <typename Feed>
     void send(detail::zk::op op, Feed feed) const {
         link_->send(std::move(op), std::move(feed));
