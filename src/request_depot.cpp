@@ -22,7 +22,7 @@ request_depot::record request_depot::new_record() {
 
 void request_depot::recycle(inflight* f) noexcept {
     std::unique_ptr<inflight> owned(f);
-    *f = inflight{};  // (what it held goes now, as it went when records were deleted)
+    f->reset();
     if (spare_.size() < spare_limit) {
         try {
             spare_.push_back(std::move(owned));

@@ -28,16 +28,36 @@ TEST_CASE("request depot: a record sent is found by its context once, and counte
 
 TEST_CASE("request depot: a record let go is blanked and used again") {
     request_depot d;
+    zkr::detail::watch_registry::entry watch;
     auto f = d.new_record();
+    f->conn = reinterpret_cast<zkr::detail::connection*>(&d);  // (never followed)
     f->op = an_operation();
+    f->what = inflight::step::orphan_list;
+    f->abandoned = true;
+    f->watch = &watch;
+    f->acl.assign(zkr::open_acl_unsafe());
+    f->multi.build({zkr::multi_op::remove("/a")}, {});
     f->child = "/a/_c_1-n";
+    f->path = "/a";
+    auto parent = an_operation();
+    f->parent_of = parent;
     auto* raw = d.track(std::move(f));
     d.take(raw).reset();
     auto again = d.new_record();
     CHECK(again.get() == raw);
+    CHECK_FALSE(again->conn);
     CHECK_FALSE(again->op);
-    CHECK(again->child.empty());
+    CHECK(again->what == inflight::step::main);
     CHECK_FALSE(again->abandoned);
+    CHECK_FALSE(again->watch);
+    CHECK(again->acl.get()->count == 0);
+    CHECK(again->multi.source.empty());
+    CHECK(again->multi.ops.empty());
+    CHECK(again->multi.results.empty());
+    CHECK(again->child.empty());
+    CHECK(again->path.empty());
+    CHECK(again->parent_of.expired());
+    CHECK(parent.use_count() == 1);
 }
 
 TEST_CASE("request depot: a dropped connection abandons each request in flight once") {
