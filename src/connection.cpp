@@ -43,14 +43,18 @@ void connection::start() {
 // polls for that caller's next request (a lock's release, the next acquire) for a short while
 // before it sleeps in epoll: the request then goes out without waking this thread. The caller
 // spun only while few callers of the process were blocked, so this spin is as rare.
+// After each handler, the pump it asked for (zk_reactor::schedule_pump).
 void connection::run_network_loop() {
     const auto window = std::min<clock::duration>(options_.blocking_call_spin, follow_up_window);
     while (io_.run_one() > 0) {
+        reactor_.run_scheduled_pump();
         // A handler run while polling may hand another result to a spinning caller: poll anew.
         while (std::exchange(follow_up_expected, false) && window > clock::duration::zero()) {
             const auto until = clock::now() + window;
-            while (!follow_up_expected && clock::now() < until && !io_.stopped())
+            while (!follow_up_expected && clock::now() < until && !io_.stopped()) {
                 if (io_.poll_one() == 0) std::this_thread::yield();
+                else reactor_.run_scheduled_pump();
+            }
         }
     }
 }

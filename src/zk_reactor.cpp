@@ -5,7 +5,6 @@
 #include "client_hooks.hpp"
 #include "log_throttle.hpp"
 
-#include <boost/asio/post.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -75,8 +74,7 @@ void raise_c_client_log_level(const spdlog::logger& log) {
 }
 
 zk_reactor::zk_reactor(boost::asio::io_context& io, const client_options& options, host& h)
-    : io_(io),
-      options_(options),
+    : options_(options),
       host_(h),
       socket_(io, *options.logger, [this](int events) { on_socket_ready(events); }),
       deadline_(io) {}
@@ -108,15 +106,6 @@ void zk_reactor::close() {
     zookeeper_close(old);  // st library: flushes the close request (loopback: at once), frees the handle
     in_close_ = false;
     last_state_ = 0;
-}
-
-void zk_reactor::schedule_pump() {
-    if (pump_scheduled_) return;
-    pump_scheduled_ = true;
-    boost::asio::post(io_, [this] {
-        pump_scheduled_ = false;
-        pump();
-    });
 }
 
 void zk_reactor::pump() {

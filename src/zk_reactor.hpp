@@ -67,8 +67,17 @@ public:
     /// Asks the C client what it waits for and arms the waits; writes what it queued, when a session
     /// is connected. After every call into the C client.
     void pump();
-    /// pump() from the event loop, once however often asked before it runs.
-    void schedule_pump();
+    /// pump() once the handler running now returns, however often asked before: the network loop
+    /// runs it (run_scheduled_pump), after the handler and before the next. Network thread only
+    /// (every caller is a handler of that loop). A post would cost the loop one more handler.
+    void schedule_pump() noexcept { pump_scheduled_ = true; }
+    /// The network loop, after each handler it runs: the pump that handler asked for, if any.
+    void run_scheduled_pump() {
+        if (pump_scheduled_) {
+            pump_scheduled_ = false;
+            pump();
+        }
+    }
     /// Stops waiting for the C client's next deadline (the connection closes).
     void cancel_deadline();
 
@@ -95,7 +104,6 @@ private:
     void check_state();
     void arm_deadline(std::chrono::steady_clock::time_point due);
 
-    boost::asio::io_context& io_;
     const client_options& options_;
     host& host_;
     zhandle_t* zh_ = nullptr;
