@@ -42,8 +42,8 @@ void connection::start() {
 // io_.run(), except that after handing a result to a caller that was spinning for it the thread
 // polls for that caller's next request (a lock's release, the next acquire) for a short while
 // before it sleeps in epoll: the request then goes out without waking this thread. The caller
-// spun only while few callers of the process were blocked, so this spin is as rare.
-// After each handler, the pump it asked for (zk_reactor::schedule_pump).
+// spun only while few callers of the process were blocked, so this spin is as rare. After each
+// handler, the loop runs the pump that handler asked for (zk_reactor::schedule_pump).
 void connection::run_network_loop() {
     const auto window = std::min<clock::duration>(options_.blocking_call_spin, follow_up_window);
     while (io_.run_one() > 0) {

@@ -5,7 +5,6 @@
 #include "client_hooks.hpp"
 #include "log_throttle.hpp"
 
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
