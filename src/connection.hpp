@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cleanup_queue.hpp"
+#include "handler_slot.hpp"
 #include "reply_faults.hpp"
 #include "request_depot.hpp"
 #include "session_machine.hpp"
@@ -144,6 +145,7 @@ private:
     void look_for(const cleanup_queue::orphan& o);
     void on_orphans_listed(const inflight& f, int rc, const struct String_vector* strings);
     void start_submitted();
+    struct drain_handler;
 
     /// Sends f's request through the depot: its record, the C callback's context, names this
     /// connection (claim).
@@ -170,6 +172,9 @@ private:
     acl_storage default_acl_;  // options_.default_acl for the C client, built once (every create uses it)
     std::string protected_path_;  // a protected create's path as sent (issue_create's buffer, kept for the next)
 
+    // The submission queue's drain, posted from any thread, is built here rather than on the
+    // heap (declared before io_: a post still queued when io_ goes is freed into it).
+    handler_slot drain_slot_;
     boost::asio::io_context io_{1};
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
     boost::asio::thread_pool callbacks_{1};

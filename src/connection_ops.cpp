@@ -13,13 +13,23 @@
 namespace zkr::detail {
 
 // (Pooled: every request makes one, on any thread; three allocations per W1 cycle before.)
+// The network thread's drain of the submission queue, posted from the submitting thread. It is
+// never outstanding twice (the queue schedules it once until it drains), so it is built in the
+// connection's one handler_slot: a request then allocates nothing to wake the network thread.
+struct connection::drain_handler {
+    connection* c;
+    using allocator_type = slot_allocator<void>;
+    allocator_type get_allocator() const noexcept { return allocator_type(c->drain_slot_); }
+    void operator()() const { c->start_submitted(); }
+};
+
 void connection::submit(request req, completion done, bool checked) {
     auto op = make_pooled<operation>();
     op->req = std::move(req);
     op->done = std::move(done);
     op->checked = checked;
     using refusal = decltype(submissions_)::refusal;
-    const auto refused = submissions_.push(op, [this] { boost::asio::post(io_, [this] { start_submitted(); }); });
+    const auto refused = submissions_.push(op, [this] { boost::asio::post(io_, drain_handler{this}); });
     if (refused == refusal::none) return;
     const auto ec = make_error_code(refused == refusal::not_started ? errc::not_connected : errc::closed);
     if (refused == refusal::not_started) options_.logger->warn("operation before start(): call client::start() first");
