@@ -12,7 +12,6 @@
 
 namespace zkr::detail {
 
-// (Pooled: every request makes one, on any thread; three allocations per W1 cycle before.)
 // The network thread's drain of the submission queue, posted from the submitting thread. It is
 // never outstanding twice (the queue schedules it once until it drains), so it is built in the
 // connection's one handler_slot: a request then allocates nothing to wake the network thread.
@@ -23,6 +22,7 @@ struct connection::drain_handler {
     void operator()() const { c->start_submitted(); }
 };
 
+// (Pooled: every request makes one, on any thread; three allocations per W1 cycle before.)
 void connection::submit(request req, completion done, bool checked) {
     auto op = make_pooled<operation>();
     op->req = std::move(req);
