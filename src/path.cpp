@@ -1,10 +1,45 @@
 #include <zkr/path.hpp>
 
+#include <algorithm>
+#include <array>
 #include <string>
 
 namespace zkr {
 
+namespace {
+
+// Every request checks its path (issue 48: the check below cost 411 instructions a call, and a
+// byte-by-byte loop of branches still 330 for 19 bytes): the usual path, plain names and no byte
+// a rule is about, passes here; anything else (the root, a dot segment, a control byte, a 0xc2 lead byte) gets the full
+// check below, which says what is wrong.
+// The bytes a rule is about: the control characters, DEL, and 0xc2 (the lead byte of U+0080-U+009F).
+constexpr std::array<bool, 256> rule_bytes = [] {
+    std::array<bool, 256> t{};
+    for (std::size_t c = 0; c < 0x20; ++c) t[c] = true;
+    t[0x7f] = t[0xc2] = true;
+    return t;
+}();
+
+bool plainly_valid(std::string_view path) noexcept {
+    if (path.size() < 2 || path.front() != '/' || path.back() == '/') return false;
+    // No byte a rule is about: a table, without branches (comparisons cost 13 instructions a byte).
+    bool special = false;
+    for (const char ch : path) special |= rule_bytes[static_cast<unsigned char>(ch)];
+    if (special) return false;
+    // No empty, "." or ".." segment (memchr from one '/' to the next).
+    for (std::size_t start = 1; start < path.size();) {
+        const std::size_t end = std::min(path.find('/', start), path.size());
+        const std::size_t length = end - start;
+        if (length == 0 || (length <= 2 && path[start] == '.' && path[end - 1] == '.')) return false;
+        start = end + 1;
+    }
+    return true;
+}
+
+}  // namespace
+
 std::optional<std::string> path_error(std::string_view path) {
+    if (plainly_valid(path)) return std::nullopt;
     if (path.empty()) return "path is empty; a znode path starts with '/', e.g. \"/locks/job\"";
     if (path.front() != '/') return "path must start with '/', e.g. \"/locks/job\"";
     if (path.size() == 1) return std::nullopt;
