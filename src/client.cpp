@@ -171,9 +171,9 @@ failure run_sync(connection& c, request req, response& out) {
         return refuse(fail(errc::invalid_state, "a blocking zkr call on the client's network thread would deadlock"));
     const auto started = std::chrono::steady_clock::now();
     auto result = make_pooled<sync_result<std::pair<boost::system::error_code, response>>>();
-    c.submit(std::move(req), [result](const boost::system::error_code& ec, response&& r) { result->set({ec, std::move(r)}); },
+    c.submit(std::move(req), [result](const boost::system::error_code& ec, response&& r) { result->set(ec, std::move(r)); },
              /*checked=*/true);
-    auto [ec, r] = result->get(c.options().blocking_call_spin);
+    auto& [ec, r] = result->get(c.options().blocking_call_spin);
     out = std::move(r);
     if (ec == errc::not_connected) return {ec, not_connected_reason(c, std::chrono::steady_clock::now() - started)};
     return {ec, {}};

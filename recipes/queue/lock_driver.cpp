@@ -122,10 +122,10 @@ std::shared_ptr<hold> lock_driver::acquire_sync(acquire_request req, error_code&
         };
     else
         req.on_waiting = [result] { result->stop_spinning(); };  // (kept inside the function: no allocation)
-    acquire(std::move(req), [result](const error_code& e, std::shared_ptr<hold> h) { result->set({e, std::move(h)}); });
-    auto [e, h] = result->get(client_.options().blocking_call_spin);
+    acquire(std::move(req), [result](const error_code& e, std::shared_ptr<hold> h) { result->set(e, std::move(h)); });
+    auto& [e, h] = result->get(client_.options().blocking_call_spin);
     ec = e;
-    return h;
+    return std::move(h);
 }
 
 std::vector<std::shared_ptr<lock_engine>> lock_driver::live_engines(bool forget) {

@@ -190,8 +190,8 @@ std::optional<std::vector<lease>> interprocess_semaphore_v2::acquire_gated_sync(
                                                                                 std::optional<std::chrono::milliseconds> timeout) {
     using outcome = std::pair<error_code, std::vector<lease>>;
     auto result = std::make_shared<detail::sync_result<outcome>>();
-    prepare_acquire(qty, timeout).start([result](const error_code& ec, std::vector<lease> leases) { result->set({ec, std::move(leases)}); });
-    auto [ec, leases] = result->get(std::chrono::microseconds(0));  // a wait behind the inner mutex or holders: no spin
+    prepare_acquire(qty, timeout).start([result](const error_code& ec, std::vector<lease> leases) { result->set(ec, std::move(leases)); });
+    auto& [ec, leases] = result->get(std::chrono::microseconds(0));  // a wait behind the inner mutex or holders: no spin
     if (ec) detail::throw_if(ec, path_, core_->driver().acquire_failure(ec, qty == 1 ? "a lease" : "leases"));
     if (leases.empty()) return std::nullopt;
     return std::move(leases);
