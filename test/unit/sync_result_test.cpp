@@ -6,6 +6,7 @@
 
 #include <ctime>
 #include <future>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -142,4 +143,22 @@ TEST_CASE("sync_result: the cores a caller may spin on are those of its affinity
                          return zkr::detail::cores_allowed();
                      }).get();
     CHECK(seen == 1);
+}
+
+// The futex's hand-over: set() may come before the caller looks, while it spins, between its
+// claim of the word and its sleep, or while it sleeps. A lost wake-up hangs this test (ctest's
+// timeout fails it); a value from the wrong round fails the check.
+TEST_CASE("sync_result: no hand-over is lost, whichever of set() and the caller's sleep comes first") {
+    for (int i = 0; i < 3000; ++i) {
+        auto r = std::make_shared<sync_result<int>>();
+        std::thread setter([r, i] {
+            if (i % 3 == 1) std::this_thread::yield();
+            if (i % 3 == 2) std::this_thread::sleep_for(50us);
+            r->set(i);
+        });
+        const int got = r->get(i % 2 == 0 ? 0us : 20us);
+        setter.join();
+        if (got != i) FAIL("round " << i << " got " << got);
+    }
+    SUCCEED("3000 hand-overs");
 }
