@@ -44,7 +44,7 @@ inline int spinning_callers_limit() noexcept {
 /// briefly instead of sleeping in epoll, which would cost a wake-up on that request.
 inline thread_local bool follow_up_expected = false;
 
-/// set() once, on any thread; get() once, on the waiting thread.
+/// set() once, on any thread; get() once, on the waiting thread; then reset() for another round.
 ///
 /// get() first spins (yielding its core) for up to `spin` and only then sleeps on a futex. A reply
 /// on a local network comes within a round trip, and a caller that is still awake takes it without
@@ -72,6 +72,16 @@ public:
     }
 
     void stop_spinning() noexcept { stop_spinning_.store(true, std::memory_order_relaxed); }
+
+    /// Ready for another set() and get(), once get() has returned. Safe then: set()'s last touch
+    /// of this object is the exchange that get() waited for (its futex wake after it names only
+    /// the address, and reaches the next wait, if at all, as a spurious wake-up, which the wait's
+    /// loop absorbs).
+    void reset() noexcept {
+        value_.reset();
+        stop_spinning_.store(false, std::memory_order_relaxed);
+        state_.store(empty, std::memory_order_relaxed);
+    }
 
     /// How the caller waits right now: not yet (or no longer) in get(), spinning, or asleep (past
     /// its spin). Tests wait for a phase instead of guessing it from a sleep.

@@ -148,17 +148,23 @@ TEST_CASE("sync_result: the cores a caller may spin on are those of its affinity
 // The futex's hand-over: set() may come before the caller looks, while it spins, between its
 // claim of the word and its sleep, or while it sleeps. A lost wake-up hangs this test (ctest's
 // timeout fails it); a value from the wrong round fails the check.
+// One object for every round, reset between them, as a thread's blocking calls use theirs; the
+// setter thread is not joined before the next round begins, so a late wake-up meets the next wait.
 TEST_CASE("sync_result: no hand-over is lost, whichever of set() and the caller's sleep comes first") {
+    sync_result<int> r;
+    std::thread previous;
     for (int i = 0; i < 3000; ++i) {
-        auto r = std::make_shared<sync_result<int>>();
-        std::thread setter([r, i] {
+        r.reset();
+        std::thread setter([&r, i] {
             if (i % 3 == 1) std::this_thread::yield();
             if (i % 3 == 2) std::this_thread::sleep_for(50us);
-            r->set(i);
+            r.set(i);
         });
-        const int got = r->get(i % 2 == 0 ? 0us : 20us);
-        setter.join();
+        const int got = r.get(i % 2 == 0 ? 0us : 20us);
+        if (previous.joinable()) previous.join();
+        previous = std::move(setter);
         if (got != i) FAIL("round " << i << " got " << got);
     }
+    previous.join();
     SUCCEED("3000 hand-overs");
 }
