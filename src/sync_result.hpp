@@ -53,7 +53,7 @@ inline thread_local bool follow_up_expected = false;
 /// The futex is called directly (issue 48). A mutex and a condition variable cost about 700
 /// instructions a call on the two threads. `std::atomic::wait` costs less but spins first on its
 /// own, with four sched_yield, whatever blocked_callers() says: W2 (8 callers in a process on 2
-/// cores) lost 5 to 16% of its rate and its CPU per cycle rose by a sixth.
+/// cores) lost 5 to 16% of its rate, and its CPU per cycle rose by 14 to 30%.
 /// stop_spinning() ends the spin early when the wait is known to be long (a lock acquire that
 /// queued behind a holder).
 template <class T>
