@@ -54,6 +54,7 @@ inline thread_local bool follow_up_expected = false;
 /// instructions a call on the two threads. `std::atomic::wait` costs less but spins first on its
 /// own, with four sched_yield, whatever blocked_callers() says: W2 (8 callers in a process on 2
 /// cores) lost 5 to 16% of its rate, and its CPU per cycle rose by 14 to 30%.
+///
 /// stop_spinning() ends the spin early when the wait is known to be long (a lock acquire that
 /// queued behind a holder).
 template <class T>
@@ -66,9 +67,11 @@ public:
     void set(Args&&... args) {
         if (phase_.load(std::memory_order_relaxed) == waiting::spinning) follow_up_expected = true;
         value_.emplace(std::forward<Args>(args)...);
-        // A wake only for a caller that sleeps. The object outlives this call: the completion
-        // that calls set() owns a reference to it.
-        if (state_.exchange(ready, std::memory_order_acq_rel) == sleeping) futex(FUTEX_WAKE_PRIVATE, 1);
+        // A wake only for a caller that sleeps. After the exchange the caller may return, and
+        // reset or free this object (run_sync's is a thread's own), so the wake uses only the
+        // address taken before it, which a private futex does not read.
+        int* const word = futex_word();
+        if (state_.exchange(ready, std::memory_order_acq_rel) == sleeping) futex(word, FUTEX_WAKE_PRIVATE, 1);
     }
 
     void stop_spinning() noexcept { stop_spinning_.store(true, std::memory_order_relaxed); }
@@ -104,7 +107,7 @@ public:
             phase_.store(waiting::asleep, std::memory_order_relaxed);
             // Returns at once if set() came first (the word is no longer `sleeping`), and may
             // return early (a signal): the loop looks again.
-            do futex(FUTEX_WAIT_PRIVATE, sleeping);
+            do futex(futex_word(), FUTEX_WAIT_PRIVATE, sleeping);
             while (state_.load(std::memory_order_acquire) != ready);
         }
         phase_.store(waiting::not_in_get, std::memory_order_relaxed);
@@ -117,9 +120,8 @@ private:
     enum : int { empty, ready, sleeping };
     static_assert(sizeof(std::atomic<int>) == sizeof(int) && std::atomic<int>::is_always_lock_free);
 
-    void futex(int op, int value) noexcept {
-        ::syscall(SYS_futex, reinterpret_cast<int*>(&state_), op, value, nullptr, nullptr, 0);
-    }
+    int* futex_word() noexcept { return reinterpret_cast<int*>(&state_); }
+    static void futex(int* word, int op, int value) noexcept { ::syscall(SYS_futex, word, op, value, nullptr, nullptr, 0); }
 
     std::atomic<int> state_{empty};
     std::atomic<bool> stop_spinning_{false};

@@ -147,9 +147,9 @@ TEST_CASE("sync_result: the cores a caller may spin on are those of its affinity
 
 // The futex's hand-over: set() may come before the caller looks, while it spins, between its
 // claim of the word and its sleep, or while it sleeps. A lost wake-up hangs this test (ctest's
-// timeout fails it); a value from the wrong round fails the check.
-// One object for every round, reset between them, as a thread's blocking calls use theirs; the
-// setter thread is not joined before the next round begins, so a late wake-up meets the next wait.
+// timeout fails it); a value from the wrong round fails the check. One object for every round,
+// reset between them, as a thread's blocking calls use theirs; the setter thread is not joined
+// before the next round begins, so a late wake-up meets the next wait.
 TEST_CASE("sync_result: no hand-over is lost, whichever of set() and the caller's sleep comes first") {
     sync_result<int> r;
     std::thread previous;
