@@ -258,12 +258,13 @@ public:
     explicit basic_lock_machine(config c) : cfg_(std::move(c)) {}
 
     /// The actions for e, in order; valid until the next resume (one buffer, reused: a lock cycle
-    /// allocates no vector of actions). The caller may move out of them.
-    lock_actions& resume(const lock_event& e) {
+    /// allocates no vector of actions). The caller may move out of them. What e carries (our
+    /// node's path, a listing) is moved into the machine rather than copied.
+    lock_actions& resume(lock_event&& e) {
         out_buffer_.clear();
         out_ = &out_buffer_;
         std::visit(
-            [this](const auto& ev) {
+            [this](auto& ev) {
                 // The one place where stale events are dropped: a reply's ticket is live until its
                 // reply comes (a watch's, until its event); everything an attempt asked for dies
                 // when it restarts, ends or is granted. Handlers get a copy of the request: they
@@ -278,6 +279,7 @@ public:
         out_ = nullptr;
         return out_buffer_;
     }
+    lock_actions& resume(const lock_event& e) { return resume(lock_event(e)); }
 
     lock_phase phase() const noexcept {
         if (const auto* a = acquiring()) return a->waiting ? lock_phase::waiting : lock_phase::queuing;
@@ -424,7 +426,7 @@ private:
     }
 
     // A create's ticket is never dropped before its reply (abandon_all keeps creates).
-    void on(const lock_in::created& e, const request& r) {
+    void on(lock_in::created& e, const request& r) {
         drop(e.ticket);
         // The create may have landed before it failed (its reply was lost and its retries gave
         // up, or a retry reached a read-only server: the simulation with read-only servers, seed
@@ -437,8 +439,8 @@ private:
             return;
         }
         if (e.ec) return fail(e.ec);
-        a->node = our_node{e.path, e.czxid, e.owner};
-        emit(lock_out::queued{e.path});
+        a->node = our_node{std::move(e.path), e.czxid, e.owner};
+        emit(lock_out::queued{a->node->path});
         // The pipelined listing came first, so the create was retried, and the listing may be
         // older than our node: it may list a namesake of it, an old node gone since with the queue
         // around it. The queue made anew restarts its sequence, so a protected create's recovery
@@ -448,7 +450,7 @@ private:
         if (!a->list_pending) list(true);
     }
 
-    void on(const lock_in::listed& e, const request& r) {
+    void on(lock_in::listed& e, const request& r) {
         drop(e.ticket);
         auto* a = acquiring();
         if (!a) return;
@@ -461,14 +463,14 @@ private:
         // hand, or the server reaped the container): queue again, which makes the parents anew.
         // Listing again instead would spin: nothing would ever bring the parent back.
         if (e.ec) return vanished();
-        evaluate(e.children, r.fresh);
+        evaluate(std::move(e.children), r.fresh);
     }
 
-    void evaluate(const std::vector<std::string>& children, bool fresh) {
+    void evaluate(std::vector<std::string>&& children, bool fresh) {
         auto& a = *acquiring();
         // Two kinds of lock on one path ignore each other's nodes: refuse, as a semaphore refuses
         // one that disagrees on its maximum (the recipe names the node in its message).
-        auto [sorted, other_kind] = cfg_.rule->queue(children);
+        auto [sorted, other_kind] = cfg_.rule->queue(std::move(children));
         if (other_kind) return fail(make_error_code(errc::lock_kind_mismatch));
         const auto ours = std::find(sorted.begin(), sorted.end(), a.node->name());
         const auto behind = ours == sorted.end() ? 0 : static_cast<std::size_t>(sorted.end() - ours - 1);

@@ -16,8 +16,8 @@ namespace {
 constexpr std::size_t sequence_digits = 10;
 }  // namespace
 
-lock_queue lowest_n_rule::queue(const std::vector<std::string>& children) const {
-    return queue_of(children, kind_->node_names, also_ == foreign::kazoo ? kazoo_lock_name : std::string_view());
+lock_queue lowest_n_rule::queue(std::vector<std::string> children) const {
+    return queue_of(std::move(children), kind_->node_names, also_ == foreign::kazoo ? kazoo_lock_name : std::string_view());
 }
 
 namespace {
@@ -90,7 +90,7 @@ lease_rule::lease_rule(std::function<std::int64_t()> max_leases, std::string max
 
 std::string lease_rule::node_name() const { return lease_node_name(tag_, 1); }
 
-lock_queue lease_rule::queue(const std::vector<std::string>& children) const { return queue_of(children, {semaphore_lock_name}); }
+lock_queue lease_rule::queue(std::vector<std::string> children) const { return queue_of(std::move(children), {semaphore_lock_name}); }
 
 namespace {
 // What each lease node says in its name (each parsed once per decision).
@@ -147,8 +147,8 @@ std::size_t lease_rule::holders(const std::vector<std::string>& sorted) const {
     return detail::holder_count(weights_of(lease_infos(sorted)), sorted.size(), at_least_zero(max_()));
 }
 
-lock_queue curator_lease_rule::queue(const std::vector<std::string>& children) const {
-    return queue_of(children, {semaphore_lock_name});
+lock_queue curator_lease_rule::queue(std::vector<std::string> children) const {
+    return queue_of(std::move(children), {semaphore_lock_name});
 }
 
 std::size_t curator_lease_rule::max() const { return static_cast<std::size_t>(at_least_zero(max_())); }
@@ -165,11 +165,11 @@ lock_decision curator_lease_rule::do_decide(const std::vector<std::string>& sort
 
 std::size_t curator_lease_rule::holders(const std::vector<std::string>& sorted) const { return std::min(max(), sorted.size()); }
 
-lock_queue queue_of(const std::vector<std::string>& children, std::span<const std::string_view> names,
+lock_queue queue_of(std::vector<std::string> children, std::span<const std::string_view> names,
                     std::string_view unprotected) {
     lock_queue q;
-    // Sequence, name's rank, the node's index in children: sorted, then copied once. Room inside
-    // for a short queue: a listing of a lock cycle allocates only the names it returns.
+    // Sequence, name's rank, the node's index in children: sorted, then the names moved into
+    // queue order. Room inside for a short queue: a listing moved in allocates nothing more.
     boost::container::small_vector<std::tuple<std::uint32_t, std::size_t, std::size_t>, 16> keyed;
     keyed.reserve(children.size());
     // Every participant is created protected ("_c_<uuid>-", as Curator's are too). A sequential
@@ -198,8 +198,14 @@ lock_queue queue_of(const std::vector<std::string>& children, std::span<const st
         return std::tie(std::get<0>(a), std::get<1>(a), children[std::get<2>(a)]) <
                std::tie(std::get<0>(b), std::get<1>(b), children[std::get<2>(b)]);
     });
-    q.sorted.reserve(keyed.size());
-    for (const auto& k : keyed) q.sorted.push_back(children[std::get<2>(k)]);
+    // The listing's own vector and strings become the queue: each name moved out in order, then
+    // back in, over the names that take no part.
+    boost::container::small_vector<std::string, 16> ordered;
+    ordered.reserve(keyed.size());
+    for (const auto& k : keyed) ordered.push_back(std::move(children[std::get<2>(k)]));
+    children.clear();
+    for (auto& name : ordered) children.push_back(std::move(name));
+    q.sorted = std::move(children);
     return q;
 }
 

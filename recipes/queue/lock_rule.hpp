@@ -71,7 +71,9 @@ public:
     /// (a recipe may name one acquire's node itself: a semaphore's carries its weight).
     virtual std::string node_name() const = 0;
     /// The participants among a lock path's children, in queue order, and a node of another kind.
-    virtual lock_queue queue(const std::vector<std::string>& children) const = 0;
+    /// The listing is taken by value: a caller done with it moves it in, and its names move into
+    /// the queue instead of being copied (a lock cycle's listing then allocates nothing more).
+    virtual lock_queue queue(std::vector<std::string> children) const = 0;
     /// sorted: queue(...).sorted; ours: our index in it; context: what the owner holds already.
     lock_decision decide(const std::vector<std::string>& sorted, std::size_t ours, const decision_context& context = {}) const {
         return do_decide(sorted, ours, context);
@@ -108,11 +110,12 @@ private:
 /// "lock-0000000001" too, are ignored), and the first node of another kind (kind_of_node).
 /// unprotected: a name whose nodes take part without the protect prefix too (kazoo_lock_name);
 /// empty: none.
-lock_queue queue_of(const std::vector<std::string>& children, std::span<const std::string_view> names,
+/// children: taken by value, as lock_rule::queue's.
+lock_queue queue_of(std::vector<std::string> children, std::span<const std::string_view> names,
                     std::string_view unprotected = {});
-inline lock_queue queue_of(const std::vector<std::string>& children, std::initializer_list<std::string_view> names,
+inline lock_queue queue_of(std::vector<std::string> children, std::initializer_list<std::string_view> names,
                            std::string_view unprotected = {}) {
-    return queue_of(children, std::span<const std::string_view>(names.begin(), names.size()), unprotected);
+    return queue_of(std::move(children), std::span<const std::string_view>(names.begin(), names.size()), unprotected);
 }
 
 /// The n lowest nodes hold. The first waiter watches the holders (any one's release may be its
@@ -128,7 +131,7 @@ public:
         : n_(n), kind_(&kind_info(kind)), also_(also) {}
     std::string_view kind() const override { return kind_->name; }
     std::string node_name() const override { return std::string(kind_->node_names.front()); }
-    lock_queue queue(const std::vector<std::string>& children) const override;
+    lock_queue queue(std::vector<std::string> children) const override;
     std::size_t leases() const noexcept { return n_; }
     /// With one holder nobody waits for a grant: every waiter waits for the node ahead to go. (So
     /// a granted node never touches itself: a Curator LeaderLatch behind it would spend its watch.)
@@ -170,7 +173,7 @@ public:
     std::string_view kind() const override { return "semaphore"; }
     /// A node of one lease (an acquire of several names its own: lease_node_name).
     std::string node_name() const override;
-    lock_queue queue(const std::vector<std::string>& children) const override;
+    lock_queue queue(std::vector<std::string> children) const override;
     /// A shared count's maximum can shrink: its grants are marked, in queue order.
     bool grants_marked() const override;
     /// A fixed maximum of one lease is a one-holder lock (interprocess_semaphore_mutex, or
@@ -200,7 +203,7 @@ public:
     explicit curator_lease_rule(std::function<std::int64_t()> max_leases) : max_(std::move(max_leases)) {}
     std::string_view kind() const override { return "semaphore"; }
     std::string node_name() const override { return std::string(semaphore_lock_name); }
-    lock_queue queue(const std::vector<std::string>& children) const override;
+    lock_queue queue(std::vector<std::string> children) const override;
     /// Nobody awaits a grant: every waiter watches the nodes ahead of it (and Curator's watch the
     /// folder), so a granted node never touches itself.
     bool grants_awaited() const override { return false; }

@@ -14,8 +14,8 @@ std::uint32_t read_write_sequence(std::string_view node) {
     return lock_sequence(node, read_lock_name).value_or(0);
 }
 
-lock_queue read_write_rule::queue(const std::vector<std::string>& children) const {
-    return queue_of(children, {write_lock_name, read_lock_name});
+lock_queue read_write_rule::queue(std::vector<std::string> children) const {
+    return queue_of(std::move(children), {write_lock_name, read_lock_name});
 }
 
 lock_decision read_write_rule::do_decide(const std::vector<std::string>& sorted, std::size_t ours,

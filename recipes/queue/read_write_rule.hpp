@@ -41,7 +41,7 @@ public:
     std::string_view kind() const override { return "read-write lock"; }
     std::string node_name() const override { return std::string(side_ == side::read ? read_lock_name : write_lock_name); }
     /// Both names, one queue by sequence; at one sequence (a downgrade) the writer first.
-    lock_queue queue(const std::vector<std::string>& children) const override;
+    lock_queue queue(std::vector<std::string> children) const override;
     bool joins_ahead_of(std::string_view node) const override { return side_ == side::write && is_read_write_writer(node); }
     bool grants_awaited() const override { return false; }
     /// A writer at the head holds, and with it the readers of its sequence (a downgrade);

@@ -184,8 +184,8 @@ private:
 
     // ---- out --------------------------------------------------------------------------------
     // (The machine's actions are moved out: its buffer is cleared on its next resume.)
-    void decide(const lock_event& e) {
-        for (auto& a : machine_.resume(e)) std::visit([this](auto& act) { out(std::move(act)); }, a);
+    void decide(lock_event&& e) {
+        for (auto& a : machine_.resume(std::move(e))) std::visit([this](auto& act) { out(std::move(act)); }, a);
     }
 
     void out(lock_out::deadline_after&& a) {
