@@ -25,6 +25,7 @@
 
 #include <zookeeper/zookeeper.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -146,6 +147,8 @@ private:
     void on_orphans_listed(const inflight& f, int rc, const struct String_vector* strings);
     void start_submitted();
     struct drain_handler;
+    struct step_handler;
+    handler_slot& free_step_slot() noexcept;
 
     /// Sends f's request through the depot: its record, the C callback's context, names this
     /// connection (claim).
@@ -175,6 +178,9 @@ private:
     // The submission queue's drain, posted from any thread, is built here rather than on the
     // heap (declared before io_: a post still queued when io_ goes is freed into it).
     handler_slot drain_slot_;
+    // Likewise the steps other threads queue (run_on_network: a lock's acquire, its release): a
+    // caller waits on its step, so a few rooms serve a few blocked callers at once.
+    std::array<handler_slot, 2> step_slots_;
     boost::asio::io_context io_{1};
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
     boost::asio::thread_pool callbacks_{1};

@@ -23,6 +23,9 @@ public:
         return room_;
 #endif
     }
+    /// Whether the room is free now (another thread may take it before the caller does: its
+    /// allocation then goes to operator new). Any thread.
+    bool idle() const noexcept { return !taken_.load(std::memory_order_relaxed); }
     /// Frees the room if p is it (false: p is not the room's). Any thread.
     bool give_back(void* p) noexcept {
         if (p != static_cast<void*>(room_)) return false;
