@@ -200,7 +200,7 @@ boost::asio::any_io_executor callback_executor(connection& c) { return c.callbac
 
 boost::asio::any_io_executor network_executor(connection& c) { return c.network_executor(); }
 bool run_on_network(connection& c, unique_function<void()> fn) { return c.run_on_network(std::move(fn)); }
-std::uint64_t add_state_observer(connection& c, std::function<void(connection_state)> fn) {
+std::uint64_t add_state_observer(connection& c, unique_function<void(connection_state)> fn) {
     return c.add_observer(std::move(fn));
 }
 void remove_state_observer(connection& c, std::uint64_t id) { c.remove_observer(id); }

@@ -112,7 +112,7 @@ void connection::do_close() {
     reopen_timer_.cancel();
     // Observers first (recipes' waiters and holds): they must learn of the close while what they
     // wait on still exists; closing the handle drops the watches that keep waiters alive.
-    for (const auto& fn : observers_.take_all()) fn(connection_state::closed);
+    observers_.take_each(connection_state::closed);
     const auto closed = make_error_code(errc::closed);
     for (const auto& op : depot_.take_waiting()) finish(op, closed, {});
     for (const auto& op : depot_.take_sleeping()) finish(op, closed, {});
@@ -145,7 +145,7 @@ std::uint64_t connection::add_listener(std::function<void(connection_state)> fn)
 // listener is still registered.
 void connection::remove_listener(std::uint64_t id) noexcept { listeners_.remove(id); }
 
-std::uint64_t connection::add_observer(std::function<void(connection_state)> fn) { return observers_.add(std::move(fn)); }
+std::uint64_t connection::add_observer(unique_function<void(connection_state)> fn) { return observers_.add(std::move(fn)); }
 
 void connection::remove_observer(std::uint64_t id) { observers_.remove(id); }
 
@@ -273,8 +273,8 @@ void connection::notify(connection_state s) {
     }
     // Before the recipes' observers: a hold's doubt or loss comes after the state that caused it.
     if (options_.observer) post_to_observer(options_, callback_executor(), session_event{s, session_id_.load()});
-    // A copy: observers may add or remove observers while they run.
-    for (const auto& fn : observers_.snapshot()) fn(s);
+    // Over a copy of the list: observers may add or remove observers while they run.
+    observers_.call_each(s);
     auto targets = listeners_.snapshot();
     if (targets.empty()) return;
     boost::asio::post(callback_executor(), [targets = std::move(targets), s] {

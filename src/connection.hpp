@@ -56,7 +56,7 @@ public:
     void remove_listener(std::uint64_t id) noexcept;
     /// For recipes: called on the network thread, right after each state change, before
     /// any listener. Must not block. Returns an id for remove_observer.
-    std::uint64_t add_observer(std::function<void(connection_state)> fn);
+    std::uint64_t add_observer(unique_function<void(connection_state)> fn);
     void remove_observer(std::uint64_t id);
 
     connection_state state() const noexcept { return state_.load(); }
@@ -210,7 +210,7 @@ private:
     std::vector<op_ptr> batch_;  // the batch start_submitted drains from the submission queue
     cleanup_queue cleanup_;  // failed guaranteed deletes, orphans of protected creates
     // Recipes' observers: called on the network thread, in order with each change.
-    listener_registry<std::function<void(connection_state)>> observers_;
+    listener_registry<unique_function<void(connection_state)>> observers_;
 
     // Shared state.
     std::atomic<connection_state> state_{connection_state::latent};

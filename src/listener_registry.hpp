@@ -66,12 +66,45 @@ public:
         return out;
     }
 
+    /// Calls each listener registered now, in the order added, with args, outside the lock (a
+    /// listener may add or remove listeners); one removed meanwhile is not called. For listeners
+    /// that are not copied (a unique_function): the calls go through the entries, which the copy
+    /// of the list keeps alive. The thread that calls is the only one that calls them.
+    template <typename... Args>
+    void call_each(const Args&... args) const {
+        for (const auto& e : entries_now())
+            if (e->active) e->fn(args...);
+    }
+    /// Removes every listener and calls each one with args, in order (a close tells each one last).
+    template <typename... Args>
+    void take_each(const Args&... args) {
+        std::vector<std::shared_ptr<entry>> taken;
+        {
+            std::lock_guard lock(mutex_);
+            taken.reserve(listeners_.size());
+            for (auto& [id, e] : listeners_) {
+                e->active = false;
+                taken.push_back(e);
+            }
+            listeners_.clear();
+        }
+        for (const auto& e : taken) e->fn(args...);
+    }
+
 private:
     struct entry {
         explicit entry(Listener l) : fn(std::move(l)) {}
         Listener fn;
         std::atomic<bool> active{true};
     };
+
+    std::vector<std::shared_ptr<entry>> entries_now() const {
+        std::lock_guard lock(mutex_);
+        std::vector<std::shared_ptr<entry>> now;
+        now.reserve(listeners_.size());
+        for (const auto& [id, e] : listeners_) now.push_back(e);
+        return now;
+    }
 
     static Listener guarded(const std::shared_ptr<entry>& e) {
         if constexpr (requires { typename Listener::result_type; }) {  // a std::function

@@ -63,7 +63,7 @@ public:
         send_op(*c_, std::move(op), std::move(feed));
     }
     /// on_change(state) on the network thread for each connection change; the id for unobserve.
-    std::uint64_t observe(std::function<void(connection_state)> on_change) const {
+    std::uint64_t observe(unique_function<void(connection_state)> on_change) const {
         return add_state_observer(connection_of(*c_), std::move(on_change));
     }
     void unobserve(std::uint64_t id) const { remove_state_observer(connection_of(*c_), id); }

@@ -93,8 +93,9 @@ boost::asio::any_io_executor network_executor(connection& c);
 /// step posted just as the network loop ends is never run.
 bool run_on_network(connection& c, unique_function<void()> fn);
 /// For recipes: fn(state) runs on the network thread right after each state change (and with
-/// closed when the client closes). Returns an id for remove_state_observer.
-std::uint64_t add_state_observer(connection& c, std::function<void(connection_state)> fn);
+/// closed when the client closes). Returns an id for remove_state_observer. (A unique_function:
+/// an engine's observer, a weak pointer, stays inside it, where a std::function allocates.)
+std::uint64_t add_state_observer(connection& c, unique_function<void(connection_state)> fn);
 void remove_state_observer(connection& c, std::uint64_t id);
 /// Connected, but nothing read from the server for longer than the C client's receive timeout:
 /// the process may have been paused, so a hold must not be reported as held (any thread).
