@@ -86,6 +86,8 @@ void check_lock_path(const std::string& path, const std::string& name_space) {
 lock_driver::lock_driver(zkr::client& c, std::string lock_path, std::shared_ptr<const lock_rule> rule)
     : client_(c), path_(std::move(lock_path)), rule_(std::move(rule)) {
     check_lock_path(path_, c.options().name_space);
+    shared_path_ = std::make_shared<const std::string>(path_);
+    default_create_path_ = std::make_shared<const std::string>(join_path(path_, rule_->node_name()));
 }
 
 void lock_driver::acquire(acquire_request req, acquire_handler done) {

@@ -31,8 +31,9 @@ std::string node_create_path(const lock_driver& d, const acquire_request& req) {
 zk_lock_machine::config machine_config(lock_driver& d, acquire_request& req) {
     zk_lock_machine::config c;
     c.decisions = {.rule = &d.rule(), .timeout = req.timeout, .context = {req.held_by_us}, .revocable = d.revocable()};
-    c.lock_path = d.path();
-    c.create_path = node_create_path(d, req);
+    c.lock_path = d.shared_path();
+    c.create_path = req.node_name.empty() && !req.sequence ? d.default_create_path()
+                                                           : std::make_shared<const std::string>(node_create_path(d, req));
     c.data = std::move(req.data);
     c.mode = req.sequence ? create_mode::ephemeral : create_mode::ephemeral_sequential;
     c.forgotten = [client = &d.get_client()](const std::string& path, std::int64_t owner) {

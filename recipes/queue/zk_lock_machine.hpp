@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -64,8 +65,11 @@ public:
 
     struct config {
         typename machine::config decisions;
-        std::string lock_path;    ///< the lock's folder: what is listed, and where the nodes ahead are
-        std::string create_path;  ///< our node's path before the protect prefix (and the sequence)
+        /// The lock's folder: what is listed, and where the nodes ahead are. Shared (never null):
+        /// a recipe makes its paths once, not for each acquire.
+        std::shared_ptr<const std::string> lock_path;
+        /// Our node's path before the protect prefix (and the sequence). Shared, never null.
+        std::shared_ptr<const std::string> create_path;
         std::string data;         ///< our node's data
         create_mode mode = create_mode::ephemeral_sequential;
         /// Whether the node at this path, owned by this session, is one the process forgot: owned
@@ -197,15 +201,15 @@ private:
     // create gives up after it may have been applied).
     void out(lock_out::create&& a) {
         note(a.ticket, sent::create);
-        send(zk::create{a.ticket, cfg_.create_path, cfg_.data, cfg_.mode, /*parents=*/true, /*protect=*/true});
+        send(zk::create{a.ticket, *cfg_.create_path, cfg_.data, cfg_.mode, /*parents=*/true, /*protect=*/true});
     }
     void out(lock_out::list&& a) {
         note(a.ticket, sent::list);
-        send(zk::get_children{a.ticket, cfg_.lock_path, false});
+        send(zk::get_children{a.ticket, *cfg_.lock_path, false});
     }
     // getData, not exists: no watch is left behind on a node that is already gone.
     void out(lock_out::watch_node&& a) {
-        auto path = join_path(cfg_.lock_path, a.name);
+        auto path = join_path(*cfg_.lock_path, a.name);
         note(a.ticket, sent::watch_node, path);
         send(zk::get_data{a.ticket, std::move(path), true});
     }

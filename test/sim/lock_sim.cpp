@@ -999,8 +999,8 @@ private:
     std::unique_ptr<machine> make_machine(const client& c, const std::string& path, const std::string& name, lock_machine::config decisions) {
         zk_lock_machine::config z;
         z.decisions = std::move(decisions);
-        z.lock_path = path;
-        z.create_path = path + "/" + name;
+        z.lock_path = std::make_shared<const std::string>(path);
+        z.create_path = std::make_shared<const std::string>(path + "/" + name);
         z.forgotten = [this, id = c.id](const std::string& node, std::int64_t owner) { return forgotten(clients_[static_cast<std::size_t>(id)], node, owner); };
         return machines_(std::move(z));
     }

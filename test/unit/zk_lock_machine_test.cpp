@@ -38,8 +38,8 @@ zk_lock_machine::config config_of(const lock_rule& rule, std::optional<std::chro
                                   bool revocable = false) {
     zk_lock_machine::config c;
     c.decisions = {.rule = &rule, .timeout = timeout, .context = {}, .revocable = revocable};
-    c.lock_path = "/l";
-    c.create_path = "/l/lock-";
+    c.lock_path = std::make_shared<const std::string>("/l");
+    c.create_path = std::make_shared<const std::string>("/l/lock-");
     c.data = "me";
     return c;
 }
