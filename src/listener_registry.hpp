@@ -55,14 +55,10 @@ public:
     /// Removes every listener and returns them (a close tells each one last); an earlier
     /// snapshot calls none of them from now on.
     std::vector<Listener> take_all() {
-        std::lock_guard lock(mutex_);
+        const auto taken = take_entries();
         std::vector<Listener> out;
-        out.reserve(listeners_.size());
-        for (auto& [id, e] : listeners_) {
-            e->active = false;
-            out.push_back(e->fn);  // (a copy: an earlier snapshot's call may be running it)
-        }
-        listeners_.clear();
+        out.reserve(taken.size());
+        for (const auto& e : taken) out.push_back(e->fn);  // (a copy: an earlier snapshot's call may be running it)
         return out;
     }
 
@@ -78,17 +74,7 @@ public:
     /// Removes every listener and calls each one with args, in order (a close tells each one last).
     template <typename... Args>
     void take_each(const Args&... args) {
-        std::vector<std::shared_ptr<entry>> taken;
-        {
-            std::lock_guard lock(mutex_);
-            taken.reserve(listeners_.size());
-            for (auto& [id, e] : listeners_) {
-                e->active = false;
-                taken.push_back(e);
-            }
-            listeners_.clear();
-        }
-        for (const auto& e : taken) e->fn(args...);
+        for (const auto& e : take_entries()) e->fn(args...);
     }
 
 private:
@@ -98,6 +84,18 @@ private:
         std::atomic<bool> active{true};
     };
 
+    // Every entry, each marked no longer registered, and the list emptied.
+    std::vector<std::shared_ptr<entry>> take_entries() {
+        std::lock_guard lock(mutex_);
+        std::vector<std::shared_ptr<entry>> taken;
+        taken.reserve(listeners_.size());
+        for (auto& [id, e] : listeners_) {
+            e->active = false;
+            taken.push_back(e);
+        }
+        listeners_.clear();
+        return taken;
+    }
     std::vector<std::shared_ptr<entry>> entries_now() const {
         std::lock_guard lock(mutex_);
         std::vector<std::shared_ptr<entry>> now;

@@ -84,10 +84,9 @@ void check_lock_path(const std::string& path, const std::string& name_space) {
 // lock_driver
 
 lock_driver::lock_driver(zkr::client& c, std::string lock_path, std::shared_ptr<const lock_rule> rule)
-    : client_(c), path_(std::move(lock_path)), rule_(std::move(rule)) {
-    check_lock_path(path_, c.options().name_space);
-    shared_path_ = std::make_shared<const std::string>(path_);
-    default_create_path_ = std::make_shared<const std::string>(join_path(path_, rule_->node_name()));
+    : client_(c), path_(std::make_shared<const std::string>(std::move(lock_path))), rule_(std::move(rule)) {
+    check_lock_path(path(), c.options().name_space);
+    default_create_path_ = std::make_shared<const std::string>(join_path(path(), rule_->node_name()));
 }
 
 void lock_driver::acquire(acquire_request req, acquire_handler done) {
@@ -193,25 +192,25 @@ std::string lock_driver::acquire_failure(const error_code& ec, std::string_view 
 }
 
 std::string lock_driver::kind_mismatch_message(std::string_view what) const {
-    std::string m = "refused to acquire " + std::string(what) + " of a " + std::string(rule_->kind()) + " on " + path_ + ": ";
+    std::string m = "refused to acquire " + std::string(what) + " of a " + std::string(rule_->kind()) + " on " + path() + ": ";
     try {
         error_code ec;
-        const auto r = client_.get_children(path_, ec);
+        const auto r = client_.get_children(path(), ec);
         if (const auto node = ec ? std::nullopt : rule_->queue(r.children).other_kind) {
             const auto* kind = kind_of_node(*node);  // (other_kind is always one of the kinds)
             if (kind && kind->id == queue_kind::curator_semaphore)
-                return m + "node " + join_path(path_, *node) +
+                return m + "node " + join_path(path(), *node) +
                        " holds the leases of a semaphore in Curator's layout, which do not count against this lock; use one "
                        "kind and layout per path (semaphore_options::layout = semaphore_layout::curator in every zkr process "
                        "that shares a semaphore with Curator)";
-            if (kind) m += "node " + join_path(path_, *node) + " is a " + std::string(kind->name) + "'s " + std::string(kind->node_role) + ", ";
+            if (kind) m += "node " + join_path(path(), *node) + " is a " + std::string(kind->name) + "'s " + std::string(kind->node_role) + ", ";
         }
     } catch (const std::exception&) {
         // The node's name is a courtesy; the error stands without it.
     }
     // The command line has no namespace: it names the path as the server knows it.
     const auto& ns = client_.options().name_space;
-    const auto server_path = ns.empty() ? path_ : "/" + ns + path_;
+    const auto server_path = ns.empty() ? path() : "/" + ns + path();
     return m + "and the two kinds do not exclude each other; use one kind per path (zkr status " + server_path + " lists both)";
 }
 
@@ -222,13 +221,13 @@ void throw_release_error(const error_code& ec, std::string_view path, std::strin
 }
 
 std::vector<std::string> lock_driver::participants(error_code& ec) {
-    auto r = client_.get_children(path_, ec);
+    auto r = client_.get_children(path(), ec);
     if (ec == errc::no_node) {
         ec = {};
         return {};
     }
     std::vector<std::string> out;
-    for (auto& name : rule_->queue(r.children).sorted) out.push_back(join_path(path_, name));
+    for (auto& name : rule_->queue(std::move(r.children)).sorted) out.push_back(join_path(path(), name));
     return out;
 }
 

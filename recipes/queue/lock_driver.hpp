@@ -85,10 +85,10 @@ public:
     std::vector<std::string> participants(boost::system::error_code& ec);
 
     zkr::client& get_client() noexcept { return client_; }
-    const std::string& path() const noexcept { return path_; }
+    const std::string& path() const noexcept { return *path_; }
     /// The lock path, and the path of a node made with the rule's own name and no fixed sequence
     /// (most acquires), made once: each acquire's machine shares them.
-    const std::shared_ptr<const std::string>& shared_path() const noexcept { return shared_path_; }
+    const std::shared_ptr<const std::string>& shared_path() const noexcept { return path_; }
     const std::shared_ptr<const std::string>& default_create_path() const noexcept { return default_create_path_; }
     const lock_rule& rule() const noexcept { return *rule_; }
     /// Its holds from now on read their node's data for a revocation request (before any acquire:
@@ -104,9 +104,8 @@ private:
     std::vector<std::weak_ptr<lock_engine>> pending_;
     std::uint64_t cancellations_ = 0;  // under pending_mutex_, with pending_
     zkr::client& client_;
-    std::string path_;
+    std::shared_ptr<const std::string> path_;  // never null
     std::shared_ptr<const lock_rule> rule_;
-    std::shared_ptr<const std::string> shared_path_;
     std::shared_ptr<const std::string> default_create_path_;
     std::atomic<bool> revocable_{false};
 };

@@ -18,22 +18,23 @@ using boost::system::error_code;
 namespace {
 
 // Our node's path before the protect prefix: "<lock path>/<name>", with the sequence when it is given.
-std::string node_create_path(const lock_driver& d, const acquire_request& req) {
+// The usual one (the rule's name, no sequence) is the driver's, made once.
+std::shared_ptr<const std::string> node_create_path(const lock_driver& d, const acquire_request& req) {
+    if (req.node_name.empty() && !req.sequence) return d.default_create_path();
     auto name = req.node_name.empty() ? d.rule().node_name() : req.node_name;
     if (req.sequence) {
         char digits[11];
         std::snprintf(digits, sizeof digits, "%010u", *req.sequence);
         name += digits;
     }
-    return join_path(d.path(), name);
+    return std::make_shared<const std::string>(join_path(d.path(), name));
 }
 
 zk_lock_machine::config machine_config(lock_driver& d, acquire_request& req) {
     zk_lock_machine::config c;
     c.decisions = {.rule = &d.rule(), .timeout = req.timeout, .context = {req.held_by_us}, .revocable = d.revocable()};
     c.lock_path = d.shared_path();
-    c.create_path = req.node_name.empty() && !req.sequence ? d.default_create_path()
-                                                           : std::make_shared<const std::string>(node_create_path(d, req));
+    c.create_path = node_create_path(d, req);
     c.data = std::move(req.data);
     c.mode = req.sequence ? create_mode::ephemeral : create_mode::ephemeral_sequential;
     c.forgotten = [client = &d.get_client()](const std::string& path, std::int64_t owner) {
