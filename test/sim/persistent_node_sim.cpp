@@ -77,6 +77,8 @@ public:
     outcome run() {
         run_until_quiet(out_, 200000, [this] { return step(); });
         if (out_.ok) check_quiescent();
+        out_.recovery_lookups = net_.recovery_lookups;
+        out_.adopted = net_.adopted;
         return std::move(out_);
     }
 
@@ -102,9 +104,10 @@ private:
         auto& c = clients_[static_cast<std::size_t>(id)];
         if (what == 0) {
             const auto a = net_.apply(net_[c.id]);
-            if (std::holds_alternative<zk::create>(a.op)) ++out_.creates;
+            if (std::holds_alternative<zk::create>(a.op) && !a.recovery) ++out_.creates;
             out_.note("c" + std::to_string(c.id) + " applied #" + std::to_string(a.reply.id) + " of n" + std::to_string(a.who) +
-                      (a.reply.ec ? " " + a.reply.ec.message() : "") + (a.reply.path.empty() ? "" : " " + a.reply.path));
+                      (a.recovery ? std::string(" (recovery: ") + a.recovery + ")" : "") + (a.reply.ec ? " " + a.reply.ec.message() : "") +
+                      (a.reply.path.empty() ? "" : " " + a.reply.path));
         } else if (what == 1) {
             auto [who, e] = net_.deliver(net_[c.id]);
             if (std::holds_alternative<zk::connection_changed>(e)) {

@@ -10,9 +10,13 @@
 //     every watch it had not heard fire, then `connected` on the new session;
 //   - a reply lost with its connection: the request was applied, the machine never hears its
 //     reply; the client retries the request after the reconnection or fails it with
-//     connection_loss. A protected create's retry finds the node its lost try made; a failed one's
-//     node is removed by the client once it is connected again (src/protected_create.hpp), and a
-//     retry on a new session draws a new name prefix, as the client does.
+//     connection_loss. A failed protected create's node is removed by the client once it is
+//     connected again, and a retry on a new session draws a new name prefix, as the client does.
+//   - a protected create retried after a connection loss recovers as the connection does
+//     (src/connection_protected.cpp, decisions in src/protected_create.hpp): a listing of the parent
+//     for a child with its prefix, the check of the one found (adopted if this session owns it or it
+//     is persistent), then a create if none was adopted. Each is a request of its own, so anything
+//     may happen between them: the node found goes, the session ends, the connection drops again.
 // A world owns one sim_clients, picks which client's next request the server applies and which
 // reply or event a machine hears next, and keeps its own checkers. Requests and replies carry a
 // tag of the world's (`who`: the machine, or another part of the client such as a worker), so
@@ -60,7 +64,13 @@ public:
         std::uint64_t who = 0;
         detail::zk::op op;
         const detail::zk::reply& reply;
+        /// A step of a protected create's recovery ("lookup", "check"): the connection's own
+        /// request, whose reply no machine hears (reply: what the server answered it); nullptr for
+        /// the request itself.
+        const char* recovery = nullptr;
     };
+    /// Steps of protected creates' recoveries the server applied, and the nodes they adopted.
+    long recovery_lookups = 0, recovery_checks = 0, adopted = 0;
 
     sim_clients(zookeeper& zk, std::mt19937_64& rng, verdict& out) : zk_(zk), rng_(rng), out_(out) {}
 
@@ -92,15 +102,16 @@ public:
             fail(c, {who, op}, errc::session_expired);
             return {who, std::move(op), std::get<detail::zk::reply>(c.inbound.back().second)};
         }
-        const auto watch_id = ++next_watch_;
         const auto ticket = ticket_of(op);
-        routes_[watch_id] = {c.id, c.session, ticket, who};
         std::string prefix;
         if (const auto* create = std::get_if<detail::zk::create>(&op); create && create->protect) {
             auto& p = prefixes_[{c.id, who, ticket}];
             if (p.empty()) p = "_c_" + std::to_string(++next_prefix_) + "-";
             prefix = p;
+            if (const auto it = recovering_.find({c.id, who, ticket}); it != recovering_.end()) return recover(c, who, std::move(op), it);
         }
+        const auto watch_id = ++next_watch_;
+        routes_[watch_id] = {c.id, c.session, ticket, who};
         auto r = apply_op(zk_, c.session, op, watch_id, prefix);
         unanswered_[{c.id, who, ticket}] = {who, op, watch_id};
         c.inbound.emplace_back(std::piecewise_construct, std::forward_as_tuple(who),
@@ -117,6 +128,7 @@ public:
         if (const auto* r = std::get_if<detail::zk::reply>(&next.second)) {
             unanswered_.erase({c.id, next.first, r->id});
             prefixes_.erase({c.id, next.first, r->id});
+            recovering_.erase({c.id, next.first, r->id});
         }
         return next;
     }
@@ -150,6 +162,7 @@ public:
         drop_or_reconnect(c);
         if (pick(rng_, 2) == 0 && !sent_once(request.op)) {
             c.outbound.emplace_front(request.who, request.op);  // retried after the reconnection
+            look_up_first(c, c.outbound.front());
         } else {
             fail(c, {request.who, request.op}, errc::connection_loss);
         }
@@ -182,6 +195,7 @@ public:
         c.connected = false;
         for (auto it = c.outbound.begin(); it != c.outbound.end();) {
             if (pick(rng_, 2) == 0 && !sent_once(it->second)) {
+                look_up_first(c, *it);  // (the client cannot know whether the server had it)
                 ++it;  // retried after the reconnection
                 continue;
             }
@@ -302,6 +316,70 @@ public:
     }
 
 private:
+    // A protected create the client tries again after a connection loss: the try looks for the
+    // node an earlier one may have made before it creates (protected_create::failed).
+    void look_up_first(connection& c, const std::pair<std::uint64_t, detail::zk::op>& request) {
+        const auto* create = std::get_if<detail::zk::create>(&request.second);
+        if (create && create->protect) recovering_[{c.id, request.first, ticket_of(request.second)}] = {};
+    }
+
+    struct recovery {
+        std::string found;  ///< empty: the lookup is next; else the check of this node
+    };
+    using request_key = std::tuple<int, std::uint64_t, detail::zk::ticket>;  // (client, who, ticket)
+
+    // The server applies the next step of a protected create's recovery; the connection sends the
+    // step after it (back on the queue: whatever the client sent meanwhile goes first).
+    applied recover(connection& c, std::uint64_t who, detail::zk::op op, typename std::map<request_key, recovery>::iterator it) {
+        const auto& create = std::get<detail::zk::create>(op);
+        const auto key = it->first;
+        step_reply_ = {};
+        step_reply_.id = key_ticket(key);
+        if (it->second.found.empty()) {
+            // The listing (after a sync, so the server has every write the leader had): a child
+            // with our prefix is checked next; none, the create is sent.
+            ++recovery_lookups;
+            const auto slash = create.path.rfind('/');
+            const auto parent = slash == 0 ? std::string("/") : create.path.substr(0, slash);
+            if (const auto found = zk_.find_protected(parent, prefixes_.at(key))) {
+                it->second.found = found->path;
+                step_reply_.path = found->path;
+            } else {
+                recovering_.erase(it);
+            }
+            c.outbound.emplace_back(who, op);
+            return {who, std::move(op), step_reply_, "lookup"};
+        }
+        // The check of the node found: ours if this session owns it or it is persistent.
+        ++recovery_checks;
+        const auto found = std::move(it->second.found);
+        recovering_.erase(it);
+        const node* n = zk_.find(found);
+        if (n && (!is_ephemeral(create.mode) || n->owner == c.session)) {
+            ++adopted;
+            out_.note("c" + std::to_string(c.id) + " adopts its node " + found);
+            detail::zk::reply r;
+            r.id = key_ticket(key);
+            r.path = found;
+            r.stat = stat_of(*n);
+            unanswered_[key] = {who, op, 0};
+            c.inbound.emplace_back(std::piecewise_construct, std::forward_as_tuple(who),
+                                   std::forward_as_tuple(std::in_place_type<detail::zk::reply>, std::move(r)));
+            return {who, std::move(op), std::get<detail::zk::reply>(c.inbound.back().second), "check"};
+        }
+        // Gone since the lookup: created under the same prefix. Another session's: a node of an
+        // earlier session, so the create draws a new prefix (protected_create::adopts).
+        if (n) {
+            step_reply_.stat = stat_of(*n);
+            prefixes_.erase(key);
+        } else {
+            step_reply_.ec = make_error_code(errc::no_node);
+        }
+        c.outbound.emplace_back(who, op);
+        return {who, std::move(op), step_reply_, "check"};
+    }
+    static detail::zk::ticket key_ticket(const request_key& key) { return std::get<2>(key); }
+
     struct sent_request {
         std::uint64_t who = 0;
         detail::zk::op op;
@@ -316,6 +394,7 @@ private:
     // done with its own: a node an earlier try made under the old prefix (its reply lost) is the
     // client's to remove. (An ephemeral one of an ended session is gone already.)
     void new_prefix_for(connection& c, const std::pair<std::uint64_t, detail::zk::op>& request) {
+        recovering_.erase({c.id, request.first, ticket_of(request.second)});
         const auto it = prefixes_.find({c.id, request.first, ticket_of(request.second)});
         if (it == prefixes_.end()) return;
         const auto& create = std::get<detail::zk::create>(request.second);
@@ -378,9 +457,10 @@ private:
     std::vector<connection> clients_;
     std::map<std::uint64_t, route> routes_;
     std::uint64_t next_watch_ = 0;
-    using request_key = std::tuple<int, std::uint64_t, detail::zk::ticket>;  // (client, who, ticket)
     std::map<request_key, sent_request> unanswered_;  // applied, reply not heard
     std::map<request_key, std::string> prefixes_;     // a protected create's, for all its tries
+    std::map<request_key, recovery> recovering_;      // a protected create whose next try recovers first
+    detail::zk::reply step_reply_;                     // the server's answer to the last recovery step
     std::uint64_t next_prefix_ = 0;
     std::vector<orphan> orphans_;
     std::set<std::pair<int, std::uint64_t>> lost_creates_;

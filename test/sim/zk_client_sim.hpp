@@ -35,7 +35,8 @@ inline zkr::stat stat_of(const node& n) {
 }
 
 /// Applies op for `session`; a watch it asks for is set under watch_id. (Timers are the world's.)
-/// A protected create's name begins with protect_prefix ("_c_<id>-"), the same for every try of it.
+/// A protected create's name begins with protect_prefix ("_c_<id>-"), the same for every try of it
+/// on one session; the lookup for an earlier try's node is the client's (sim_clients).
 inline detail::zk::reply apply_op(zookeeper& zk, std::int64_t session, const detail::zk::op& op, std::uint64_t watch_id,
                                   const std::string& protect_prefix = {}) {
     namespace zk_ops = detail::zk;
@@ -86,13 +87,6 @@ inline detail::zk::reply apply_op(zookeeper& zk, std::int64_t session, const det
                     r.ec = error_of(rc::no_node);
                     return;
                 }
-                // A protected create finds the node an earlier try of it made (its reply lost).
-                if (o.protect)
-                    if (const auto found = zk.find_protected(parent, protect_prefix + name)) {
-                        r.path = found->path;
-                        r.stat = stat_of(found->stat);
-                        return;
-                    }
                 const auto made = zk.create(session, parent, (o.protect ? protect_prefix : std::string()) + name, o.data,
                                             is_sequential(o.mode), is_ephemeral(o.mode));
                 r.ec = error_of(made.code);
