@@ -79,6 +79,7 @@ public:
         if (out_.ok) check_quiescent();
         out_.recovery_lookups = net_.recovery_lookups;
         out_.adopted = net_.adopted;
+        out_.reordered = net_.retries_reordered;
         return std::move(out_);
     }
 

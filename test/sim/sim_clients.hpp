@@ -4,7 +4,8 @@
 //   - a dropped connection: each request not applied yet is retried after the reconnection or
 //     fails with connection_loss, now or after the reconnection (the retry policy decides,
 //     connection::abandon_inflight), the machine hears `suspended`, and watch events wait for the
-//     reconnection;
+//     reconnection. Each retried request sleeps on a timer of its own (connection::retry_or_finish),
+//     so once connected the retries go in any order, before or after what was sent meanwhile;
 //   - an expired session: each request not applied yet fails with session_expired or is retried on
 //     the new session (again the retry policy), the machine hears `lost`, then not_watching for
 //     every watch it had not heard fire, then `connected` on the new session;
@@ -27,6 +28,7 @@
 #include "verdict.hpp"
 #include "zk_client_sim.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -54,6 +56,7 @@ public:
         std::int64_t session = 0;
         bool connected = true;
         std::deque<std::pair<std::uint64_t, detail::zk::op>> outbound;  ///< (who, op) not applied yet
+        std::vector<std::pair<std::uint64_t, detail::zk::op>> retrying;  ///< (who, op) to be tried again once connected
         std::deque<std::pair<std::uint64_t, Input>> inbound;            ///< (who, reply or event), in order
         std::deque<std::pair<std::uint64_t, Input>> stashed;            ///< watch events while disconnected
         std::deque<std::pair<std::uint64_t, Input>> late;               ///< failures heard after the reconnection
@@ -71,6 +74,9 @@ public:
     };
     /// Steps of protected creates' recoveries the server applied, and the nodes they adopted.
     long recovery_lookups = 0, recovery_checks = 0, adopted = 0;
+    /// Reconnections whose retried requests went out in another order than first sent, or after a
+    /// request sent since.
+    long retries_reordered = 0;
 
     sim_clients(zookeeper& zk, std::mt19937_64& rng, verdict& out) : zk_(zk), rng_(rng), out_(out) {}
 
@@ -161,8 +167,8 @@ public:
         const auto* create = std::get_if<detail::zk::create>(&request.op);
         drop_or_reconnect(c);
         if (pick(rng_, 2) == 0 && !sent_once(request.op)) {
-            c.outbound.emplace_front(request.who, request.op);  // retried after the reconnection
-            look_up_first(c, c.outbound.front());
+            c.retrying.emplace_back(request.who, request.op);  // retried after the reconnection
+            look_up_first(c, c.retrying.back());
         } else {
             fail(c, {request.who, request.op}, errc::connection_loss);
         }
@@ -196,7 +202,8 @@ public:
         for (auto it = c.outbound.begin(); it != c.outbound.end();) {
             if (pick(rng_, 2) == 0 && !sent_once(it->second)) {
                 look_up_first(c, *it);  // (the client cannot know whether the server had it)
-                ++it;  // retried after the reconnection
+                c.retrying.push_back(std::move(*it));  // retried after the reconnection
+                it = c.outbound.erase(it);
                 continue;
             }
             // Failed now, or retried in vain and failed once connected again (the retry policy's
@@ -213,6 +220,7 @@ public:
         out_.note("c" + std::to_string(c.id) + " reconnected");
         c.connected = true;
         remove_orphans(c);
+        send_retries(c);
         tell(c, detail::zk::connection_changed{connection_state::reconnected, c.session});
         for (auto& w : c.stashed) c.inbound.push_back(std::move(w));
         c.stashed.clear();
@@ -263,15 +271,21 @@ private:
             if (const auto* w = std::get_if<detail::zk::watch_fired>(&e)) ended.push_back({who, {w->id, watch_event_type::not_watching}});
         if (!server_keeps) zk_.expire(c.session);
         c.session = zk_.open_session();
-        for (auto it = c.outbound.begin(); it != c.outbound.end();) {
-            if (pick(rng_, 2) == 0 && !bound_to_a_session(it->second) && !sent_once(it->second)) {
-                new_prefix_for(c, *it);
-                ++it;  // retried on the new session
-                continue;
+        // Each request not applied yet is retried on the new session, in any order (its own
+        // timer), or fails.
+        for (auto& r : c.outbound) c.retrying.push_back(std::move(r));
+        c.outbound.clear();
+        std::vector<std::pair<std::uint64_t, detail::zk::op>> kept;
+        for (auto& r : c.retrying) {
+            if (pick(rng_, 2) == 0 && !bound_to_a_session(r.second) && !sent_once(r.second)) {
+                new_prefix_for(c, r);
+                kept.push_back(std::move(r));
+            } else {
+                fail(c, r, errc::session_expired);
             }
-            fail(c, *it, errc::session_expired);
-            it = c.outbound.erase(it);
         }
+        c.retrying = std::move(kept);
+        send_retries(c);
         c.connected = true;
         c.stashed.clear();
         remove_orphans(c);
@@ -316,6 +330,23 @@ public:
     }
 
 private:
+    // The retried requests go out among what was sent while disconnected, each when its own
+    // retry timer fires.
+    void send_retries(connection& c) {
+        if (c.retrying.empty()) return;
+        std::vector<std::pair<std::uint64_t, detail::zk::ticket>> in_order;  // (the retries first, as first sent)
+        for (const auto& r : c.retrying) in_order.push_back({r.first, ticket_of(r.second)});
+        for (const auto& r : c.outbound) in_order.push_back({r.first, ticket_of(r.second)});
+        std::shuffle(c.retrying.begin(), c.retrying.end(), rng_);
+        for (auto& r : c.retrying) c.outbound.insert(c.outbound.begin() + static_cast<std::ptrdiff_t>(pick(rng_, c.outbound.size() + 1)), std::move(r));
+        c.retrying.clear();
+        for (std::size_t i = 0; i < in_order.size(); ++i)
+            if (in_order[i] != std::pair{c.outbound[i].first, ticket_of(c.outbound[i].second)}) {
+                ++retries_reordered;
+                break;
+            }
+    }
+
     // A protected create the client tries again after a connection loss: the try looks for the
     // node an earlier one may have made before it creates (protected_create::failed).
     void look_up_first(connection& c, const std::pair<std::uint64_t, detail::zk::op>& request) {

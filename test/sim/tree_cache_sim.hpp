@@ -36,6 +36,7 @@ struct schedule {
 struct outcome : verdict {
     long events = 0, changes = 0, faults = 0, reads = 0;
     long closes = 0;  ///< caches closed with reads or events on their way
+    long reordered = 0;  ///< reconnections that sent retried requests out of order (sim_clients)
 };
 
 schedule draw_schedule(std::uint64_t seed);

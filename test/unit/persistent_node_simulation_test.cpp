@@ -22,7 +22,7 @@ constexpr long default_node_schedules = 50000;
 
 TEST_CASE("persistent node simulation: random schedules keep every guarantee") {
     namespace nodes = zkr::sim::nodes;
-    long faults = 0, creates = 0, lost = 0, recreated = 0, lookups = 0, adopted = 0;
+    long faults = 0, creates = 0, lost = 0, recreated = 0, lookups = 0, adopted = 0, reordered = 0;
     const auto done = zkr::test::run_schedules(
         {"persistent node simulation: random schedules keep every guarantee", "ZKR_NODE_SIM_SEED", "ZKR_NODE_SIM_SCHEDULES", default_node_schedules},
         nodes::draw_schedule, nodes::run, nodes::describe, [&](const nodes::outcome& o) {
@@ -32,15 +32,17 @@ TEST_CASE("persistent node simulation: random schedules keep every guarantee") {
             recreated += o.recreated;
             lookups += o.recovery_lookups;
             adopted += o.adopted;
+            reordered += o.reordered;
         });
     if (!done) return;  // (one schedule replayed)
     const auto [n, secs] = *done;
     std::cout << n << " persistent node schedules in " << secs << " s: " << creates << " creates, " << faults << " faults, " << lost
               << " replies lost, " << recreated << " path changes, " << lookups << " protected creates' lookups, " << adopted
-              << " nodes adopted\n";
+              << " nodes adopted, " << reordered << " reconnections with retries out of order\n";
     CHECK(faults > n);       // under faults
     CHECK(lost > n / 10);    // replies lost with their connection
     CHECK(recreated > n);    // nodes made again
     CHECK(lookups > n / 50);  // protected creates recovered, step by step (test/sim/sim_clients.hpp)
     CHECK(adopted > n / 200); // and the node a lost try made adopted
+    CHECK(reordered > n / 100);  // retried requests sent in another order than first
 }
