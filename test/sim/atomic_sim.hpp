@@ -19,6 +19,7 @@
 //   start plus every applied change.
 #pragma once
 
+#include "client_reach.hpp"
 #include "verdict.hpp"
 
 #include <cstdint>
@@ -39,6 +40,7 @@ struct schedule {
 
 struct outcome : verdict {
     long faults = 0, succeeded = 0, not_succeeded = 0, unknown = 0, promoted = 0, lost_replies = 0, late_writes = 0;
+    client_reach clients;  ///< the simulated clients' faults reached
 };
 
 schedule draw_schedule(std::uint64_t seed);

@@ -9,6 +9,7 @@
 // - at quiescence, if the barrier is absent, every wait has passed (none waits for ever).
 #pragma once
 
+#include "client_reach.hpp"
 #include "verdict.hpp"
 
 #include <cstdint>
@@ -26,6 +27,7 @@ struct schedule {
 
 struct outcome : verdict {
     long faults = 0, passed = 0, checks = 0, lost_replies = 0;
+    client_reach clients;  ///< the simulated clients' faults reached
 };
 
 schedule draw_schedule(std::uint64_t seed);

@@ -61,6 +61,7 @@ public:
     outcome run() {
         run_until_quiet(out_, 200000, [this] { return step(); });
         if (out_.ok) check_quiescent();
+        out_.clients = net_.reach;
         return std::move(out_);
     }
 

@@ -11,6 +11,7 @@
 // view shows the server's value and version.
 #pragma once
 
+#include "client_reach.hpp"
 #include "verdict.hpp"
 
 #include <cstdint>
@@ -29,6 +30,7 @@ struct schedule {
 
 struct outcome : verdict {
     long successes = 0, conflicts = 0, faults = 0, reads = 0;
+    client_reach clients;  ///< the simulated clients' faults reached
 };
 
 schedule draw_schedule(std::uint64_t seed);

@@ -17,6 +17,7 @@
 //   the barrier (no member that arrived waits for ever; no node leaks).
 #pragma once
 
+#include "client_reach.hpp"
 #include "verdict.hpp"
 
 #include <cstdint>
@@ -34,6 +35,7 @@ struct schedule {
 struct outcome : verdict {
     long faults = 0, entered = 0, left = 0, gave_up = 0, failed = 0, lost_replies = 0;
     long entered_after_giving_up = 0;  ///< entered after its call gave up: withdrew from inside the outcome
+    client_reach clients;  ///< the simulated clients' faults reached
 };
 
 schedule draw_schedule(std::uint64_t seed);

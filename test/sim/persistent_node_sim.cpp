@@ -77,9 +77,7 @@ public:
     outcome run() {
         run_until_quiet(out_, 200000, [this] { return step(); });
         if (out_.ok) check_quiescent();
-        out_.recovery_lookups = net_.recovery_lookups;
-        out_.adopted = net_.adopted;
-        out_.reordered = net_.retries_reordered;
+        out_.clients = net_.reach;
         return std::move(out_);
     }
 

@@ -25,6 +25,7 @@
 // - every machine that was started is either open with a node or closed: none gave up.
 #pragma once
 
+#include "client_reach.hpp"
 #include "verdict.hpp"
 
 #include <cstdint>
@@ -42,8 +43,7 @@ struct schedule {
 
 struct outcome : verdict {
     long faults = 0, creates = 0, lost_replies = 0, recreated = 0;
-    long recovery_lookups = 0, adopted = 0;  ///< protected creates' recoveries (sim_clients)
-    long reordered = 0;  ///< reconnections that sent retried requests out of order (sim_clients)
+    client_reach clients;  ///< the simulated clients' faults reached
 };
 
 schedule draw_schedule(std::uint64_t seed);

@@ -18,12 +18,23 @@
 //     for a child with its prefix, the check of the one found (adopted if this session owns it or it
 //     is persistent), then a create if none was adopted. Each is a request of its own, so anything
 //     may happen between them: the node found goes, the session ends, the connection drops again.
+//   - a read-only server (read_only_servers; client_options::can_be_read_only): a client
+//     that reconnects may find only a server cut off from the quorum. The machine hears
+//     `read_only`; the server answers reads and refuses every write (not_read_only); the client
+//     goes to a server of the quorum at its next reconnection (through `suspended`, then
+//     `reconnected`). The server's reads and watch events are the quorum's as they happen: a
+//     server cut off earlier would be behind, its reads older and its watches' events held until
+//     the reconnection, consistently. Holding the events alone while reads run ahead is a history
+//     ZooKeeper cannot make (a tree cache then saw a node's deletion after a listing that had it
+//     again); the behind view is not modelled here (the lock world models it for a protected
+//     create's lookup).
 // A world owns one sim_clients, picks which client's next request the server applies and which
 // reply or event a machine hears next, and keeps its own checkers. Requests and replies carry a
 // tag of the world's (`who`: the machine, or another part of the client such as a worker), so
 // that a world with more than one requester per client routes replies back.
 #pragma once
 
+#include "client_reach.hpp"
 #include "sim_zookeeper.hpp"
 #include "verdict.hpp"
 #include "zk_client_sim.hpp"
@@ -55,6 +66,7 @@ public:
         int id = 0;
         std::int64_t session = 0;
         bool connected = true;
+        bool read_only = false;  ///< connected to a server cut off from the quorum
         std::deque<std::pair<std::uint64_t, detail::zk::op>> outbound;  ///< (who, op) not applied yet
         std::vector<std::pair<std::uint64_t, detail::zk::op>> retrying;  ///< (who, op) to be tried again once connected
         std::deque<std::pair<std::uint64_t, Input>> inbound;            ///< (who, reply or event), in order
@@ -72,11 +84,8 @@ public:
         /// the request itself.
         const char* recovery = nullptr;
     };
-    /// Steps of protected creates' recoveries the server applied, and the nodes they adopted.
-    long recovery_lookups = 0, recovery_checks = 0, adopted = 0;
-    /// Reconnections whose retried requests went out in another order than first sent, or after a
-    /// request sent since.
-    long retries_reordered = 0;
+    /// What the runs of this world reached so far.
+    client_reach reach;
 
     sim_clients(zookeeper& zk, std::mt19937_64& rng, verdict& out) : zk_(zk), rng_(rng), out_(out) {}
 
@@ -85,6 +94,9 @@ public:
     /// later (an ensemble's server forwards it to the leader while the client reconnects
     /// elsewhere), while its session lives. The world applies such a request with apply_escaped.
     bool late_applies = false;
+
+    /// A reconnection by drop_or_reconnect finds a read-only server one time in three (see above).
+    bool read_only_servers = true;
 
     /// A new client with a session of its own.
     connection& open() {
@@ -109,6 +121,12 @@ public:
             return {who, std::move(op), std::get<detail::zk::reply>(c.inbound.back().second)};
         }
         const auto ticket = ticket_of(op);
+        if (c.read_only && is_write(op) && !recovering_.count({c.id, who, ticket})) {
+            // (A protected create's recovery reads first; its create is refused when it comes.)
+            ++reach.refused;
+            fail(c, {who, op}, errc::not_read_only);
+            return {who, std::move(op), std::get<detail::zk::reply>(c.inbound.back().second)};
+        }
         std::string prefix;
         if (const auto* create = std::get_if<detail::zk::create>(&op); create && create->protect) {
             auto& p = prefixes_[{c.id, who, ticket}];
@@ -158,11 +176,11 @@ public:
         // The events of the watch it set are lost with it: they come after the reply on the
         // connection, and a client that never read the reply never registered the watch, so it
         // does not set it again once reconnected (a machine on the real engine hears neither).
-        for (auto it = c.inbound.begin() + static_cast<std::ptrdiff_t>(i); it != c.inbound.end();) {
-            const auto* w = std::get_if<detail::zk::watch_fired>(&it->second);
-            if (w && it->first == request.who && w->id == id) it = c.inbound.erase(it);
-            else ++it;
-        }
+        const auto of_the_lost_watch = [&](const std::pair<std::uint64_t, Input>& e) {
+            const auto* w = std::get_if<detail::zk::watch_fired>(&e.second);
+            return w && e.first == request.who && w->id == id;
+        };
+        c.inbound.erase(std::remove_if(c.inbound.begin() + static_cast<std::ptrdiff_t>(i), c.inbound.end(), of_the_lost_watch), c.inbound.end());
         out_.note("c" + std::to_string(c.id) + " lost the reply to #" + std::to_string(id));
         const auto* create = std::get_if<detail::zk::create>(&request.op);
         drop_or_reconnect(c);
@@ -196,9 +214,13 @@ public:
 
     /// The connection drops (a connected client) or comes back (a disconnected one).
     void drop_or_reconnect(connection& c) {
-        if (!c.connected) return reconnect(c);
+        if (!c.connected) {
+            if (read_only_servers && pick(rng_, 3) == 0) return connect_read_only(c);
+            return reconnect(c);
+        }
         out_.note("c" + std::to_string(c.id) + " disconnected");
         c.connected = false;
+        c.read_only = false;
         for (auto it = c.outbound.begin(); it != c.outbound.end();) {
             if (pick(rng_, 2) == 0 && !sent_once(it->second)) {
                 look_up_first(c, *it);  // (the client cannot know whether the server had it)
@@ -216,6 +238,7 @@ public:
     }
 
     void reconnect(connection& c) {
+        if (c.connected && c.read_only) drop_or_reconnect(c);  // (it leaves the read-only server)
         if (c.connected) return;
         out_.note("c" + std::to_string(c.id) + " reconnected");
         c.connected = true;
@@ -223,6 +246,20 @@ public:
         send_retries(c);
         tell(c, detail::zk::connection_changed{connection_state::reconnected, c.session});
         for (auto& w : c.stashed) c.inbound.push_back(std::move(w));
+        c.stashed.clear();
+        for (auto& f : c.late) c.inbound.push_back(std::move(f));
+        c.late.clear();
+    }
+
+    /// A disconnected c finds only a read-only server (see above).
+    void connect_read_only(connection& c) {
+        out_.note("c" + std::to_string(c.id) + " connected to a read-only server");
+        ++reach.read_only;
+        c.connected = true;
+        c.read_only = true;
+        send_retries(c);
+        tell(c, detail::zk::connection_changed{connection_state::read_only, c.session});
+        for (auto& w : c.stashed) c.inbound.push_back(std::move(w));  // (its events are the quorum's: see above)
         c.stashed.clear();
         for (auto& f : c.late) c.inbound.push_back(std::move(f));
         c.late.clear();
@@ -287,6 +324,7 @@ private:
         c.retrying = std::move(kept);
         send_retries(c);
         c.connected = true;
+        c.read_only = false;
         c.stashed.clear();
         remove_orphans(c);
         tell(c, detail::zk::connection_changed{connection_state::lost, 0});
@@ -342,7 +380,7 @@ private:
         c.retrying.clear();
         for (std::size_t i = 0; i < in_order.size(); ++i)
             if (in_order[i] != std::pair{c.outbound[i].first, ticket_of(c.outbound[i].second)}) {
-                ++retries_reordered;
+                ++reach.reordered;
                 break;
             }
     }
@@ -369,7 +407,7 @@ private:
         if (it->second.found.empty()) {
             // The listing (after a sync, so the server has every write the leader had): a child
             // with our prefix is checked next; none, the create is sent.
-            ++recovery_lookups;
+            ++reach.lookups;
             const auto slash = create.path.rfind('/');
             const auto parent = slash == 0 ? std::string("/") : create.path.substr(0, slash);
             if (const auto found = zk_.find_protected(parent, prefixes_.at(key))) {
@@ -382,12 +420,11 @@ private:
             return {who, std::move(op), step_reply_, "lookup"};
         }
         // The check of the node found: ours if this session owns it or it is persistent.
-        ++recovery_checks;
         const auto found = std::move(it->second.found);
         recovering_.erase(it);
         const node* n = zk_.find(found);
         if (n && (!is_ephemeral(create.mode) || n->owner == c.session)) {
-            ++adopted;
+            ++reach.adopted;
             out_.note("c" + std::to_string(c.id) + " adopts its node " + found);
             detail::zk::reply r;
             r.id = key_ticket(key);
@@ -450,6 +487,12 @@ private:
             it = orphans_.erase(it);
         }
         route_fired();
+    }
+
+    // What a read-only server refuses.
+    static bool is_write(const detail::zk::op& op) {
+        return std::holds_alternative<detail::zk::create>(op) || std::holds_alternative<detail::zk::set_data>(op) ||
+               std::holds_alternative<detail::zk::remove>(op) || std::holds_alternative<detail::zk::multi>(op);
     }
 
     // A request the client sends only on one session (zk::remove's session): never retried on a new one.

@@ -106,7 +106,7 @@ public:
     outcome run() {
         run_until_quiet(out_, 300000, [this] { return step(); });
         if (out_.ok) check_quiescent();
-        out_.reordered = net_.retries_reordered;
+        out_.clients = net_.reach;
         return std::move(out_);
     }
 

@@ -18,6 +18,7 @@
 //   connection nor runs a timer.
 #pragma once
 
+#include "client_reach.hpp"
 #include "verdict.hpp"
 
 #include <cstdint>
@@ -36,7 +37,7 @@ struct schedule {
 struct outcome : verdict {
     long events = 0, changes = 0, faults = 0, reads = 0;
     long closes = 0;  ///< caches closed with reads or events on their way
-    long reordered = 0;  ///< reconnections that sent retried requests out of order (sim_clients)
+    client_reach clients;  ///< the simulated clients' faults reached
 };
 
 schedule draw_schedule(std::uint64_t seed);

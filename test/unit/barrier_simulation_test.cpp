@@ -23,9 +23,11 @@ constexpr long default_barrier_schedules = 50000;
 TEST_CASE("barrier simulation: random schedules keep every guarantee") {
     namespace barriers = zkr::sim::barriers;
     long faults = 0, passed = 0, checks = 0, lost = 0;
+    zkr::sim::client_reach clients;
     const auto done = zkr::test::run_schedules(
         {"barrier simulation: random schedules keep every guarantee", "ZKR_BARRIER_SIM_SEED", "ZKR_BARRIER_SIM_SCHEDULES", default_barrier_schedules},
         barriers::draw_schedule, barriers::run, barriers::describe, [&](const barriers::outcome& o) {
+            clients += o.clients;
             faults += o.faults;
             passed += o.passed;
             checks += o.checks;
@@ -35,7 +37,9 @@ TEST_CASE("barrier simulation: random schedules keep every guarantee") {
     const auto [n, secs] = *done;
     std::cout << n << " barrier schedules in " << secs << " s: " << passed << " waits passed, " << checks << " checks, " << faults
               << " faults, " << lost << " replies lost\n";
+    std::cout << "  the simulated clients: " << clients.describe() << "\n";
     CHECK(faults > n);      // under faults
     CHECK(lost > n / 10);   // replies lost with their connection
     CHECK(passed > n);      // waits passed
+    CHECK(clients.read_only > n / 50);  // on read-only servers (test/sim/sim_clients.hpp)
 }

@@ -24,9 +24,11 @@ constexpr long default_count_schedules = 50000;
 TEST_CASE("count simulation: random schedules keep every guarantee") {
     namespace count = zkr::sim::count;
     long successes = 0, conflicts = 0, faults = 0, reads = 0;
+    zkr::sim::client_reach clients;
     const auto done = zkr::test::run_schedules(
         {"count simulation: random schedules keep every guarantee", "ZKR_COUNT_SIM_SEED", "ZKR_COUNT_SIM_SCHEDULES", default_count_schedules},
         count::draw_schedule, count::run, count::describe, [&](const count::outcome& o) {
+            clients += o.clients;
             successes += o.successes;
             conflicts += o.conflicts;
             faults += o.faults;
@@ -36,7 +38,10 @@ TEST_CASE("count simulation: random schedules keep every guarantee") {
     const auto [n, secs] = *done;
     std::cout << n << " count schedules in " << secs << " s: " << successes << " increments, " << conflicts << " compare-and-set conflicts, "
               << faults << " faults, " << reads << " reads applied\n";
+    std::cout << "  the simulated clients: " << clients.describe() << "\n";
     CHECK(successes > n);       // the workers do increment
     CHECK(conflicts > n / 10);  // and meet each other (a version that moved)
     CHECK(faults > n);          // under faults
+    CHECK(clients.read_only > n / 50);  // on read-only servers (test/sim/sim_clients.hpp)
+    CHECK(clients.refused > n / 20);    // where the workers' writes are refused
 }

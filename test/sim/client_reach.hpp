@@ -1,0 +1,33 @@
+// What the simulated clients' faults reached in a world's runs (test/sim/sim_clients.hpp): each
+// world's outcome carries one, and its test requires its share of each.
+#pragma once
+
+#include <string>
+
+namespace zkr::sim {
+
+/// How far a world's runs took the simulated clients' faults (each world's test requires its
+/// share of each, so that a change to the world cannot quietly lose one).
+struct client_reach {
+    long read_only = 0;    ///< connections made to a read-only server
+    long refused = 0;      ///< writes a read-only server refused
+    long reordered = 0;    ///< reconnections that sent retried requests out of order
+    long lookups = 0;      ///< protected creates' recovery lookups applied
+    long adopted = 0;      ///< nodes a recovery adopted
+
+    client_reach& operator+=(const client_reach& o) {
+        read_only += o.read_only;
+        refused += o.refused;
+        reordered += o.reordered;
+        lookups += o.lookups;
+        adopted += o.adopted;
+        return *this;
+    }
+    std::string describe() const {
+        return std::to_string(read_only) + " read-only connections (" + std::to_string(refused) + " writes refused), " +
+               std::to_string(reordered) + " reconnections with retries out of order, " + std::to_string(lookups) +
+               " protected creates' lookups (" + std::to_string(adopted) + " nodes adopted)";
+    }
+};
+
+}  // namespace zkr::sim
