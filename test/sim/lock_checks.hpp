@@ -26,6 +26,16 @@ protected:
     lock_state(const schedule& s, const machine_factory& machines)
         : s_(s), machines_(machines), rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), lost_rng_(s.seed ^ 0x5851f42d4c957f2dULL),
           inline_rng_(s.seed ^ 0x2545f4914f6cdd1dULL), let_go_rng_(s.seed ^ 0x9fb21c651e98df25ULL) {}
+    // The engines go first, while the state they reach is whole: a run that ends early (a broken
+    // promise) may leave an engine with a release unanswered, which it answers as it dies
+    // (releases-at-death), into the world. Its answer is dropped then: the run is over. (Without
+    // this, the members declared after live_ were gone by then: a planted bug's run crashed with a
+    // corrupted heap instead of naming its seed.)
+    ~lock_state() {
+        tearing_down_ = true;
+        live_.clear();
+    }
+    bool tearing_down_ = false;
 
     const schedule& s_;
     const machine_factory& machines_;

@@ -1314,6 +1314,7 @@ private:
     }
     // A release's caller hears its answer (from the engine: basic_lock_engine).
     void release_answered(client& c, std::uint64_t id, std::uint64_t caller, const error_code& ec) {
+        if (tearing_down_) return;  // (see ~lock_state)
         if (!unanswered_releases_.erase(caller))
             out_.violate("m" + std::to_string(id) + " answered release caller " + std::to_string(caller) + ", which did not ask or heard already");
         out_.note("c" + std::to_string(c.id) + " release done: " + (ec ? ec.message() : "ok"), now_);
