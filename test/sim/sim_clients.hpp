@@ -20,8 +20,9 @@
 //     may happen between them: the node found goes, the session ends, the connection drops again.
 //   - a read-only server (read_only_servers; client_options::can_be_read_only): a client
 //     that reconnects may find only a server cut off from the quorum. The machine hears
-//     `read_only`; the server answers reads and refuses every write (not_read_only); the client
-//     goes to a server of the quorum at its next reconnection (through `suspended`, then
+//     `read_only`; the server keeps the session (as ZooKeeper before 3.7 did; the lock world's
+//     do too: docs/reliability.md), answers reads and refuses every write (not_read_only); the
+//     client goes to a server of the quorum at its next reconnection (through `suspended`, then
 //     `reconnected`). The server's reads and watch events are the quorum's as they happen: a
 //     server cut off earlier would be behind, its reads older and its watches' events held until
 //     the reconnection, consistently. Holding the events alone while reads run ahead is a history
