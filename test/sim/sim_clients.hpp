@@ -40,6 +40,8 @@
 #include "verdict.hpp"
 #include "zk_client_sim.hpp"
 
+#include <zkr/path.hpp>
+
 #include <algorithm>
 #include <cstdint>
 #include <deque>
@@ -177,11 +179,11 @@ public:
         // The events of the watch it set are lost with it: they come after the reply on the
         // connection, and a client that never read the reply never registered the watch, so it
         // does not set it again once reconnected (a machine on the real engine hears neither).
-        const auto of_the_lost_watch = [&](const std::pair<std::uint64_t, Input>& e) {
-            const auto* w = std::get_if<detail::zk::watch_fired>(&e.second);
-            return w && e.first == request.who && w->id == id;
-        };
-        c.inbound.erase(std::remove_if(c.inbound.begin() + static_cast<std::ptrdiff_t>(i), c.inbound.end(), of_the_lost_watch), c.inbound.end());
+        for (auto it = c.inbound.begin() + static_cast<std::ptrdiff_t>(i); it != c.inbound.end();) {
+            const auto* w = std::get_if<detail::zk::watch_fired>(&it->second);
+            if (w && it->first == request.who && w->id == id) it = c.inbound.erase(it);
+            else ++it;
+        }
         out_.note("c" + std::to_string(c.id) + " lost the reply to #" + std::to_string(id));
         const auto* create = std::get_if<detail::zk::create>(&request.op);
         drop_or_reconnect(c);
@@ -404,14 +406,12 @@ private:
         const auto& create = std::get<detail::zk::create>(op);
         const auto key = it->first;
         step_reply_ = {};
-        step_reply_.id = key_ticket(key);
+        step_reply_.id = ticket_of(op);
         if (it->second.found.empty()) {
             // The listing (after a sync, so the server has every write the leader had): a child
             // with our prefix is checked next; none, the create is sent.
             ++reach.lookups;
-            const auto slash = create.path.rfind('/');
-            const auto parent = slash == 0 ? std::string("/") : create.path.substr(0, slash);
-            if (const auto found = zk_.find_protected(parent, prefixes_.at(key))) {
+            if (const auto found = zk_.find_protected(std::string(parent_path(create.path)), prefixes_.at(key))) {
                 it->second.found = found->path;
                 step_reply_.path = found->path;
             } else {
@@ -428,7 +428,7 @@ private:
             ++reach.adopted;
             out_.note("c" + std::to_string(c.id) + " adopts its node " + found);
             detail::zk::reply r;
-            r.id = key_ticket(key);
+            r.id = ticket_of(op);
             r.path = found;
             r.stat = stat_of(*n);
             unanswered_[key] = {who, op, 0};
@@ -447,7 +447,6 @@ private:
         c.outbound.emplace_back(who, op);
         return {who, std::move(op), step_reply_, "check"};
     }
-    static detail::zk::ticket key_ticket(const request_key& key) { return std::get<2>(key); }
 
     struct sent_request {
         std::uint64_t who = 0;
@@ -467,9 +466,8 @@ private:
         const auto it = prefixes_.find({c.id, request.first, ticket_of(request.second)});
         if (it == prefixes_.end()) return;
         const auto& create = std::get<detail::zk::create>(request.second);
-        const auto slash = create.path.rfind('/');
-        const auto parent = slash == 0 ? std::string("/") : create.path.substr(0, slash);
-        if (const auto found = zk_.find_protected(parent, it->second + create.path.substr(slash + 1))) orphans_.push_back({c.id, found->path});
+        if (const auto found = zk_.find_protected(std::string(parent_path(create.path)), it->second + std::string(node_name(create.path))))
+            orphans_.push_back({c.id, found->path});
         prefixes_.erase(it);
     }
 

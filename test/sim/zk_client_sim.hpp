@@ -9,6 +9,7 @@
 #include "sim_zookeeper.hpp"
 
 #include <zkr/error.hpp>
+#include <zkr/path.hpp>
 
 namespace zkr::sim {
 
@@ -80,9 +81,7 @@ inline detail::zk::reply apply_op(zookeeper& zk, std::int64_t session, const det
                 }
                 r.ec = error_of(zk.multi(session, steps));
             } else if constexpr (std::is_same_v<T, zk_ops::create>) {
-                const auto slash = o.path.rfind('/');
-                const auto parent = slash == 0 ? std::string("/") : o.path.substr(0, slash);
-                const auto name = o.path.substr(slash + 1);
+                const std::string parent(parent_path(o.path)), name(node_name(o.path));
                 if (!o.parents && !zk.find(parent)) {
                     r.ec = error_of(rc::no_node);
                     return;
