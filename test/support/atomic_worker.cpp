@@ -1,15 +1,18 @@
 // An atomic long's incrementer in a process of its own, for the atomic long's fault test: it
 // increments the value at PATH (a zkr::distributed_atomic_long with receipts that outlive a
 // session, promoted to a lock on PATH-lock, with a session of SESSION_MS) until COUNT increments
-// succeeded, then appends one line to LOG (one write, O_APPEND) and exits 0:
+// succeeded (with "until STOP_FILE": and STOP_FILE exists, so that the fault test's processes
+// increment for as long as its faults last, however fast the build runs), then appends one line
+// to LOG (one write, O_APPEND) and exits 0:
 //   done <succeeded> <not succeeded> <unknown> <other errors> <promoted> <ms of the increments>
 // "unknown": an increment that threw session_expired (its outcome unknown); with these receipts
 // there must be none. Every other error is counted, and its first message printed. With "bench"
 // after LOG (bench/atomic_compare.py) the receipts are ephemeral, as a user's default.
-// Usage: zkr_atomic_worker CONNECT SESSION_MS PATH COUNT LOG [bench]
+// Usage: zkr_atomic_worker CONNECT SESSION_MS PATH COUNT LOG [bench | until STOP_FILE]
 #include <zkr/distributed_atomic_long.hpp>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -17,12 +20,17 @@
 #include <string>
 
 int main(int argc, char** argv) {
-    if (argc != 6 && !(argc == 7 && std::string(argv[6]) == "bench")) {
-        std::cerr << "usage: zkr_atomic_worker CONNECT SESSION_MS PATH COUNT LOG [bench]\n";
+    const bool bench = argc == 7 && std::string(argv[6]) == "bench";
+    const bool until = argc == 8 && std::string(argv[6]) == "until";
+    if (argc != 6 && !bench && !until) {
+        std::cerr << "usage: zkr_atomic_worker CONNECT SESSION_MS PATH COUNT LOG [bench | until STOP_FILE]\n";
         return 2;
     }
+    const auto go_on = [&](long succeeded) {
+        struct stat st {};
+        return succeeded < std::atol(argv[4]) || (until && ::stat(argv[7], &st) != 0);
+    };
     const std::string path = argv[3];
-    const long count = std::atol(argv[4]);
     zkr::client_options o;
     o.connect_string = argv[1];
     o.session_timeout = std::chrono::milliseconds(std::atoi(argv[2]));
@@ -33,11 +41,11 @@ int main(int argc, char** argv) {
     {
         zkr::atomic_long_options options;
         options.promote_to_lock = zkr::atomic_promotion{path + "-lock", std::chrono::seconds(60), 10};
-        if (argc == 6) options.receipt_ttl = std::chrono::minutes(10);
+        if (!bench) options.receipt_ttl = std::chrono::minutes(10);
         zkr::distributed_atomic_long value(c, path, options);
         value.get();  // (connected, before the clock starts)
         const auto started = std::chrono::steady_clock::now();
-        while (succeeded < count) {
+        while (go_on(succeeded)) {
             try {
                 const auto v = value.increment();
                 (v.succeeded ? succeeded : refused) += 1;
