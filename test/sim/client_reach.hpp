@@ -14,6 +14,10 @@ struct client_reach {
     long reordered = 0;    ///< reconnections that sent retried requests out of order
     long lookups = 0;      ///< protected creates' recovery lookups applied
     long adopted = 0;      ///< nodes a recovery adopted
+    long lookups_behind = 0;  ///< lookups a read-only server, behind the quorum, answered without the node
+    long replies_lost = 0;          ///< replies of applied requests lost with their connection
+    long drops_losing_replies = 0;  ///< drops that lost more than one reply
+    long events_again = 0;          ///< watch events lost with their connection, fired again after it
 
     client_reach& operator+=(const client_reach& o) {
         read_only += o.read_only;
@@ -21,12 +25,18 @@ struct client_reach {
         reordered += o.reordered;
         lookups += o.lookups;
         adopted += o.adopted;
+        lookups_behind += o.lookups_behind;
+        replies_lost += o.replies_lost;
+        drops_losing_replies += o.drops_losing_replies;
+        events_again += o.events_again;
         return *this;
     }
     std::string describe() const {
         return std::to_string(read_only) + " read-only connections (" + std::to_string(refused) + " writes refused), " +
                std::to_string(reordered) + " reconnections with retries out of order, " + std::to_string(lookups) +
-               " protected creates' lookups (" + std::to_string(adopted) + " nodes adopted)";
+               " protected creates' lookups (" + std::to_string(adopted) + " nodes adopted, " + std::to_string(lookups_behind) + " missed on a read-only server behind), " + std::to_string(replies_lost) +
+               " replies lost with their connection (" + std::to_string(drops_losing_replies) + " drops lost more than one), " +
+               std::to_string(events_again) + " watch events fired again after a drop";
     }
 };
 

@@ -5,7 +5,8 @@
 // conflict reads the node and shows what it read. Connections drop and sessions expire as the
 // connection makes them (sim_clients.hpp); an operator rewrites the node or writes a word into it
 // that it later puts right (and in some schedules deletes it and makes it again). The checkers:
-// compare-and-set never loses an increment (schedules without deletions: a deleted and re-made
+// compare-and-set never loses an increment: the value counts every write the server applied, the
+// ones whose reply was lost with a connection too (schedules without deletions: a deleted and re-made
 // node can come back to a version a stale view holds, the ABA that a version cannot tell,
 // docs/recipes.md); a view never applies an older version of the same node; at quiescence every
 // view shows the server's value and version.
@@ -30,6 +31,7 @@ struct schedule {
 
 struct outcome : verdict {
     long successes = 0, conflicts = 0, faults = 0, reads = 0;
+    long took = 0;  ///< increments the server applied: the successes and those whose reply was lost
     client_reach clients;  ///< the simulated clients' faults reached
 };
 

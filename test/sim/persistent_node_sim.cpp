@@ -104,7 +104,7 @@ private:
         if (what == 0) {
             const auto a = net_.apply(net_[c.id]);
             if (std::holds_alternative<zk::create>(a.op) && !a.recovery) ++out_.creates;
-            out_.note("c" + std::to_string(c.id) + " applied #" + std::to_string(a.reply.id) + " of n" + std::to_string(a.who) +
+            out_.note("c" + std::to_string(c.id) + " applied #" + std::to_string(a.reply.id) + " of n" + std::to_string(a.who) + " (" + describe_op(a.op) + ")" +
                       (a.recovery ? std::string(" (recovery: ") + a.recovery + ")" : "") + (a.reply.ec ? " " + a.reply.ec.message() : "") +
                       (a.reply.path.empty() ? "" : " " + a.reply.path));
         } else if (what == 1) {
@@ -116,6 +116,7 @@ private:
                 }
             } else {
                 const auto k = static_cast<std::size_t>(who);
+                out_.note("c" + std::to_string(c.id) + " n" + std::to_string(k) + " hears " + describe_delivery(e));
                 deliver_asked(c.nodes[k].engine->link(), std::move(e), out_, c.nodes[k].name);
                 check_told(c, k);
             }

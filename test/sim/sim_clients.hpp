@@ -1,18 +1,24 @@
 // The simulated clients of any world whose machines speak zk_ops: each client's connection to the
 // in-memory server (requests not applied yet, what comes back in order, watch events held while it
 // is disconnected), and the faults production's connection has, made the way it makes them:
-//   - a dropped connection: each request not applied yet is retried after the reconnection or
-//     fails with connection_loss, now or after the reconnection (the retry policy decides,
-//     connection::abandon_inflight), the machine hears `suspended`, and watch events wait for the
-//     reconnection. Each retried request sleeps on a timer of its own (connection::retry_or_finish),
-//     so once connected the retries go in any order, before or after what was sent meanwhile;
+//   - a dropped connection: it drops at a point of what the server sent on it. The client read
+//     what came before (its machines hear that in turn); each reply after it is lost (below), and
+//     each watch event after it comes again after the reconnection (the client sets its watches
+//     again), unless its watch came with a lost reply. Each request not applied yet is retried
+//     after the reconnection or fails with connection_loss, now or after the reconnection (the
+//     retry policy decides, connection::abandon_inflight); the machine hears `suspended` before
+//     or after those failures, and watch events wait for the reconnection. Each retried request
+//     sleeps on a timer of its own (connection::retry_or_finish), so once connected the retries
+//     go in any order, before or after what was sent meanwhile;
 //   - an expired session: each request not applied yet fails with session_expired or is retried on
 //     the new session (again the retry policy), the machine hears `lost`, then not_watching for
 //     every watch it had not heard fire, then `connected` on the new session;
-//   - a reply lost with its connection: the request was applied, the machine never hears its
-//     reply; the client retries the request after the reconnection or fails it with
-//     connection_loss. A failed protected create's node is removed by the client once it is
-//     connected again, and a retry on a new session draws a new name prefix, as the client does.
+//   - a reply lost with its connection (a drop's, or lose_reply's: the connection drops at that
+//     reply): the request was applied, the machine never hears its reply; the client retries the
+//     request after the reconnection or fails it with connection_loss. A failed protected
+//     create's node is removed by the client once it is connected again, and a retry on a new
+//     session draws a new name prefix, as the client does. A session the client gave up while the
+//     server kept it ends before the client's sessions have ended twice more (given_up_outlives).
 //   - a protected create retried after a connection loss recovers as the connection does
 //     (src/connection_protected.cpp, decisions in src/protected_create.hpp): a listing of the parent
 //     for a child with its prefix, the check of the one found (adopted if this session owns it or it
@@ -27,8 +33,8 @@
 //     server cut off earlier would be behind, its reads older and its watches' events held until
 //     the reconnection, consistently. Holding the events alone while reads run ahead is a history
 //     ZooKeeper cannot make (a tree cache then saw a node's deletion after a listing that had it
-//     again); the behind view is not modelled here (the lock world models it for a protected
-//     create's lookup).
+//     again). The behind view is modelled for one read only, as the lock world does: a protected
+//     create's lookup on a server cut off by the drop lists none of what the quorum made since.
 // A world owns one sim_clients, picks which client's next request the server applies and which
 // reply or event a machine hears next, and keeps its own checkers. Requests and replies carry a
 // tag of the world's (`who`: the machine, or another part of the client such as a worker), so
@@ -70,6 +76,9 @@ public:
         std::int64_t session = 0;
         bool connected = true;
         bool read_only = false;  ///< connected to a server cut off from the quorum
+        std::int64_t dropped_at_zxid = 0;      ///< the last write applied when its connection last dropped
+        std::int64_t read_only_seen_zxid = 0;  ///< the last write its read-only server has (for a protected create's lookup)
+        long sessions_ended = 0;               ///< its sessions that expired or that it gave up
         std::deque<std::pair<std::uint64_t, detail::zk::op>> outbound;  ///< (who, op) not applied yet
         std::vector<std::pair<std::uint64_t, detail::zk::op>> retrying;  ///< (who, op) to be tried again once connected
         std::deque<std::pair<std::uint64_t, Input>> inbound;            ///< (who, reply or event), in order
@@ -139,8 +148,9 @@ public:
         }
         const auto watch_id = ++next_watch_;
         routes_[watch_id] = {c.id, c.session, ticket, who};
+        const auto before = zk_.last_zxid();
         auto r = apply_op(zk_, c.session, op, watch_id, prefix);
-        unanswered_[{c.id, who, ticket}] = {who, op, watch_id};
+        unanswered_[{c.id, who, ticket}] = {who, op, watch_id, before};
         c.inbound.emplace_back(std::piecewise_construct, std::forward_as_tuple(who),
                                std::forward_as_tuple(std::in_place_type<detail::zk::reply>, std::move(r)));
         const auto& reply = std::get<detail::zk::reply>(c.inbound.back().second);
@@ -160,40 +170,17 @@ public:
         return next;
     }
 
-    /// A reply c has not heard yet is lost with the connection (see above); false if c has none
-    /// to lose or is disconnected. The connection then drops.
+    /// A reply c has not heard yet is lost with the connection (see above): the connection drops
+    /// at that reply, so that the replies and events the server sent after it are lost too. False
+    /// if c has none to lose or is disconnected.
     bool lose_reply(connection& c) {
         if (!c.connected) return false;
-        std::vector<std::size_t> lost;  // replies of applied requests, not failures
-        for (std::size_t i = 0; i < c.inbound.size(); ++i)
-            if (const auto* r = std::get_if<detail::zk::reply>(&c.inbound[i].second); r && unanswered_.count({c.id, c.inbound[i].first, r->id}))
-                lost.push_back(i);
-        if (lost.empty()) return false;
-        const auto i = lost[pick(rng_, lost.size())];
-        const auto id = std::get<detail::zk::reply>(c.inbound[i].second).id;
-        const auto key = std::tuple{c.id, c.inbound[i].first, id};
-        const auto request = unanswered_.at(key);
-        unanswered_.erase(key);
-        routes_.erase(request.watch_id);  // the client never heard its watch was set
-        c.inbound.erase(c.inbound.begin() + static_cast<std::ptrdiff_t>(i));
-        // The events of the watch it set are lost with it: they come after the reply on the
-        // connection, and a client that never read the reply never registered the watch, so it
-        // does not set it again once reconnected (a machine on the real engine hears neither).
-        for (auto it = c.inbound.begin() + static_cast<std::ptrdiff_t>(i); it != c.inbound.end();) {
-            const auto* w = std::get_if<detail::zk::watch_fired>(&it->second);
-            if (w && it->first == request.who && w->id == id) it = c.inbound.erase(it);
-            else ++it;
-        }
-        out_.note("c" + std::to_string(c.id) + " lost the reply to #" + std::to_string(id));
-        const auto* create = std::get_if<detail::zk::create>(&request.op);
-        drop_or_reconnect(c);
-        if (pick(rng_, 2) == 0 && !sent_once(request.op)) {
-            c.retrying.emplace_back(request.who, request.op);  // retried after the reconnection
-            look_up_first(c, c.retrying.back());
-        } else {
-            fail(c, {request.who, request.op}, errc::connection_loss);
-        }
-        if (create) lost_creates_.insert({c.id, request.who});
+        const auto sent = sent_by_server(c);
+        std::vector<std::size_t> replies;  // (their places in `sent`)
+        for (std::size_t k = 0; k < sent.size(); ++k)
+            if (std::holds_alternative<detail::zk::reply>(c.inbound[sent[k]].second)) replies.push_back(k);
+        if (replies.empty()) return false;
+        drop(c, replies[pick(rng_, replies.size())]);
         return true;
     }
 
@@ -215,29 +202,14 @@ public:
         }
     }
 
-    /// The connection drops (a connected client) or comes back (a disconnected one).
+    /// The connection drops (a connected client), at a random point of what the server sent on
+    /// it (see drop), or comes back (a disconnected one).
     void drop_or_reconnect(connection& c) {
         if (!c.connected) {
             if (read_only_servers && pick(rng_, 3) == 0) return connect_read_only(c);
             return reconnect(c);
         }
-        out_.note("c" + std::to_string(c.id) + " disconnected");
-        c.connected = false;
-        c.read_only = false;
-        for (auto it = c.outbound.begin(); it != c.outbound.end();) {
-            if (pick(rng_, 2) == 0 && !sent_once(it->second)) {
-                look_up_first(c, *it);  // (the client cannot know whether the server had it)
-                c.retrying.push_back(std::move(*it));  // retried after the reconnection
-                it = c.outbound.erase(it);
-                continue;
-            }
-            // Failed now, or retried in vain and failed once connected again (the retry policy's
-            // sleep outlasted the outage): the machine hears that after `reconnected`.
-            fail(c, *it, errc::connection_loss, pick(rng_, 2) == 0 ? c.late : c.inbound);
-            if (late_applies && pick(rng_, 2) == 0) c.escaped.push_back({c.session, it->second});
-            it = c.outbound.erase(it);
-        }
-        tell(c, detail::zk::connection_changed{connection_state::suspended, c.session});
+        drop(c, pick(rng_, sent_by_server(c).size() + 1));
     }
 
     void reconnect(connection& c) {
@@ -260,6 +232,9 @@ public:
         ++reach.read_only;
         c.connected = true;
         c.read_only = true;
+        // The server was cut off from the quorum now, or by the partition that dropped this
+        // connection: then it lacks what the quorum applied since (for a protected create's lookup).
+        c.read_only_seen_zxid = pick(rng_, 2) == 0 ? c.dropped_at_zxid : zk_.last_zxid();
         send_retries(c);
         tell(c, detail::zk::connection_changed{connection_state::read_only, c.session});
         for (auto& w : c.stashed) c.inbound.push_back(std::move(w));  // (its events are the quorum's: see above)
@@ -281,26 +256,38 @@ public:
     void abandon(connection& c) {
         if (c.connected) drop_or_reconnect(c);  // (suspended first)
         out_.note("c" + std::to_string(c.id) + " gives session " + std::to_string(c.session) + " up as lost; the server keeps it");
-        abandoned_.push_back(c.session);
+        abandoned_.push_back({c.session, c.id, c.sessions_ended + 1});
         end_session(c, /*server_keeps=*/true);
     }
+
+    /// How many of its client's later session ends a given-up session outlives at most. Each one
+    /// takes a session timeout at least (an expiry, or a give-up after as long suspended), and the
+    /// server ends the given-up session within about one: it cannot keep it through many. (A
+    /// machine remembers a few of its earlier sessions: persistent_node_machine keeps 8.)
+    static constexpr long given_up_outlives = 2;
 
     /// The server ends a session its client gave up (abandon); false if there is none.
     bool expire_abandoned() {
         if (abandoned_.empty()) return false;
-        const auto i = pick(rng_, abandoned_.size());
-        out_.note("the server ends the given-up session " + std::to_string(abandoned_[i]));
-        zk_.expire(abandoned_[i]);
-        abandoned_.erase(abandoned_.begin() + static_cast<std::ptrdiff_t>(i));
+        end_given_up(pick(rng_, abandoned_.size()));
         route_fired();
         return true;
     }
 
-    /// The sessions clients gave up that the server still keeps.
-    const std::vector<std::int64_t>& abandoned() const noexcept { return abandoned_; }
-
 private:
+    void end_given_up(std::size_t i) {
+        out_.note("the server ends the given-up session " + std::to_string(abandoned_[i].session));
+        zk_.expire(abandoned_[i].session);
+        abandoned_.erase(abandoned_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+
     void end_session(connection& c, bool server_keeps) {
+        // A session c gave up earlier that the server still keeps ends first if this is the end
+        // it cannot outlive (given_up_outlives).
+        ++c.sessions_ended;
+        for (std::size_t i = abandoned_.size(); i > 0; --i)
+            if (abandoned_[i - 1].client == c.id && c.sessions_ended - abandoned_[i - 1].ended_at > given_up_outlives) end_given_up(i - 1);
+        route_fired();
         // Its watches end as the connection ends them: after `lost`, each one the client has not
         // heard fire says not_watching, the ones that fired while it was away too.
         std::vector<std::pair<std::uint64_t, detail::zk::watch_fired>> ended;
@@ -371,6 +358,96 @@ public:
     }
 
 private:
+    // Where in c's inbound the replies and watch events the server sent on the connection are, in
+    // order (the failures and connection changes the client makes itself are not on it). Only
+    // those after the last connection change: what came before it came on an earlier connection
+    // (or session), and the client read it before it learned of the change.
+    std::vector<std::size_t> sent_by_server(const connection& c) const {
+        std::size_t first = 0;
+        for (std::size_t i = c.inbound.size(); i > 0; --i)
+            if (std::holds_alternative<detail::zk::connection_changed>(c.inbound[i - 1].second)) {
+                first = i;
+                break;
+            }
+        std::vector<std::size_t> sent;
+        for (std::size_t i = first; i < c.inbound.size(); ++i) {
+            const auto& [who, e] = c.inbound[i];
+            const auto* r = std::get_if<detail::zk::reply>(&e);
+            const auto* w = std::get_if<detail::zk::watch_fired>(&e);
+            if ((r && unanswered_.count({c.id, who, r->id})) || (w && w->type != watch_event_type::not_watching)) sent.push_back(i);
+        }
+        return sent;
+    }
+
+    // c's connection drops after the client read the first `cut` of what the server sent on it
+    // (sent_by_server): its machines hear those in turn. After the cut, each reply is lost: its
+    // request was applied, and the client retries it or fails it with connection_loss as one it
+    // never sent. Each watch event after the cut comes again after the reconnection (the client
+    // sets its watches again, and the server fires those that fired meanwhile), unless its watch
+    // came with a reply lost here: never registered, it is not set again. The requests not applied
+    // yet are retried or fail (now or after the reconnection); the machines hear `suspended`
+    // before or after the failures, as the client library may queue either first.
+    void drop(connection& c, std::size_t cut) {
+        out_.note("c" + std::to_string(c.id) + " disconnected");
+        c.connected = false;
+        c.read_only = false;
+        c.dropped_at_zxid = zk_.last_zxid();
+        std::vector<std::pair<std::uint64_t, detail::zk::op>> lost;
+        std::set<std::pair<std::uint64_t, detail::zk::ticket>> unregistered;  // (who, ticket): watches of lost replies
+        std::deque<std::pair<std::uint64_t, Input>> read;
+        const auto sent = sent_by_server(c);
+        for (std::size_t i = 0, k = 0; i < c.inbound.size(); ++i) {
+            auto& item = c.inbound[i];
+            const bool on_wire = k < sent.size() && sent[k] == i;
+            if (on_wire) ++k;
+            if (!on_wire || k <= cut) {
+                read.push_back(std::move(item));
+            } else if (const auto* r = std::get_if<detail::zk::reply>(&item.second)) {
+                const auto key = std::tuple{c.id, item.first, r->id};
+                auto request = unanswered_.at(key);
+                unanswered_.erase(key);
+                routes_.erase(request.watch_id);  // the client never heard its watch was set
+                unregistered.insert({item.first, r->id});
+                out_.note("c" + std::to_string(c.id) + " lost the reply to #" + std::to_string(r->id));
+                ++reach.replies_lost;
+                // Its server may have been cut off from the quorum before it had the request: the
+                // leader applied it, and no reply came (what a read-only server then lacks).
+                c.dropped_at_zxid = std::min(c.dropped_at_zxid, request.zxid_before);
+                if (std::holds_alternative<detail::zk::create>(request.op)) lost_creates_.insert({c.id, request.who});
+                lost.emplace_back(request.who, std::move(request.op));
+            } else if (const auto* w = std::get_if<detail::zk::watch_fired>(&item.second); !unregistered.count({item.first, w->id})) {
+                ++reach.events_again;
+                c.stashed.push_back(std::move(item));
+            }
+        }
+        c.inbound = std::move(read);
+        if (lost.size() > 1) ++reach.drops_losing_replies;
+        const bool notify_first = pick(rng_, 2) == 0;
+        if (notify_first) tell(c, detail::zk::connection_changed{connection_state::suspended, c.session});
+        for (auto& request : lost) {
+            if (pick(rng_, 2) == 0 && !sent_once(request.second)) {
+                c.retrying.push_back(std::move(request));  // retried after the reconnection
+                look_up_first(c, c.retrying.back());
+            } else {
+                fail(c, request, errc::connection_loss, pick(rng_, 2) == 0 ? c.late : c.inbound);
+            }
+        }
+        for (auto it = c.outbound.begin(); it != c.outbound.end();) {
+            if (pick(rng_, 2) == 0 && !sent_once(it->second)) {
+                look_up_first(c, *it);  // (the client cannot know whether the server had it)
+                c.retrying.push_back(std::move(*it));  // retried after the reconnection
+                it = c.outbound.erase(it);
+                continue;
+            }
+            // Failed now, or retried in vain and failed once connected again (the retry policy's
+            // sleep outlasted the outage): the machine hears that after `reconnected`.
+            fail(c, *it, errc::connection_loss, pick(rng_, 2) == 0 ? c.late : c.inbound);
+            if (late_applies && pick(rng_, 2) == 0) c.escaped.push_back({c.session, it->second});
+            it = c.outbound.erase(it);
+        }
+        if (!notify_first) tell(c, detail::zk::connection_changed{connection_state::suspended, c.session});
+    }
+
     // The retried requests go out among what was sent while disconnected, each when its own
     // retry timer fires.
     void send_retries(connection& c) {
@@ -411,7 +488,14 @@ private:
             // The listing (after a sync, so the server has every write the leader had): a child
             // with our prefix is checked next; none, the create is sent.
             ++reach.lookups;
-            if (const auto found = zk_.find_protected(std::string(parent_path(create.path)), prefixes_.at(key))) {
+            auto found = zk_.find_protected(std::string(parent_path(create.path)), prefixes_.at(key));
+            if (found && c.read_only && found->stat.czxid > c.read_only_seen_zxid) {
+                // A read-only server cut off before the node was made: it lists none. (Its create
+                // is then refused; the client looks for the node again on the quorum: an orphan.)
+                ++reach.lookups_behind;
+                found.reset();
+            }
+            if (found) {
                 it->second.found = found->path;
                 step_reply_.path = found->path;
             } else {
@@ -431,7 +515,7 @@ private:
             r.id = ticket_of(op);
             r.path = found;
             r.stat = stat_of(*n);
-            unanswered_[key] = {who, op, 0};
+            unanswered_[key] = {who, op, 0, zk_.last_zxid()};
             c.inbound.emplace_back(std::piecewise_construct, std::forward_as_tuple(who),
                                    std::forward_as_tuple(std::in_place_type<detail::zk::reply>, std::move(r)));
             return {who, std::move(op), std::get<detail::zk::reply>(c.inbound.back().second), "check"};
@@ -452,6 +536,7 @@ private:
         std::uint64_t who = 0;
         detail::zk::op op;
         std::uint64_t watch_id = 0;
+        std::int64_t zxid_before = 0;  // the last write applied before it
     };
     struct orphan {
         int client = 0;
@@ -537,7 +622,12 @@ private:
     std::uint64_t next_prefix_ = 0;
     std::vector<orphan> orphans_;
     std::set<std::pair<int, std::uint64_t>> lost_creates_;
-    std::vector<std::int64_t> abandoned_;  // sessions given up by their clients, kept by the server
+    struct given_up {
+        std::int64_t session = 0;
+        int client = 0;
+        long ended_at = 0;  // the client's sessions_ended once it gave this one up
+    };
+    std::vector<given_up> abandoned_;  // sessions given up by their clients, kept by the server
 };
 
 }  // namespace zkr::sim

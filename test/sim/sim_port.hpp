@@ -167,10 +167,25 @@ private:
     std::vector<detail::unique_function<void()>> posts_;
 };
 
+/// A request, for a world's trace: what it asks of which path.
+inline std::string describe_op(const detail::zk::op& op) {
+    namespace zk = detail::zk;
+    if (const auto* o = std::get_if<zk::get_data>(&op)) return "getData " + o->path;
+    if (const auto* o = std::get_if<zk::exists>(&op)) return "exists " + o->path;
+    if (const auto* o = std::get_if<zk::get_children>(&op)) return "getChildren " + o->path;
+    if (const auto* o = std::get_if<zk::create>(&op)) return "create " + o->path;
+    if (const auto* o = std::get_if<zk::set_data>(&op)) return "setData " + o->path;
+    if (const auto* o = std::get_if<zk::remove>(&op)) return "delete " + o->path + (o->session ? " (session " + std::to_string(o->session) + ")" : "");
+    if (std::holds_alternative<zk::multi>(op)) return "multi";
+    return "timer";
+}
+
 /// A reply or a watch event, for a world's trace.
 template <typename Input>
 std::string describe_delivery(const Input& e) {
-    if (const auto* r = std::get_if<detail::zk::reply>(&e)) return "the reply to #" + std::to_string(r->id);
+    if (const auto* r = std::get_if<detail::zk::reply>(&e))
+        return "the reply to #" + std::to_string(r->id) +
+               (r->ec ? ": " + r->ec.message() : r->stat ? " (a node of session " + std::to_string(r->stat->ephemeral_owner) + ")" : " (no node)");
     if (const auto* w = std::get_if<detail::zk::watch_fired>(&e)) return "the watch event of #" + std::to_string(w->id) + " (type " + std::to_string(static_cast<int>(w->type)) + ")";
     return "an event";
 }

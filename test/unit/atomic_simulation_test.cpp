@@ -50,4 +50,6 @@ TEST_CASE("atomic long simulation: random schedules keep every guarantee") {
     CHECK(late > n / 100);         // writes that took after the client heard they failed
     CHECK(clients.read_only > n / 10);  // on read-only servers (test/sim/sim_clients.hpp)
     CHECK(clients.refused > n / 10);    // where writes are refused
+    CHECK(clients.replies_lost > n / 2);           // replies lost with their connection
+    CHECK(clients.drops_losing_replies > n / 100);  // several at one drop (no watches: no events again)
 }

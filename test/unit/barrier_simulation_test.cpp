@@ -42,4 +42,7 @@ TEST_CASE("barrier simulation: random schedules keep every guarantee") {
     CHECK(lost > n / 10);   // replies lost with their connection
     CHECK(passed > n);      // waits passed
     CHECK(clients.read_only > n / 50);  // on read-only servers (test/sim/sim_clients.hpp)
+    CHECK(clients.replies_lost > n / 10);          // replies lost with their connection
+    CHECK(clients.drops_losing_replies > n / 200);  // several at one drop
+    CHECK(clients.events_again > n / 50);          // watch events fired again after a drop
 }

@@ -23,25 +23,30 @@ constexpr long default_count_schedules = 50000;
 
 TEST_CASE("count simulation: random schedules keep every guarantee") {
     namespace count = zkr::sim::count;
-    long successes = 0, conflicts = 0, faults = 0, reads = 0;
+    long successes = 0, took = 0, conflicts = 0, faults = 0, reads = 0;
     zkr::sim::client_reach clients;
     const auto done = zkr::test::run_schedules(
         {"count simulation: random schedules keep every guarantee", "ZKR_COUNT_SIM_SEED", "ZKR_COUNT_SIM_SCHEDULES", default_count_schedules},
         count::draw_schedule, count::run, count::describe, [&](const count::outcome& o) {
             clients += o.clients;
             successes += o.successes;
+            took += o.took;
             conflicts += o.conflicts;
             faults += o.faults;
             reads += o.reads;
         });
     if (!done) return;  // (one schedule replayed)
     const auto [n, secs] = *done;
-    std::cout << n << " count schedules in " << secs << " s: " << successes << " increments, " << conflicts << " compare-and-set conflicts, "
+    std::cout << n << " count schedules in " << secs << " s: " << successes << " increments (" << took - successes << " more took with their reply lost), " << conflicts << " compare-and-set conflicts, "
               << faults << " faults, " << reads << " reads applied\n";
     std::cout << "  the simulated clients: " << clients.describe() << "\n";
     CHECK(successes > n);       // the workers do increment
+    CHECK(took > successes);    // and some increments took with their reply lost
     CHECK(conflicts > n / 10);  // and meet each other (a version that moved)
     CHECK(faults > n);          // under faults
     CHECK(clients.read_only > n / 50);  // on read-only servers (test/sim/sim_clients.hpp)
     CHECK(clients.refused > n / 20);    // where the workers' writes are refused
+    CHECK(clients.replies_lost > n / 20);          // replies lost with their connection
+    CHECK(clients.drops_losing_replies > n / 200);  // several at one drop
+    CHECK(clients.events_again > n / 30);          // watch events fired again after a drop
 }

@@ -47,4 +47,7 @@ TEST_CASE("double barrier simulation: random schedules keep every guarantee") {
     CHECK(late > 0);          // a give-up fed while the engine runs an outcome
     CHECK(clients.read_only > n / 50);  // on read-only servers (test/sim/sim_clients.hpp)
     CHECK(clients.refused > n / 100);   // where a member's create or delete is refused
+    CHECK(clients.replies_lost > n / 10);  // replies lost with their connection (one at a time: a member
+                                           // has one request out)
+    CHECK(clients.events_again > n / 100);  // watch events fired again after a drop
 }

@@ -46,4 +46,8 @@ TEST_CASE("persistent node simulation: random schedules keep every guarantee") {
     CHECK(clients.reordered > n / 20);  // retried requests sent in another order than first
     CHECK(clients.lookups > n / 50);    // protected creates recovered, step by step
     CHECK(clients.adopted > n / 200);   // and the node a lost try made adopted
+    CHECK(clients.lookups_behind > n / 5000);  // and a read-only server's lookup without it
+    CHECK(clients.replies_lost > n / 4);          // replies lost with their connection
+    CHECK(clients.drops_losing_replies > n / 20);  // several at one drop
+    CHECK(clients.events_again > n / 20);         // watch events fired again after a drop
 }

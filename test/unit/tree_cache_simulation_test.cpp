@@ -45,4 +45,7 @@ TEST_CASE("tree cache simulation: random schedules keep every guarantee") {
     CHECK(closes > n / 20);   // and caches closed while their engine had work out
     CHECK(clients.read_only > n / 50);   // on read-only servers (test/sim/sim_clients.hpp)
     CHECK(clients.reordered > n / 100);  // retried reads sent in another order than first
+    CHECK(clients.replies_lost > n / 20);          // replies lost with their connection
+    CHECK(clients.drops_losing_replies > n / 100);  // several at one drop
+    CHECK(clients.events_again > n / 30);          // watch events fired again after a drop
 }
