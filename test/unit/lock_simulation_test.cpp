@@ -25,6 +25,7 @@ constexpr long default_schedules = 100000;
 #endif
 
 using zkr::test::env_number;
+using zkr::test::lane_from_env;
 
 std::string describe(const schedule& s) {
     return "seed " + std::to_string(s.seed) + ": " + std::string(to_string(s.kind)) + ", " + std::to_string(s.clients) +
@@ -119,11 +120,12 @@ void expect_found(const char* fault, const machine_factory& machines, const sche
 TEST_CASE("lock simulation: random schedules keep every guarantee") {
     const auto machines = shipped_machines();
     if (replayed_named_seed(every_recipe, machines)) return;
-    const long count = env_number("ZKR_SIM_SCHEDULES").value_or(default_schedules);
+    const long total = env_number("ZKR_SIM_SCHEDULES").value_or(default_schedules);
+    const auto lane = lane_from_env();
     const auto start = std::chrono::steady_clock::now();
-    long grants = 0, faults = 0, steps = 0;
+    long count = 0, grants = 0, faults = 0, steps = 0;  // (count: the schedules this lane ran)
     std::map<std::string, long> by_kind;
-    for (long i = 0; i < count; ++i) {
+    for (long i = lane.k; i < total; i += lane.m, ++count) {
         // Seeds far from the planted-fault hunts' 1, 2, 3...: a different set of schedules.
         const auto s = draw_schedule(1000003ULL * static_cast<std::uint64_t>(i) + 7);
         const auto o = run(s, machines);
@@ -198,10 +200,11 @@ struct lends_a_doubtful_hold : cache_decisions {  // lends whatever its hold rea
 TEST_CASE("lock simulation: lock caching keeps every guarantee") {
     const auto machines = shipped_machines();
     if (replayed_named_seed(cached_mutexes, machines)) return;
-    const long count = env_number("ZKR_CACHE_SIM_SCHEDULES").value_or(default_cached_schedules);
+    const long total = env_number("ZKR_CACHE_SIM_SCHEDULES").value_or(default_cached_schedules);
+    const auto lane = lane_from_env();
     const auto start = std::chrono::steady_clock::now();
-    long grants = 0, cached = 0, faults = 0, steps = 0;
-    for (long i = 0; i < count; ++i) {
+    long count = 0, grants = 0, cached = 0, faults = 0, steps = 0;  // (count: the schedules this lane ran)
+    for (long i = lane.k; i < total; i += lane.m, ++count) {
         const auto s = draw_cached_schedule(1000003ULL * static_cast<std::uint64_t>(i) + 7);
         const auto o = run(s, machines);
         if (!o.ok) FAIL(replay(s, machines, "lock simulation: lock caching keeps every guarantee", cached_mutexes));

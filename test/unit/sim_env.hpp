@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -18,6 +19,22 @@ namespace zkr::test {
 inline std::optional<long> env_number(const char* name) {
     if (const char* v = std::getenv(name); v && *v) return std::stol(v);
     return std::nullopt;
+}
+
+/// ZKR_SIM_LANE=K/M: a simulation's test runs only the schedules whose index is K modulo M, so
+/// that M processes share one run (test/sim/coverage runs each simulation so, one process per
+/// core); unset: every schedule. The thresholds a test checks are of the schedules it ran.
+struct sim_lane {
+    long k = 0, m = 1;
+};
+inline sim_lane lane_from_env() {
+    const char* v = std::getenv("ZKR_SIM_LANE");
+    if (!v || !*v) return {};
+    sim_lane lane;
+    char slash = 0;
+    if (std::sscanf(v, "%ld%c%ld", &lane.k, &slash, &lane.m) != 3 || slash != '/' || lane.m < 1 || lane.k < 0 || lane.k >= lane.m)
+        FAIL("ZKR_SIM_LANE: say K/M with 0 <= K < M (one of M processes), not '" << v << "'");
+    return lane;
 }
 
 /// A simulation's test: its TEST_CASE name (for the replay line) and its variables.
@@ -50,8 +67,10 @@ std::optional<schedules_run> run_schedules(const simulation_test& t, Draw draw, 
         return std::nullopt;
     }
     const long n = env_number(t.schedules_variable).value_or(t.default_schedules);
+    const auto lane = lane_from_env();
     const auto start = std::chrono::steady_clock::now();
-    for (long i = 0; i < n; ++i) {
+    long ran = 0;
+    for (long i = lane.k; i < n; i += lane.m, ++ran) {
         const auto s = draw(1000003ULL * static_cast<std::uint64_t>(i) + 7);
         const auto o = run(s, false);
         if (!o.ok)
@@ -59,7 +78,7 @@ std::optional<schedules_run> run_schedules(const simulation_test& t, Draw draw, 
                  t.test_name + "\"");
         tally(o);
     }
-    return schedules_run{n, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+    return schedules_run{ran, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
 }  // namespace zkr::test
