@@ -180,7 +180,7 @@ public:
         for (std::size_t k = 0; k < sent.size(); ++k)
             if (std::holds_alternative<detail::zk::reply>(c.inbound[sent[k]].second)) replies.push_back(k);
         if (replies.empty()) return false;
-        drop(c, replies[pick(rng_, replies.size())]);
+        drop(c, sent, replies[pick(rng_, replies.size())]);
         return true;
     }
 
@@ -209,7 +209,8 @@ public:
             if (read_only_servers && pick(rng_, 3) == 0) return connect_read_only(c);
             return reconnect(c);
         }
-        drop(c, pick(rng_, sent_by_server(c).size() + 1));
+        const auto sent = sent_by_server(c);
+        drop(c, sent, pick(rng_, sent.size() + 1));
     }
 
     void reconnect(connection& c) {
@@ -380,14 +381,14 @@ private:
     }
 
     // c's connection drops after the client read the first `cut` of what the server sent on it
-    // (sent_by_server): its machines hear those in turn. After the cut, each reply is lost: its
+    // (`sent`: sent_by_server(c)): its machines hear those in turn. After the cut, each reply is lost: its
     // request was applied, and the client retries it or fails it with connection_loss as one it
     // never sent. Each watch event after the cut comes again after the reconnection (the client
     // sets its watches again, and the server fires those that fired meanwhile), unless its watch
     // came with a reply lost here: never registered, it is not set again. The requests not applied
     // yet are retried or fail (now or after the reconnection); the machines hear `suspended`
     // before or after the failures, as the client library may queue either first.
-    void drop(connection& c, std::size_t cut) {
+    void drop(connection& c, const std::vector<std::size_t>& sent, std::size_t cut) {
         out_.note("c" + std::to_string(c.id) + " disconnected");
         c.connected = false;
         c.read_only = false;
@@ -395,7 +396,6 @@ private:
         std::vector<std::pair<std::uint64_t, detail::zk::op>> lost;
         std::set<std::pair<std::uint64_t, detail::zk::ticket>> unregistered;  // (who, ticket): watches of lost replies
         std::deque<std::pair<std::uint64_t, Input>> read;
-        const auto sent = sent_by_server(c);
         for (std::size_t i = 0, k = 0; i < c.inbound.size(); ++i) {
             auto& item = c.inbound[i];
             const bool on_wire = k < sent.size() && sent[k] == i;
@@ -424,28 +424,25 @@ private:
         if (lost.size() > 1) ++reach.drops_losing_replies;
         const bool notify_first = pick(rng_, 2) == 0;
         if (notify_first) tell(c, detail::zk::connection_changed{connection_state::suspended, c.session});
-        for (auto& request : lost) {
-            if (pick(rng_, 2) == 0 && !sent_once(request.second)) {
-                c.retrying.push_back(std::move(request));  // retried after the reconnection
-                look_up_first(c, c.retrying.back());
-            } else {
-                fail(c, request, errc::connection_loss, pick(rng_, 2) == 0 ? c.late : c.inbound);
-            }
-        }
-        for (auto it = c.outbound.begin(); it != c.outbound.end();) {
-            if (pick(rng_, 2) == 0 && !sent_once(it->second)) {
-                look_up_first(c, *it);  // (the client cannot know whether the server had it)
-                c.retrying.push_back(std::move(*it));  // retried after the reconnection
-                it = c.outbound.erase(it);
-                continue;
-            }
-            // Failed now, or retried in vain and failed once connected again (the retry policy's
-            // sleep outlasted the outage): the machine hears that after `reconnected`.
-            fail(c, *it, errc::connection_loss, pick(rng_, 2) == 0 ? c.late : c.inbound);
-            if (late_applies && pick(rng_, 2) == 0) c.escaped.push_back({c.session, it->second});
-            it = c.outbound.erase(it);
-        }
+        for (auto& request : lost) retry_or_fail(c, std::move(request), /*reply_lost=*/true);
+        for (auto& request : c.outbound) retry_or_fail(c, std::move(request), /*reply_lost=*/false);
+        c.outbound.clear();
         if (!notify_first) tell(c, detail::zk::connection_changed{connection_state::suspended, c.session});
+    }
+
+    // A request caught by a drop (`reply_lost`: it was applied) is retried after the
+    // reconnection (the client cannot know whether the server had it: a protected create looks
+    // first), or fails with connection_loss: now, or after the reconnection when the retry policy
+    // tried in vain and its sleep outlasted the outage. One not applied may still reach a server
+    // (late_applies).
+    void retry_or_fail(connection& c, std::pair<std::uint64_t, detail::zk::op> request, bool reply_lost) {
+        if (pick(rng_, 2) == 0 && !sent_once(request.second)) {
+            look_up_first(c, request);
+            c.retrying.push_back(std::move(request));
+            return;
+        }
+        fail(c, request, errc::connection_loss, pick(rng_, 2) == 0 ? c.late : c.inbound);
+        if (!reply_lost && late_applies && pick(rng_, 2) == 0) c.escaped.push_back({c.session, std::move(request.second)});
     }
 
     // The retried requests go out among what was sent while disconnected, each when its own

@@ -12,10 +12,10 @@
 #include <zkr/distributed_atomic_long.hpp>
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -26,11 +26,9 @@ int main(int argc, char** argv) {
         std::cerr << "usage: zkr_atomic_worker CONNECT SESSION_MS PATH COUNT LOG [bench | until STOP_FILE]\n";
         return 2;
     }
-    const auto go_on = [&](long succeeded) {
-        struct stat st {};
-        return succeeded < std::atol(argv[4]) || (until && ::stat(argv[7], &st) != 0);
-    };
     const std::string path = argv[3];
+    const long count = std::atol(argv[4]);
+    const auto go_on = [&](long succeeded) { return succeeded < count || (until && !std::filesystem::exists(argv[7])); };
     zkr::client_options o;
     o.connect_string = argv[1];
     o.session_timeout = std::chrono::milliseconds(std::atoi(argv[2]));
