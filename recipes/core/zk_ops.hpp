@@ -39,11 +39,15 @@ struct exists {
     std::string path;
     bool watch = false;
 };
-/// getChildren; with watch, its event comes as watch_fired.
+/// getChildren; with watch, its event comes as watch_fired. once: sent at most once, never retried
+/// by the client (fails with connection_loss when its connection drops first, or its reply is
+/// lost): an answer within a round trip or as soon as the loss is noticed, for a machine that
+/// would rather act on a failure than wait through a reconnection (the lock cache's listing).
 struct get_children {
     ticket id = 0;
     std::string path;
     bool watch = false;
+    bool once = false;
 };
 /// create; reply::path is the node made.
 struct create {

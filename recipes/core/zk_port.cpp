@@ -38,6 +38,7 @@ zk_request to_request(zk::op&& op) {
                 req.kind = op_kind::get_children;
                 req.path = std::move(o.path);
                 out.watch = o.watch;
+                req.fail_fast = o.once;
                 req.no_node_is_an_answer = true;  // (the listed node's stat comes with it: getChildren2)
             } else if constexpr (std::is_same_v<T, zk::create>) {
                 req.kind = op_kind::create;

@@ -2,8 +2,9 @@
 
 #include "lock_driver.hpp"
 
+#include "../core/zk_port.hpp"
+
 #include <zkr/client.hpp>
-#include <zkr/detail/request.hpp>
 #include <zkr/path.hpp>
 
 #include <spdlog/spdlog.h>
@@ -74,24 +75,26 @@ std::shared_ptr<hold> hold_cache::close() {
     return std::move(kept_);
 }
 
-// A plain request, fail_fast: a listing caught by a connection loss is not retried, so it answers
-// within a round trip, or as soon as the loss is noticed (the kept node then goes). Its answer and
-// its watch run on the network thread (library code, short, never blocking): a waiter's
-// notification is not held up behind the user's callbacks.
+// The listing is sent once (zk::get_children's once): caught by a connection loss, it is not
+// retried, so it answers within a round trip, or as soon as the loss is noticed (the kept node then
+// goes). Its answer and its watch run on the network thread (library code, short, never
+// blocking): a waiter's notification is not held up behind the user's callbacks. A folder gone
+// (no_node) is an answer too: we are not alone, and no failure.
+struct hold_cache::listing_feed {
+    std::weak_ptr<hold_cache> cache;
+    std::uint64_t listing = 0;
+    std::string ours;  // our node's name
+    void operator()(zk::reply&& r) const {
+        if (auto self = cache.lock()) self->on_listed(!r.ec && r.children.size() == 1 && r.children.front() == ours, listing);
+    }
+    void operator()(zk::watch_fired&&) const {  // (its event, or not_watching: either lets a kept node go)
+        if (auto self = cache.lock()) self->on_changed();
+    }
+};
+
 void hold_cache::list(const std::shared_ptr<hold>& h, std::uint64_t listing) {
-    std::weak_ptr<hold_cache> weak = shared_from_this();
-    request req;
-    req.kind = op_kind::get_children;
-    req.path = driver_->path();
-    req.fail_fast = true;
-    req.no_node_is_an_answer = true;  // (our node's folder gone: we are not alone, and no failure)
-    req.watch = [weak](watch_event) {
-        if (auto self = weak.lock()) self->on_changed();
-    };
-    submit(connection_of(driver_->get_client()), std::move(req),
-           [weak, listing, ours = std::string(node_name(h->node_path()))](const boost::system::error_code& ec, response&& r) {
-               if (auto self = weak.lock()) self->on_listed(!ec && r.children.size() == 1 && r.children.front() == ours, listing);
-           });
+    send_op(driver_->get_client(), zk::get_children{.path = driver_->path(), .watch = true, .once = true},
+            listing_feed{weak_from_this(), listing, std::string(node_name(h->node_path()))});
 }
 
 void hold_cache::on_listed(bool alone, std::uint64_t listing) {

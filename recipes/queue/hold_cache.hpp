@@ -36,6 +36,8 @@ public:
     std::shared_ptr<hold> close();
 
 private:
+    /// The listing's reply and watch event, as send_op feeds them (zk::get_children, sent once).
+    struct listing_feed;
     /// Lists the folder with the watch (listing: this keep's number, so that a late answer to an
     /// earlier keep's listing is ignored).
     void list(const std::shared_ptr<hold>& h, std::uint64_t listing);

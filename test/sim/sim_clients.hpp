@@ -581,10 +581,11 @@ private:
         const auto* r = std::get_if<detail::zk::remove>(&op);
         return r && r->session != 0;
     }
-    // A request the client sends at most once (zk::remove's once): never retried.
+    // A request the client sends at most once (zk::remove's and zk::get_children's once): never retried.
     static bool sent_once(const detail::zk::op& op) {
-        const auto* r = std::get_if<detail::zk::remove>(&op);
-        return r && r->once;
+        if (const auto* r = std::get_if<detail::zk::remove>(&op)) return r->once;
+        if (const auto* l = std::get_if<detail::zk::get_children>(&op)) return l->once;
+        return false;
     }
 
     struct route {
