@@ -282,21 +282,30 @@ private:
         ++out_.faults;
         auto& conn = net_[static_cast<int>(pick(clients_.size()))];
         const bool escaped_before = !conn.escaped.empty();  // (one that escapes now arrives at a later fault)
+        bool session_ends = false;
         switch (pick(5)) {
             case 0:
             case 1: net_.drop_or_reconnect(conn); break;  // (twice as often: its failed writes may take later)
             case 2: net_.expire(conn); break;
-            default:
+            case 3:
                 if (net_.lose_reply(conn)) ++out_.lost_replies;
+                break;
+            default:  // a partition that outlasts the session: the lost reply's request in doubt as it ends
+                if (net_.lose_reply(conn)) {
+                    ++out_.lost_replies;
+                    session_ends = true;
+                }
                 break;
         }
         // A storm: during an outage a write that failed with its connection arrives late, and the
-        // outage goes on past the session.
-        if (s_.storm && escaped_before && !conn.escaped.empty() && pick(2) == 0) {
+        // outage goes on past the session. (A partition that outlasts the session may bring one
+        // too: forwarded to the leader while the client was cut off.)
+        if (((s_.storm && escaped_before) || session_ends) && !conn.escaped.empty() && pick(2) == 0) {
             late_write(clients_[static_cast<std::size_t>(conn.id)]);
             ++out_.faults;
-            net_.expire(conn);
+            session_ends = true;
         }
+        if (session_ends) net_.expire(conn);
     }
 
     void check_quiescent() {

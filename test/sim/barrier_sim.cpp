@@ -160,8 +160,11 @@ private:
         switch (pick(4)) {
             case 0: return net_.drop_or_reconnect(conn);
             case 1: return net_.expire(conn);
-            default:
+            case 2:
                 if (net_.lose_reply(conn)) ++out_.lost_replies;
+                return;
+            default:  // (a partition that outlasts the session)
+                if (net_.lose_reply_and_session(conn)) ++out_.lost_replies;
                 return;
         }
     }

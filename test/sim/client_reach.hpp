@@ -18,6 +18,7 @@ struct client_reach {
     long replies_lost = 0;          ///< replies of applied requests lost with their connection
     long drops_losing_replies = 0;  ///< drops that lost more than one reply
     long events_again = 0;          ///< watch events lost with their connection, fired again after it
+    long ended_in_doubt = 0;        ///< sessions that ended while a reply lost with their connection was unanswered
 
     client_reach& operator+=(const client_reach& o) {
         read_only += o.read_only;
@@ -29,6 +30,7 @@ struct client_reach {
         replies_lost += o.replies_lost;
         drops_losing_replies += o.drops_losing_replies;
         events_again += o.events_again;
+        ended_in_doubt += o.ended_in_doubt;
         return *this;
     }
     std::string describe() const {
@@ -36,7 +38,8 @@ struct client_reach {
                std::to_string(reordered) + " reconnections with retries out of order, " + std::to_string(lookups) +
                " protected creates' lookups (" + std::to_string(adopted) + " nodes adopted, " + std::to_string(lookups_behind) + " missed on a read-only server behind), " + std::to_string(replies_lost) +
                " replies lost with their connection (" + std::to_string(drops_losing_replies) + " drops lost more than one), " +
-               std::to_string(events_again) + " watch events fired again after a drop";
+               std::to_string(events_again) + " watch events fired again after a drop, " + std::to_string(ended_in_doubt) +
+               " sessions ended with a lost reply's request in doubt";
     }
 };
 

@@ -206,17 +206,23 @@ private:
         auto& conn = net_[static_cast<int>(pick(members_.size()))];
         switch (pick(4)) {
             case 0: return net_.drop_or_reconnect(conn);
-            case 1: {
-                // Its node goes now, whatever its machine has heard yet.
-                auto& m = members_[static_cast<std::size_t>(conn.id)];
-                if (m.at == member::stage::entering) m.lost_while_entering = true;
-                if (m.at == member::stage::entered) m.expired_since_entered = true;
-                return net_.expire(conn);
-            }
-            default:
+            case 1: return expire(conn);
+            case 2:
                 if (net_.lose_reply(conn)) ++out_.lost_replies;
                 return;
+            default:  // (a partition that outlasts the session: the lost reply's request in doubt as it ends)
+                if (!net_.lose_reply(conn)) return;
+                ++out_.lost_replies;
+                return expire(conn);
         }
+    }
+
+    // The member's session expires: its node goes now, whatever its machine has heard yet.
+    void expire(sim_clients<double_barrier_machine::input>::connection& conn) {
+        auto& m = members_[static_cast<std::size_t>(conn.id)];
+        if (m.at == member::stage::entering) m.lost_while_entering = true;
+        if (m.at == member::stage::entered) m.expired_since_entered = true;
+        net_.expire(conn);
     }
 
     void check_quiescent() {

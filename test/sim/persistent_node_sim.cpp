@@ -197,8 +197,16 @@ private:
             case 6: return net_.abandon(conn);
             case 7: net_.expire_abandoned(); return;
             case 2:
-            case 3:
                 if (net_.lose_reply(conn)) ++out_.lost_replies;
+                return;
+            case 3:
+                // A reply lost, and half the time the partition outlasts the session (the lost
+                // reply's request is in doubt as the session ends); half the time another process,
+                // which waited for the node to go, takes its path at once.
+                if (!net_.lose_reply(conn)) return;
+                ++out_.lost_replies;
+                if (pick(2) == 0) net_.expire(conn);
+                if (pick(2) == 0) stranger(clients_[static_cast<std::size_t>(conn.id)]);
                 return;
             case 4: return stranger();
             default: {  // an operator deletes a node under /pn
@@ -219,9 +227,9 @@ private:
     // Another process holds an ephemeral node at a plain ephemeral node's path while ours is
     // missing; or such a stranger goes away. (This client's earlier session's node, kept by the
     // server, is the abandon fault's.)
-    void stranger() {
+    void stranger() { stranger(clients_[pick(clients_.size())]); }
+    void stranger(const client& c) {
         if (!stranger_session_) stranger_session_ = zk_.open_session();
-        auto& c = clients_[pick(clients_.size())];
         const auto& n = c.nodes[pick(c.nodes.size())];
         if (n.mode != create_mode::ephemeral || n.protect) return;
         const auto path = parent + "/" + n.name;

@@ -19,6 +19,10 @@
 //     create's node is removed by the client once it is connected again, and a retry on a new
 //     session draws a new name prefix, as the client does. A session the client gave up while the
 //     server kept it ends before the client's sessions have ended twice more (given_up_outlives).
+//   - a partition that outlasts the session (lose_reply_and_session): a reply lost with its
+//     connection, then the session's expiry before the client is back; the request whose reply
+//     was lost is in doubt as its session ends (client_reach::ended_in_doubt counts those meetings,
+//     whatever faults made them).
 //   - a protected create retried after a connection loss recovers as the connection does
 //     (src/connection_protected.cpp, decisions in src/protected_create.hpp): a listing of the parent
 //     for a child with its prefix, the check of the one found (adopted if this session owns it or it
@@ -79,6 +83,7 @@ public:
         std::int64_t dropped_at_zxid = 0;      ///< the last write applied when its connection last dropped
         std::int64_t read_only_seen_zxid = 0;  ///< the last write its read-only server has (for a protected create's lookup)
         long sessions_ended = 0;               ///< its sessions that expired or that it gave up
+        bool lost_replies = false;             ///< its last drop lost a reply, and it is not connected since
         std::deque<std::pair<std::uint64_t, detail::zk::op>> outbound;  ///< (who, op) not applied yet
         std::vector<std::pair<std::uint64_t, detail::zk::op>> retrying;  ///< (who, op) to be tried again once connected
         std::deque<std::pair<std::uint64_t, Input>> inbound;            ///< (who, reply or event), in order
@@ -184,6 +189,18 @@ public:
         return true;
     }
 
+    /// A partition that outlasts the session: a reply c has not heard is lost with its connection
+    /// (lose_reply), and the session expires before c is connected again (expire). The machines
+    /// hear `suspended`, then `lost`, with the lost reply's request retried on the new session or
+    /// failed: an applied write whose outcome they never learn, on a session that is gone. False
+    /// (and nothing happens) if c had no reply to lose. A world whose expiries keep books of
+    /// their own calls lose_reply and its own expiry instead.
+    bool lose_reply_and_session(connection& c) {
+        if (!lose_reply(c)) return false;
+        expire(c);
+        return true;
+    }
+
     /// Whether a create of c's `who` ever lost its reply.
     bool lost_a_create(int client, std::uint64_t who) const { return lost_creates_.count({client, who}) > 0; }
 
@@ -218,6 +235,7 @@ public:
         if (c.connected) return;
         out_.note("c" + std::to_string(c.id) + " reconnected");
         c.connected = true;
+        c.lost_replies = false;
         remove_orphans(c);
         send_retries(c);
         tell(c, detail::zk::connection_changed{connection_state::reconnected, c.session});
@@ -233,6 +251,7 @@ public:
         ++reach.read_only;
         c.connected = true;
         c.read_only = true;
+        c.lost_replies = false;
         // The server was cut off from the quorum now, or by the partition that dropped this
         // connection: then it lacks what the quorum applied since (for a protected create's lookup).
         c.read_only_seen_zxid = pick(rng_, 2) == 0 ? c.dropped_at_zxid : zk_.last_zxid();
@@ -286,6 +305,8 @@ private:
         // A session c gave up earlier that the server still keeps ends first if this is the end
         // it cannot outlive (given_up_outlives).
         ++c.sessions_ended;
+        if (c.lost_replies) ++reach.ended_in_doubt;
+        c.lost_replies = false;
         for (std::size_t i = abandoned_.size(); i > 0; --i)
             if (abandoned_[i - 1].client == c.id && c.sessions_ended - abandoned_[i - 1].ended_at > given_up_outlives) end_given_up(i - 1);
         route_fired();
@@ -421,6 +442,7 @@ private:
             }
         }
         c.inbound = std::move(read);
+        c.lost_replies = !lost.empty();
         if (lost.size() > 1) ++reach.drops_losing_replies;
         const bool notify_first = pick(rng_, 2) == 0;
         if (notify_first) tell(c, detail::zk::connection_changed{connection_state::suspended, c.session});

@@ -50,4 +50,5 @@ TEST_CASE("double barrier simulation: random schedules keep every guarantee") {
     CHECK(clients.replies_lost > n / 10);  // replies lost with their connection (one at a time: a member
                                            // has one request out)
     CHECK(clients.events_again > n / 100);  // watch events fired again after a drop
+    CHECK(clients.ended_in_doubt > n / 10);  // sessions ended with a lost reply's request in doubt
 }

@@ -50,4 +50,5 @@ TEST_CASE("persistent node simulation: random schedules keep every guarantee") {
     CHECK(clients.replies_lost > n / 4);          // replies lost with their connection
     CHECK(clients.drops_losing_replies > n / 20);  // several at one drop
     CHECK(clients.events_again > n / 20);         // watch events fired again after a drop
+    CHECK(clients.ended_in_doubt > n / 4);        // sessions ended with a lost reply's request in doubt
 }
