@@ -368,6 +368,27 @@ std::string state_before(const zkr::test::hold_record& h, mono_ns t) {
     return s;
 }
 
+// What the other workers did around a cut, for a failed check's message: each hold's request,
+// grant and release in ms from the cut, its token, the states its listener heard, and the acquires
+// that returned without a hold. (Partition 5 failed once on a semaphore with no majority grant in
+// the window, and the histories were gone with the run.)
+std::string others_holds(const fault_run::figures& f, const cut_hold& c) {
+    const auto ms = [&](mono_ns t) { return std::to_string((t - c.at) / 1'000'000); };
+    std::ostringstream out;
+    for (const auto& w : f.histories) {
+        if (w.worker == c.worker) continue;
+        out << "worker " << w.worker << " (" << w.failed_acquires << " failed acquires, " << w.unknown_acquires << " unknown):";
+        for (const auto& h : w.holds) {
+            if (h.released && *h.released < c.at - 10'000'000'000) continue;
+            out << " [asked " << ms(h.requested) << " granted " << ms(h.granted) << " token " << h.token;
+            for (const auto& [t, state] : h.states) out << " " << state << "@" << ms(t);
+            out << " released " << (h.released ? ms(*h.released) : std::string("never")) << "]";
+        }
+        out << "; ";
+    }
+    return out.str();
+}
+
 // The holder went doubtful within 2/3 of the session timeout, and its hold ended: lost, or
 // released by its holder meanwhile (releasing, then released once the session is gone). A majority
 // worker held meanwhile with a higher token, and from that grant on the minority holder never read
@@ -399,6 +420,7 @@ int check_minority_holders(const fault_run::figures& f, const std::vector<cut_ho
                     (!majority_grant || other.granted < *majority_grant))
                     majority_grant = other.granted;
         INFO("a majority worker held between the cut and the heal with a higher token");
+        INFO("the other workers' holds, in ms from the cut (healed at " << (c.healed - c.at) / 1'000'000 << " ms): " << others_holds(f, c));
         CHECK(majority_grant);
         if (majority_grant) CHECK_FALSE(first_state(*h, *majority_grant, {"held"}));
     }
