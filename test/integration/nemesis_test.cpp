@@ -334,6 +334,10 @@ void cut_leader_with_its_clients(fault_run& r, std::vector<cut_hold>& cuts) {
     // one, and then expire the holder's session: a new leader starts every session's timeout anew.
     // (A shorter cut lets the holder reconnect with its session alive, and rightly hold again.)
     std::this_thread::sleep_for(r.session() + std::chrono::milliseconds(r.random(4500, 5500)));
+    // And on, 20 s at most, until a majority worker has been granted (check_minority_holders needs
+    // that grant): right after an earlier fault healed, a follower may still be syncing, and the
+    // election, with the holder's expiry a session timeout after it, then outlasts the cut.
+    zkr::test::eventually([&] { return r.other_granted_after(w, *at); }, 20s);
     r.lab().heal_all();
     cuts.push_back({w, *at, mono_now()});
 }

@@ -195,6 +195,13 @@ public:
         }
     }
 
+    /// Whether a worker other than w was granted after t.
+    bool other_granted_after(int w, mono_ns t) const {
+        for (const auto& [worker, first] : zkr::test::first_grant_after(parse(), t))
+            if (worker != w && first) return true;
+        return false;
+    }
+
     /// Grants so far of a token the same worker held before (lock caching: from the cache).
     int grants_from_cache() const {
         zkr::test::check_options co;
