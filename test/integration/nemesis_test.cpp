@@ -374,8 +374,9 @@ std::string state_before(const zkr::test::hold_record& h, mono_ns t) {
 
 // What the other workers did around a cut, for a failed check's message: each hold's request,
 // grant and release in ms from the cut, its token, the states its listener heard, and the acquires
-// that returned without a hold. (Partition 5 failed once on a semaphore with no majority grant in
-// the window, and the histories were gone with the run.)
+// that returned without a hold; holds released more than 10 s before the cut are left out.
+// (Partition 5 failed once on a semaphore with no majority grant in the window, and the
+// histories were gone with the run.)
 std::string others_holds(const fault_run::figures& f, const cut_hold& c) {
     const auto ms = [&](mono_ns t) { return std::to_string((t - c.at) / 1'000'000); };
     std::ostringstream out;

@@ -164,8 +164,9 @@ private:
                 if (net_.lose_reply(conn)) ++out_.lost_replies;
                 return;
             default:  // (a partition that outlasts the session)
-                if (net_.lose_reply_and_session(conn)) ++out_.lost_replies;
-                return;
+                if (!net_.lose_reply(conn)) return;
+                ++out_.lost_replies;
+                return net_.expire(conn);
         }
     }
 

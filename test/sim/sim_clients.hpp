@@ -19,10 +19,11 @@
 //     create's node is removed by the client once it is connected again, and a retry on a new
 //     session draws a new name prefix, as the client does. A session the client gave up while the
 //     server kept it ends before the client's sessions have ended twice more (given_up_outlives).
-//   - a partition that outlasts the session (lose_reply_and_session): a reply lost with its
-//     connection, then the session's expiry before the client is back; the request whose reply
-//     was lost is in doubt as its session ends (client_reach::ended_in_doubt counts those meetings,
-//     whatever faults made them).
+//   - a partition that outlasts the session (a world calls lose_reply, then expire, with what
+//     books of its own it keeps on an expiry): the request whose reply was lost is in doubt as its
+//     session ends; the machines hear `suspended`, then `lost`, and the request is retried on the
+//     new session or failed (client_reach::ended_in_doubt counts those meetings, whatever faults
+//     made them).
 //   - a protected create retried after a connection loss recovers as the connection does
 //     (src/connection_protected.cpp, decisions in src/protected_create.hpp): a listing of the parent
 //     for a child with its prefix, the check of the one found (adopted if this session owns it or it
@@ -186,18 +187,6 @@ public:
             if (std::holds_alternative<detail::zk::reply>(c.inbound[sent[k]].second)) replies.push_back(k);
         if (replies.empty()) return false;
         drop(c, sent, replies[pick(rng_, replies.size())]);
-        return true;
-    }
-
-    /// A partition that outlasts the session: a reply c has not heard is lost with its connection
-    /// (lose_reply), and the session expires before c is connected again (expire). The machines
-    /// hear `suspended`, then `lost`, with the lost reply's request retried on the new session or
-    /// failed: an applied write whose outcome they never learn, on a session that is gone. False
-    /// (and nothing happens) if c had no reply to lose. A world whose expiries keep books of
-    /// their own calls lose_reply and its own expiry instead.
-    bool lose_reply_and_session(connection& c) {
-        if (!lose_reply(c)) return false;
-        expire(c);
         return true;
     }
 
