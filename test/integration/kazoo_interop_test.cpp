@@ -19,6 +19,11 @@ zkr::test::log_check run_two_of_each(const std::string& zkr_recipe, const std::s
     if (::access("/usr/lib/python3/dist-packages/kazoo/recipe/lock.py", R_OK) != 0)
         FAIL("the Kazoo interop test needs Debian's python3-kazoo (scripts/run installs it)");
     const auto cs = zkr::test::shared_server().connect_string();
+    // The lock's folder is a plain node, as it must be wherever Kazoo's Lock shares it
+    // (docs/recipes.md): a Lock makes its folder once (ensure_path) and never again, and zkr makes
+    // it a container, which the server reaps once it is empty (every 500 ms here); Kazoo's next
+    // acquire then failed with NoNodeError (one rehearsal in many, 2026-12-07).
+    zkr::test::plain_folder(*zkr::test::connect(cs), path);
     const auto log = zkr::test::temp_file("log"), counter = zkr::test::temp_file("counter");
     std::vector<zkr::test::child_process> workers;
     for (int i = 0; i < 2; ++i) {
