@@ -60,6 +60,15 @@ inline void plain_folder(zkr::client& c, const std::string& path) {
     REQUIRE((!ec || ec == zkr::errc::node_exists));
 }
 
+/// Removes a folder that create_parents made: a container, which the server may have reaped
+/// already once its last child went (every 500 ms on the test servers; a TSan run lost that race
+/// in a test's clean-up, 2026-12-07).
+inline void remove_folder(zkr::client& c, const std::string& path) {
+    boost::system::error_code ec;
+    c.remove(path, {}, ec);
+    REQUIRE((!ec || ec == zkr::errc::no_node));
+}
+
 /// Brings the server c is connected to up to date with every write the ensemble made before this
 /// call (zkr has no sync() yet): one write of c's own (an ephemeral sequential scratch node, made
 /// and deleted) goes through the leader, and c's server answers it only once it has applied every
