@@ -53,11 +53,13 @@ protected:
     bool other_kind_present_ = false;  // an operator made a node of another kind of lock on the path
     std::vector<client> clients_;
     std::map<std::uint64_t, live_machine> live_;
-    std::map<std::uint64_t, watch_target> watches_;
-    std::map<std::pair<std::uint64_t, lock_ticket>, std::string> prefixes_;  // each create's protect prefix
     std::multimap<std::int64_t, timer> timers_;
     std::int64_t now_ = 0;
-    std::uint64_t next_machine_ = 0, next_watch_ = 0;
+    std::uint64_t next_machine_ = 0;
+    // Each machine's reads of its own node, and its reads of a node ahead (the path read), by
+    // (machine, ticket).
+    std::set<std::pair<std::uint64_t, lock_ticket>> own_reads_;
+    std::map<std::pair<std::uint64_t, lock_ticket>, std::string> ahead_reads_;
     lock_ticket cache_tickets_ = 0;  // the lock caches' listings
     long cache_grants_ = 0;          // holds taken back from a cache
     std::map<std::string, std::int64_t> last_token_;  // by lock path
@@ -86,8 +88,14 @@ protected:
     };
     std::optional<released_node> last_release_;  // the last release's delete since the last restart
     std::map<std::string, std::int64_t> resurrected_;  // the nodes the servers put back: path -> czxid
-    std::map<std::pair<std::uint64_t, lock_ticket>, std::int64_t> stray_reads_;  // a waiter's read of a stray -> its czxid
+    struct stray_read {
+        std::int64_t czxid = 0;
+        std::string path;
+    };
+    std::map<std::pair<std::uint64_t, lock_ticket>, stray_read> stray_reads_;  // a waiter's read of a stray
     outcome out_;
+    // The clients' connections (after what they use: the server, the stream, the verdict).
+    sim_clients<zk_lock_input> net_{zk_, rng_, out_};
 };
 
 // ---- the checkers -----------------------------------------------------------------------------
@@ -204,12 +212,9 @@ protected:
         if (!out_.ok || odd_rule_) return;  // a disagreeing maximum refuses instead of holding
         // A node of a session its client gave up holds its place until the server expires it: a
         // waiter behind it waits for that (as behind a crashed holder), not stuck.
-        for (const auto& [at, t] : timers_)
-            if (t.what == timer::expire_session) return;
+        if (net_.keeps_given_up()) return;
         for (const auto& c : clients_)
-            if (!c.connected || c.opening || !c.outbound.empty() || !c.replies.empty() || !c.local.empty() ||
-                !c.resend.empty() || !c.stashed.empty())
-                return;
+            if (!net_.at(c.id).connected || !quiet(c)) return;
         // Lock caching's promise to waiters: with nothing in flight, a cacher keeps its node only
         // while it is alone in the queue (another node there fired its watch, and it let go).
         for (const auto& c : clients_)
@@ -236,33 +241,35 @@ protected:
     // forgotten?), asked here on its own: the reads that must end in the node's delete.
     void note_stray_read(const client& c, std::uint64_t id, const zk::reply& r, const std::string& path) {
         const auto it = live_.find(id);
-        if (it == live_.end() || r.ec || !r.stat || r.stat->ephemeral_owner != c.session) return;
+        if (it == live_.end() || r.ec || !r.stat || r.stat->ephemeral_owner != net_.at(c.id).session) return;
         const auto& m = *it->second.m;
         if (m.phase() != lock_phase::waiting || !m.awaits(r.id) || client_knows(c, path)) return;
-        stray_reads_[{id, r.id}] = r.stat->czxid;
+        stray_reads_[{id, r.id}] = {r.stat->czxid, path};
     }
 
     // The promise on strays (docs/reliability.md): a waiter that reads a node of its own session
     // which no acquire of its client has deletes it. Judged when that client is idle (nothing in
     // flight, nothing to send again): the delete has been applied by then, and the watch fired.
     void check_strays() {
-        for (const auto& [id, w] : watches_) {
-            const auto read = stray_reads_.find({w.machine, w.ticket});
-            if (w.own || read == stray_reads_.end()) continue;
-            const auto& c = clients_[static_cast<std::size_t>(w.client)];
-            if (!idle(c) || w.session != c.session) continue;
-            const auto it = live_.find(w.machine);
-            if (it == live_.end() || it->second.m->phase() != lock_phase::waiting || !it->second.m->awaits(w.ticket)) continue;
-            if (const node* n = zk_.find(w.path); n && n->czxid == read->second)
-                return out_.violate("m" + std::to_string(w.machine) + " read " + w.path + ", a node of its own session that no "
+        for (const auto& [read, stray] : stray_reads_) {
+            const auto [id, ticket] = read;
+            const auto it = live_.find(id);
+            if (it == live_.end() || it->second.m->phase() != lock_phase::waiting || !it->second.m->awaits(ticket)) continue;
+            const auto& c = clients_[static_cast<std::size_t>(it->second.client)];
+            // (Its watch still set: not fired yet, on the client's session now.)
+            if (!idle(c) || !net_.watching(net_.at(c.id), id, ticket)) continue;
+            if (const node* n = zk_.find(stray.path); n && n->czxid == stray.czxid)
+                return out_.violate("m" + std::to_string(id) + " read " + stray.path + ", a node of its own session that no "
                                     "acquire of its client has (a stray), and waits behind it with nothing in flight");
         }
     }
 
-    static bool idle(const client& c) {
-        return c.connected && !c.read_only && !c.opening && c.outbound.empty() && c.replies.empty() && c.local.empty() &&
-               c.resend.empty() && c.stashed.empty();
+    // Nothing of c's on its way: no request, reply, event, connection news, retry or call.
+    bool quiet(const client& c) const {
+        const auto& n = net_.at(c.id);
+        return n.outbound.empty() && n.inbound.empty() && n.retrying.empty() && n.stashed.empty() && n.late.empty() && c.calls.empty();
     }
+    bool idle(const client& c) const { return net_.at(c.id).connected && !net_.at(c.id).read_only && quiet(c); }
 
     // Whether the node at path is one the servers put back (lose_the_last_release), still there.
     bool resurrected(const std::string& path) const {
@@ -271,10 +278,10 @@ protected:
         return n && n->czxid == it->second;
     }
 
-    static bool not_yet_told_lost(const client& c, std::uint64_t id) {
-        for (const auto& d : c.local)
-            if (d.machine == id)
-                if (const auto* e = std::get_if<zk::connection_changed>(&d.event); e && e->state == connection_state::lost) return true;
+    bool not_yet_told_lost(const client& c, std::uint64_t id) const {
+        for (const auto& [who, e] : net_.at(c.id).inbound)
+            if (who == 0 || who == id)
+                if (const auto* change = std::get_if<zk::connection_changed>(&e); change && change->state == connection_state::lost) return true;
         return false;
     }
 

@@ -83,24 +83,6 @@ std::string describe(const zk_lock_input& e) {
     return text;
 }
 
-// A reply to the request of ticket t, as the connection gives it.
-zk::reply answer(lock_ticket t, error_code ec = {}) {
-    zk::reply r;
-    r.id = t;
-    r.ec = ec;
-    return r;
-}
-// A reply that carries a node's stat (and, for a getData, its data).
-zk::reply node_answer(lock_ticket t, std::int64_t czxid, std::int64_t owner, std::int32_t version = 0, std::string data = {}) {
-    auto r = answer(t);
-    r.stat = zkr::stat{};
-    r.stat->czxid = czxid;
-    r.stat->ephemeral_owner = owner;
-    r.stat->version = version;
-    r.data = std::move(data);
-    return r;
-}
-
 class world final : lock_checks, engine_host {
 public:
     world(const schedule& s, const machine_factory& machines, bool traced, const cache_factory& caches)
@@ -140,9 +122,13 @@ public:
         for (int i = 0; i < s.clients; ++i) {
             client c;
             c.id = i;
-            c.session = zk_.open_session();
             clients_.push_back(std::move(c));
+            net_.open();
         }
+        // An own-node watch event tells of an operator's change only if it fired after it.
+        net_.on_fired = [this](const sim_clients<zk_lock_input>::connection&, std::uint64_t who, const zk::watch_fired& w) {
+            if (own_reads_.count({who, w.id}) && tampered(who)) informative_events_.insert({who, w.id});
+        };
         // cached_mutex: most clients cache (the first always), the others queue as usual.
         if (s.kind == recipe::cached_mutex)
             for (auto& c : clients_)
@@ -169,8 +155,9 @@ private:
     bool step() {
         std::vector<std::pair<int, int>> choices;  // (what, client): 0 server applies, 1 deliver
         for (auto& c : clients_) {
-            if (c.connected && !c.outbound.empty()) choices.push_back({0, c.id});
-            if (!c.local.empty() || !c.replies.empty()) choices.push_back({1, c.id});
+            const auto& n = net_.at(c.id);
+            if (n.connected && !n.outbound.empty()) choices.push_back({0, c.id});
+            if (!c.calls.empty() || !n.inbound.empty()) choices.push_back({1, c.id});
         }
         const bool can_wait = !timers_.empty();
         if (choices.empty()) {
@@ -226,7 +213,6 @@ private:
                 }
                 break;
             case timer::next_attempt: start_attempt(c); break;
-            case timer::open_session: open_session(c); break;
             case timer::revoke: revoke(c, t.machine); break;
             case timer::let_go:
                 if (const auto done = live_.find(t.machine); done != live_.end() && done->second.feeding == 0) live_.erase(done);
@@ -239,11 +225,7 @@ private:
                     must_have_ended(t.machine, "its cancel");
                 }
                 break;
-            case timer::expire_session:
-                out_.note("server expires abandoned session " + std::to_string(t.session), now_);
-                zk_.expire(t.session);
-                route_fired();
-                break;
+            case timer::expire_session: net_.expire_abandoned(); break;
         }
         check();
     }
@@ -262,7 +244,7 @@ private:
             tally("server restart");
             out_.note("server restart: every connection drops", now_);
             for (auto& c : clients_)
-                if (c.connected) disconnect(c);
+                if (net_.at(c.id).connected) net_.drop_or_reconnect(net_[c.id]);
             lose_the_last_release();
         } else if (kind == 1) {
             tally("containers reaped");
@@ -270,41 +252,39 @@ private:
             zk_.reap_containers();
         } else {
             auto& c = clients_[pick(clients_.size())];
-            if (c.closed || c.opening) return finish_fault();
+            auto& n = net_[c.id];
+            if (c.closed) return finish_fault();
             // The server ends a session only after its client has seen the suspension: a session
             // outlives the client's detection of silence (2/3 of its timeout).
             // (A client on a read-only server is not heard by the majority either.)
-            const bool seen = (!c.connected || c.read_only) && c.local.empty() && zk_.alive(c.session);
-            if (c.read_only && kind >= 6) {
+            const bool seen = (!n.connected || n.read_only) && !news_on_its_way(n) && zk_.alive(n.session);
+            if (n.read_only && kind >= 6) {
                 tally("read-only server left for the quorum");
-                leave_read_only(c);
-            } else if (c.read_only && kind == 5) {
+                net_.reconnect(n);
+            } else if (n.read_only && kind == 5) {
                 tally("connection dropped");
-                disconnect(c);
-            } else if (c.connected && !c.read_only && kind == 7) {
+                net_.drop_or_reconnect(n);
+            } else if (n.connected && !n.read_only && kind == 7) {
                 tally("session ended on a live connection");
-                end_session_live(c);
-            } else if (c.connected && !c.read_only) {
+                net_.expire(n);
+            } else if (n.connected && !n.read_only) {
                 tally("connection dropped");
-                disconnect(c);
+                net_.drop_or_reconnect(n);
             } else if (seen && kind < 4) {
                 tally("session expired by the server");
-                out_.note("server expires session of c" + std::to_string(c.id), now_);
-                zk_.expire(c.session);
-                route_fired();
-            } else if (seen && kind == 6 && !c.read_only && pick(2) == 0) {
+                net_.expire(n);
+            } else if (seen && kind == 6 && !n.read_only && pick(2) == 0) {
                 tally("connected to a read-only server");
-                connect_read_only(c);
-            } else if (seen && kind < 6 && !c.read_only) {
+                net_.connect_read_only(n);
+            } else if (seen && kind < 6 && !n.read_only) {
                 // The client gives the session up (its suspend timer ran out) while the server
                 // still keeps it: the old session's nodes live on until it expires.
                 tally("session given up by its client");
-                out_.note("c" + std::to_string(c.id) + " abandons session " + std::to_string(c.session), now_);
-                at(pick(1500), {timer::expire_session, c.id, 0, 0, c.session});
-                new_session(c);
-            } else if (!c.read_only) {
+                net_.abandon(n);
+                at(pick(1500), {timer::expire_session, c.id});
+            } else if (!n.read_only) {
                 tally("reconnect");
-                reconnect(c);
+                net_.reconnect(n);
             }
         }
         finish_fault();
@@ -401,14 +381,13 @@ private:
     // requests of the same client go through (a listing of the queue it will be recovered in, say).
     void operator_during_recovery(const client& c) {
         if (faults_left_ == 0 || pick(8) != 0) return;
-        const auto it = std::find_if(c.outbound.begin(), c.outbound.end(),
-                                     [](const request& r) { return r.what == request::create && r.step == request::lookup; });
-        if (it == c.outbound.end()) return;
-        const auto nodes = zk_.children(it->path);
+        const auto due = net_.lookups_due(net_.at(c.id));
+        if (due.empty()) return;
+        const auto nodes = zk_.children(due.front());
         if (!nodes) return;
         --faults_left_;
         tally("operator deletes the queue during a create's recovery");
-        delete_queue(it->path, *nodes);
+        delete_queue(due.front(), *nodes);
         route_fired();
         finish_fault();
     }
@@ -424,7 +403,7 @@ private:
         tally("shared count changed");
         shared_max_ = next;
         out_.note("shared count set to " + std::to_string(shared_max_), now_);
-        for (auto& c : clients_) tell_machines(c, lock_in::reevaluate{});
+        for (auto& c : clients_) call_every_machine(c, lock_in::reevaluate{});
     }
 
     // The client is closed: its machines hear `closed`, its session ends, it acquires no more.
@@ -442,14 +421,10 @@ private:
             c.kept = 0;
             c.lent = false;
         }
-        for (const auto id : ids) feed(c, id, zk::connection_changed{connection_state::closed, c.session});
-        c.connected = false;
-        c.outbound.clear();
-        c.resend.clear();
-        c.stashed.clear();
-        for (auto& in : c.replies) in.what.machine = 0;  // a closed handle delivers nothing more
-        zk_.expire(c.session);
-        route_fired();
+        auto& n = net_[c.id];
+        const auto session = n.session;
+        net_.close(n);  // (what the machines send from now on fails with `closed`)
+        for (const auto id : ids) feed(c, id, zk::connection_changed{connection_state::closed, session});
     }
 
     // The servers lose the last transactions before a re-election (docs/reliability.md,
@@ -461,7 +436,7 @@ private:
         const auto last = std::exchange(last_release_, std::nullopt);
         if (!last || lost_rng_() % 2 != 0) return;
         const auto& c = clients_[static_cast<std::size_t>(last->client)];
-        if (c.closed || last->n.owner != c.session || client_knows(c, last->path)) return;
+        if (c.closed || last->n.owner != net_.at(c.id).session || client_knows(c, last->path)) return;
         // (Into the queue it left: one made anew since restarts its sequence, and a real loss
         // would have lost the new one too.)
         const node* queue = zk_.find(std::string(parent_path(last->path)));
@@ -486,382 +461,97 @@ private:
         return it != live_.end() && tampered_.count(it->second.m->token()) > 0;
     }
 
-    // The server ends a session while its connection lives (a client paused past its session:
-    // end_expired_session in the connection layer): "lost" with no "suspended" before it.
-    void end_session_live(client& c) {
-        out_.note("server ends the live session of c" + std::to_string(c.id), now_);
-        zk_.expire(c.session);
-        route_fired();
-        std::deque<request> lost;
-        for (auto& in : c.replies)
-            if (in.answers) lost.push_back(std::move(*in.answers));
-        c.replies.clear();
-        disarm_unanswered(c, lost);
-        for (auto& r : c.outbound) lost.push_back(std::move(r));
-        c.outbound.clear();
-        for (auto& r : lost) {
-            if (sent_once(r)) c.local.push_back(failed_once(r, errc::session_expired));
-            else c.resend.push_back(std::move(r));
-        }
-        new_session(c);
-    }
-
-    // Watches belong to the connection: a watch whose request's reply was lost is not armed (the
-    // client registers its watcher only with the reply); the server's event for it is dropped,
-    // whether it is still to fire or fired already (it came after the reply on the connection, or
-    // waits in the stash for the next one: on reconnection the client re-arms only the watches it
-    // registered).
-    void disarm_unanswered(client& c, const std::deque<request>& lost) {
-        for (const auto& r : lost)
-            if (r.what == request::get_data || r.what == request::exists || r.cache) {
-                std::erase_if(watches_, [&](const auto& kv) {
-                    return kv.second.client == c.id && kv.second.machine == r.machine && kv.second.ticket == r.ticket &&
-                           kv.second.cache == r.cache;
-                });
-                std::erase_if(c.stashed, [&](const inbound& in) {
-                    const auto* fired = std::get_if<zk::watch_fired>(&in.what.event);
-                    return !in.answers && fired && in.what.machine == r.machine && fired->id == r.ticket && in.what.cache == r.cache;
-                });
-            }
-    }
-
     void heal() {
         out_.note("faults stop: every client reconnects", now_);
-        for (auto& c : clients_) {
-            if (c.read_only) leave_read_only(c);
-            else if (!c.connected) reconnect(c);
-        }
+        for (auto& c : clients_) net_.reconnect(net_[c.id]);  // (from a read-only server too: to the quorum)
     }
 
-    void disconnect(client& c) {
-        out_.note("c" + std::to_string(c.id) + " disconnected", now_);
-        c.dropped_at_zxid = zk_.last_zxid();
-        // The server may have applied some of what was sent; their replies are lost.
-        for (auto n = pick(c.outbound.size() + 1); n > 0; --n) apply(c);
-        std::deque<request> lost;
-        for (auto& in : c.replies) {
-            if (in.answers) lost.push_back(std::move(*in.answers));
-            else c.stashed.push_back(std::move(in));
-        }
-        disarm_unanswered(c, lost);
-        c.replies.clear();
-        for (auto& r : c.outbound) lost.push_back(std::move(r));
-        c.outbound.clear();
-        c.connected = false;
-        c.read_only = false;
-        const bool notify_first = pick(2) == 0;
-        if (notify_first) tell_machines(c, zk::connection_changed{connection_state::suspended, c.session});
-        for (auto& r : lost) {
-            if (sent_once(r)) {
-                c.local.push_back(failed_once(r, errc::connection_loss));
-            } else {
-                if (r.what == request::create) r.step = request::lookup;
-                c.resend.push_back(std::move(r));
-            }
-        }
-        if (!notify_first) tell_machines(c, zk::connection_changed{connection_state::suspended, c.session});
-    }
-
-    // The client finds only a server cut off from the quorum, which serves reads and refuses
-    // writes (not_read_only). It keeps the session (the majority may expire it meanwhile: it does
-    // not hear from the client). Its reads and its watch events are the quorum's as they happen,
-    // consistently (test/sim/sim_clients.hpp: a server behind in both is the same history later);
-    // holding the events alone while the reads ran ahead was a history ZooKeeper cannot make. The
-    // behind view is modelled for one read only: a protected create's lookup.
-    void connect_read_only(client& c) {
-        out_.note("c" + std::to_string(c.id) + " connected to a read-only server", now_);
-        c.connected = true;
-        c.read_only = true;
-        // The server was cut off from the quorum now, or by the partition that dropped this
-        // client's connection: then it lacks what the quorum applied since, such as a create whose
-        // reply was lost with the connection.
-        c.read_only_seen_zxid = pick(2) == 0 ? c.dropped_at_zxid : zk_.last_zxid();
-        tell_machines(c, zk::connection_changed{connection_state::read_only, c.session});
-        for (auto& in : c.stashed) c.replies.push_back(std::move(in));
-        c.stashed.clear();
-        send_resend(c);
-    }
-
-    // The client finds a server of the quorum again: its connection to the read-only one drops
-    // (replies not yet read are lost, their requests sent again), then it reconnects (its session
-    // may be gone).
-    void leave_read_only(client& c) {
-        out_.note("c" + std::to_string(c.id) + " leaves the read-only server", now_);
-        disconnect(c);
-        reconnect(c);
-    }
-
-    void reconnect(client& c) {
-        if (c.closed || c.opening) return;
-        if (!zk_.alive(c.session)) {
-            out_.note("c" + std::to_string(c.id) + " learns its session expired", now_);
-            return new_session(c);
-        }
-        out_.note("c" + std::to_string(c.id) + " reconnected", now_);
-        c.connected = true;
-        tell_machines(c, zk::connection_changed{connection_state::reconnected, c.session});
-        for (auto& in : c.stashed) c.replies.push_back(std::move(in));
-        c.stashed.clear();
-        send_resend(c);
-    }
-
-    void new_session(client& c) {
-        tell_machines(c, zk::connection_changed{connection_state::lost, c.session});
-        // Watches of the old session end without their event.
-        for (auto& [id, w] : watches_)
-            if (w.client == c.id && w.session == c.session)
-                c.local.push_back({w.machine, zk::watch_fired{w.ticket, watch_event_type::not_watching}, w.own, w.cache});
-        std::erase_if(watches_, [&](const auto& kv) { return kv.second.client == c.id && kv.second.session == c.session; });
-        // Events that fired while we were away were never delivered: those watches end too.
-        for (auto& in : c.stashed) c.local.push_back(not_watching(in.what));
-        c.stashed.clear();
-        // Time passes before a new session connects; meanwhile requests wait to be resent.
-        c.connected = false;
-        c.opening = true;
-        at(pick(200), {timer::open_session, c.id});
-    }
-
-    void open_session(client& c) {
-        if (c.closed || !c.opening) return;
-        c.opening = false;
-        c.session = zk_.open_session();
-        c.connected = true;
-        out_.note("c" + std::to_string(c.id) + " has new session " + std::to_string(c.session), now_);
-        tell_machines(c, zk::connection_changed{connection_state::reconnected, c.session});
-        // session_expired: nothing of ours to recover, and a create goes on under a new prefix
-        // (the old session's node, if any, keeps the old one until that session expires).
-        for (auto& r : c.resend)
-            if (r.what == request::create) {
-                r.step = request::fresh;
-                r.prefix = renew_prefix(c, r);
-            }
-        send_resend(c);
-    }
-
-    // Each retried request is resent on its own backoff, so in any order; now and then the retry
-    // policy gives one up.
-    void send_resend(client& c) {
-        std::shuffle(c.resend.begin(), c.resend.end(), rng_);
-        for (auto& r : c.resend) {
-            if (r.machine != 0 && pick(10) == 0) {
-                reply(c, r, fail_event(r, make_error_code(errc::connection_loss)), /*local=*/true);
-                continue;
-            }
-            c.outbound.push_back(std::move(r));
-        }
-        c.resend.clear();
+    // Connection news on its way to n's machines (a suspension they have not heard yet, say).
+    static bool news_on_its_way(const sim_clients<zk_lock_input>::connection& n) {
+        return std::any_of(n.inbound.begin(), n.inbound.end(),
+                           [](const auto& item) { return std::holds_alternative<zk::connection_changed>(item.second); });
     }
 
     // ---- the server --------------------------------------------------------------------------
+    // The server applies c's next request (sim_clients), and the world keeps its own books of
+    // what that did: the node a release deleted (which a restart may put back), a downgrade's read
+    // node made after its writer had gone, an own-node read answered after an operator's change.
     void apply(client& c) {
-        request r = std::move(c.outbound.front());
-        c.outbound.pop_front();
-        static constexpr const char* kinds[] = {"create", "list", "get_data", "exists", "set_data", "remove", "release", "remove_protected"};
-        if (out_.traced) out_.note("server applies c" + std::to_string(c.id) + " m" + std::to_string(r.machine) + " " + kinds[r.what] +
-                          " #" + std::to_string(r.ticket) + " " + r.path + (r.step == request::lookup ? " (recovery: lookup)" : r.step == request::check ? " (recovery: check)" : ""), now_);
-        const bool reads = r.what == request::list || r.what == request::get_data || r.what == request::exists ||
-                           (r.what == request::create && r.step != request::fresh);
-        if (c.read_only && !reads) {
-            // A read-only server refuses every write. The connection layer keeps a guaranteed
-            // delete for a server of the quorum; the lock's own requests hear not_read_only.
-            if (r.machine == 0) c.resend.push_back(std::move(r));
-            else reply(c, r, fail_event(r, make_error_code(errc::not_read_only)));
-            return check();
-        }
-        switch (r.what) {
-            case request::create: {
-                if (r.step == request::lookup) {
-                    // (the connection's sync first: a server of the quorum has every write the
-                    // leader had; a read-only server only those from before it was cut off, and
-                    // the lookup does not find a node made since)
-                    auto found = zk_.find_protected(r.path, r.prefix);
-                    if (found && c.read_only && found->stat.czxid > c.read_only_seen_zxid) found.reset();
-                    r.found = found ? found->path : std::string();
-                    recovery_reply(c, std::move(r));
-                    break;
-                }
-                if (r.step == request::check) {
-                    const node* n = zk_.find(r.found);
-                    recovery_reply(c, std::move(r), n ? std::optional<node>(*n) : std::nullopt);
-                    break;
-                }
-                auto res = r.plain ? zk_.create_ephemeral(c.session, r.path, r.prefix + r.name, "")
-                                   : zk_.create_sequential(c.session, r.path, r.prefix + r.name, "");
-                if (const auto it = live_.find(r.machine);
-                    r.plain && res.code == rc::ok && it != live_.end() && !zk_.find(it->second.path + "/" + it->second.writer_node))
-                    orphans_.insert(std::string(node_name(res.path)));
-                reply(c, r, res.code == rc::ok ? created(r.ticket, res.path, res.stat.czxid, res.stat.owner) : answer(r.ticket, error_of(res.code)));
-                break;
-            }
-            case request::list: {
-                if (r.cache) {  // the lock cache's: a children watch with it
-                    const auto id = ++next_watch_;
-                    auto kids = zk_.watch_children(r.path, c.session, id);
-                    if (kids) watches_[id] = {c.id, c.session, 0, r.ticket, false, r.path, true};
-                    auto listing = answer(r.ticket, kids ? error_code{} : error_of(rc::no_node));
-                    listing.children = kids.value_or(std::vector<std::string>{});
-                    c.replies.push_back({r, {0, std::move(listing), false, true}});
-                    break;
-                }
-                auto kids = zk_.children(r.path);
-                auto listing = answer(r.ticket, kids ? error_code{} : error_of(rc::no_node));
-                listing.children = kids.value_or(std::vector<std::string>{});
-                reply(c, r, std::move(listing));
-                break;
-            }
-            case request::get_data: {
-                const auto id = ++next_watch_;
-                const node* n = zk_.read(r.path, c.session, id, false);
-                if (n) watches_[id] = {c.id, c.session, r.machine, r.ticket, false, r.path};
-                reply(c, r, n ? node_answer(r.ticket, n->czxid, n->owner, n->version, n->data) : answer(r.ticket, error_of(rc::no_node)));
-                break;
-            }
-            case request::exists: {
-                // (with_data: getData, whose watch is set only on a node that exists)
-                const auto id = ++next_watch_;
-                const node* n = zk_.read(r.path, c.session, id, !r.with_data);
-                if (n || !r.with_data) watches_[id] = {c.id, c.session, r.machine, r.ticket, true, r.path};
-                if (tampered(r.machine)) informative_reads_.insert({r.machine, r.ticket});  // read after the change
-                // (getData of a missing node: no_node; exists: no error, and no stat)
-                if (!n) reply(c, r, answer(r.ticket, r.with_data ? error_of(rc::no_node) : error_code{}));
-                else reply(c, r, node_answer(r.ticket, n->czxid, n->owner, n->version, r.with_data ? n->data : std::string()));
-                break;
-            }
-            case request::set_data: zk_.set_data(r.path, r.data, r.version); reply(c, r, std::nullopt); break;
-            case request::remove: zk_.remove(r.path); reply(c, r, std::nullopt); break;
-            case request::remove_protected:
-                if (const auto found = zk_.find_protected(r.path, r.prefix)) zk_.remove(found->path);
-                reply(c, r, std::nullopt);
-                break;
-            case request::release: {
-                std::optional<node> before;
-                if (const node* n = zk_.find(r.path)) before = *n;
-                const auto code = zk_.remove(r.path);
-                if (code == rc::ok) last_release_ = released_node{c.id, r.path, *before, zk_.find(std::string(parent_path(r.path)))->czxid};
-                reply(c, r, answer(r.ticket, error_of(code)));
-                break;
-            }
-        }
-        route_fired();
+        auto& n = net_[c.id];
+        std::optional<released_node> release;
+        if (const auto* r = std::get_if<zk::remove>(&n.outbound.front().second); r && r->once)
+            if (const node* x = zk_.find(r->path)) release = released_node{c.id, r->path, *x, zk_.find(std::string(parent_path(r->path)))->czxid};
+        const auto a = net_.apply(n);
+        const auto ticket = sim_clients<zk_lock_input>::ticket_of(a.op);
+        if (out_.traced)
+            out_.note("server applies c" + std::to_string(c.id) + " m" + std::to_string(a.who) + " " + describe_op(a.op) + " #" + std::to_string(ticket) +
+                          (a.recovery ? std::string(" (") + a.recovery + ")" : std::string()) + (a.reply.ec ? ": " + a.reply.ec.message() : std::string()),
+                      now_);
+        if (a.recovery) return check();
+        if (release && !a.reply.ec) last_release_ = std::move(release);
+        const auto it = live_.find(a.who);
+        if (const auto* create = std::get_if<zk::create>(&a.op);
+            create && !is_sequential(create->mode) && !a.reply.ec && it != live_.end() && !zk_.find(it->second.path + "/" + it->second.writer_node))
+            orphans_.insert(std::string(node_name(a.reply.path)));
+        if (own_reads_.count({a.who, ticket}) && tampered(a.who)) informative_reads_.insert({a.who, ticket});  // read after the change
         check();
     }
 
-    // A step of a protected create's recovery answered: its reply goes to the connection (no
-    // machine hears it), which sends the next step then.
-    void recovery_reply(client& c, request r, std::optional<node> n = std::nullopt) {
-        r.found_node = std::move(n);
-        reply(c, r, std::nullopt);
-    }
-    static bool is_recovery_step(const std::optional<request>& r) {
-        return r && r->what == request::create && r->step != request::fresh;
-    }
-
-    // The connection's side of the recovery (src/protected_create.hpp): a node with our prefix is
-    // ours only if our session owns it (else a node of an earlier session: ours goes on under a new
-    // prefix); none found, the create is sent.
-    void recovery_answered(client& c, request r) {
-        if (c.closed) return;
-        if (r.step == request::lookup && !r.found.empty()) {
-            r.step = request::check;
-            return send(c, std::move(r));
-        }
-        if (r.step == request::check && r.found_node && r.found_node->owner == c.session) {
-            if (out_.traced) out_.note("c" + std::to_string(c.id) + " m" + std::to_string(r.machine) + " recovers its node " + r.found, now_);
-            return feed(c, r.machine, created(r.ticket, r.found, r.found_node->czxid, r.found_node->owner));
-        }
-        if (r.step == request::check && r.found_node) r.prefix = renew_prefix(c, r);
-        r.step = request::fresh;
-        send(c, std::move(r));
-    }
-
-    static delivery not_watching(const delivery& d) {
-        return {d.machine, zk::watch_fired{std::get<zk::watch_fired>(d.event).id, watch_event_type::not_watching}, d.own, d.cache};
-    }
-
-    static zk_lock_input fail_event(const request& r, const error_code& ec) { return answer(r.ticket, ec); }
-
-    // A create's reply: the node made (or found by the recovery).
-    static zk::reply created(lock_ticket t, const std::string& path, std::int64_t czxid, std::int64_t owner) {
-        auto r = node_answer(t, czxid, owner);
-        r.path = path;
-        return r;
-    }
-
-    void reply(client& c, const request& r, std::optional<zk_lock_input> e, bool local = false) {
-        if (local) {
-            if (e) c.local.push_back({r.machine, std::move(*e)});
-            return;
-        }
-        c.replies.push_back({r, {e ? r.machine : 0, e ? std::move(*e) : zk_lock_input{lock_in::cancel{}}}});
-    }
-
-    void route_fired() {
-        for (const auto& f : zk_.take_fired()) {
-            const auto it = watches_.find(f.watch_id);
-            if (it == watches_.end()) continue;
-            const auto w = it->second;
-            watches_.erase(it);
-            auto& c = clients_[w.client];
-            if (c.session != w.session) continue;  // an abandoned session's handle is closed
-            if (w.own && tampered(w.machine)) informative_events_.insert({w.machine, w.ticket});
-            inbound in{std::nullopt, {w.machine, zk::watch_fired{w.ticket, f.type}, w.own, w.cache}};
-            if (c.connected) c.replies.push_back(std::move(in));
-            else c.stashed.push_back(std::move(in));
-        }
-    }
+    void route_fired() { net_.route_fired(); }
 
     // ---- the client side: deliveries and the engine --------------------------------------------
+    // The next thing c's side hears: a caller's call (first: it arrives after the event at hand),
+    // or what its connection delivers next (sim_clients): a reply or a watch event for a machine
+    // or for the lock cache, or connection news for every machine of the client.
     void deliver(client& c) {
-        delivery d;
-        bool own_read = false;  // a reply to a read of the machine's own node
-        std::string ahead_read;  // the node read, for a reply to a read of a node ahead
-        if (!c.local.empty()) {
-            d = std::move(c.local.front());
-            c.local.pop_front();
-        } else if (is_recovery_step(c.replies.front().answers)) {
-            request r = std::move(*c.replies.front().answers);
-            c.replies.pop_front();
-            recovery_answered(c, std::move(r));
+        if (!c.calls.empty()) {
+            auto [id, call] = std::move(c.calls.front());
+            c.calls.pop_front();
+            deliver_to(c, id, std::move(call));
             return check();
+        }
+        auto [who, e] = net_.deliver(net_[c.id]);
+        if (who == cache_who) {
+            cache_delivered(c, e);
+        } else if (who != 0) {
+            deliver_to(c, who, std::move(e));
         } else {
-            d = std::move(c.replies.front().what);
-            const auto& r = c.replies.front().answers;
-            own_read = r && r->what == request::exists;
-            if (r && r->what == request::get_data) ahead_read = r->path;
-            c.replies.pop_front();
-        }
-        if (d.cache) {
-            cache_delivered(c, d.event);
-            return check();
-        }
-        if (d.machine) {
-            if (out_.traced) out_.note("c" + std::to_string(c.id) + " m" + std::to_string(d.machine) + " <- " + describe(d.event), now_);
-            // Told of a change to its own node: a read the server answered after it, or the
-            // watch event it fired.
-            const auto* reply = std::get_if<zk::reply>(&d.event);
-            const auto* fired = std::get_if<zk::watch_fired>(&d.event);
-            const lock_ticket ticket = reply ? reply->id : fired ? fired->id : 0;
-            bool tells = false;
-            if (reply && own_read && (!reply->ec || reply->ec == errc::no_node))  // (gone: no_node, from a getData)
-                tells = informative_reads_.count({d.machine, ticket}) > 0;
-            if (fired && d.own) tells = informative_events_.count({d.machine, ticket}) > 0;
-            // (a stale ticket tells nothing: the machine drops it, and a live one follows)
-            const auto it = live_.find(d.machine);
-            const std::int64_t own = it == live_.end() ? 0 : it->second.m->token();
-            if (it == live_.end()) tells = false;
-            if (tells && !it->second.m->awaits(ticket)) tells = false;
-            std::optional<zk::connection_changed> change;
-            if (const auto* ev = std::get_if<zk::connection_changed>(&d.event)) change = *ev;
-            if (reply && !ahead_read.empty()) note_stray_read(c, d.machine, *reply, ahead_read);
-            feed(c, d.machine, std::move(d.event));
-            if (tells) told_.insert({d.machine, own});
-            if (change) {
-                if (change->state == connection_state::read_only) heard_read_only_.insert(d.machine);
-                else heard_read_only_.erase(d.machine);
-                must_doubt(d.machine, *change);
-            }
+            std::vector<std::uint64_t> ids;  // (what a machine hears may end another)
+            for (const auto& [id, lm] : live_)
+                if (lm.client == c.id) ids.push_back(id);
+            for (const auto id : ids) deliver_to(c, id, e);
         }
         check();
+    }
+
+    void deliver_to(client& c, std::uint64_t id, zk_lock_input e) {
+        if (!live_.count(id)) return;
+        if (out_.traced) out_.note("c" + std::to_string(c.id) + " m" + std::to_string(id) + " <- " + describe(e), now_);
+        // Told of a change to its own node: a read the server answered after it, or the watch
+        // event it fired.
+        const auto* reply = std::get_if<zk::reply>(&e);
+        const auto* fired = std::get_if<zk::watch_fired>(&e);
+        const lock_ticket ticket = reply ? reply->id : fired ? fired->id : 0;
+        const bool own = (reply || fired) && own_reads_.count({id, ticket});
+        bool tells = false;
+        if (reply && own && (!reply->ec || reply->ec == errc::no_node))  // (gone: no_node, from a getData)
+            tells = informative_reads_.count({id, ticket}) > 0;
+        if (fired && own) tells = informative_events_.count({id, ticket}) > 0;
+        // (a stale ticket tells nothing: the machine drops it, and a live one follows)
+        const auto& m = *live_.at(id).m;
+        const std::int64_t token = m.token();
+        if (tells && !m.awaits(ticket)) tells = false;
+        std::optional<zk::connection_changed> change;
+        if (const auto* ev = std::get_if<zk::connection_changed>(&e)) change = *ev;
+        if (reply)
+            if (const auto ahead = ahead_reads_.find({id, ticket}); ahead != ahead_reads_.end()) note_stray_read(c, id, *reply, ahead->second);
+        feed(c, id, std::move(e));
+        if (tells) told_.insert({id, token});
+        if (change) {
+            if (change->state == connection_state::read_only) heard_read_only_.insert(id);
+            else heard_read_only_.erase(id);
+            must_doubt(id, *change);
+        }
     }
 
     // The documented bound: a hold reads doubtful (or lost) in the very step the connection layer
@@ -881,9 +571,9 @@ private:
             out_.violate("m" + std::to_string(id) + " reads doubtful, not lost, after " + std::string(zkr::to_string(ev->state)));
     }
 
-    void tell_machines(client& c, const zk_lock_input& e) {
+    void call_every_machine(client& c, const zk_lock_input& e) {
         for (const auto& [id, lm] : live_)
-            if (lm.client == c.id) c.local.push_back({id, e});
+            if (lm.client == c.id) c.calls.push_back({id, e});
     }
 
     void start_attempt(client& c) {
@@ -975,7 +665,7 @@ private:
         multi_.erase(it);
         out_.note("c" + std::to_string(c.id) + " g" + std::to_string(group) + " lets go: " + why, now_);
         for (const auto id : g.members)
-            if (const auto m = live_.find(id); m != live_.end() && m->second.m->state()) c.local.push_back({id, release()});
+            if (const auto m = live_.find(id); m != live_.end() && m->second.m->state()) c.calls.push_back({id, release()});
         next(c, group);
     }
 
@@ -985,7 +675,7 @@ private:
         const auto id = ++next_machine_;
         const auto writer_node = std::string(node_name(live_.at(writer).m->node_path()));
         const auto seq = writer_node.substr(writer_node.size() - 10);
-        live_[id] = {c.id, make_machine(c, lock_path, std::string(read_lock_name) + seq, {read_rule_.get(), std::nullopt, decision_context{{writer_node}}}),
+        live_[id] = {c.id, make_machine(c, lock_path, std::string(read_lock_name) + seq, {read_rule_.get(), std::nullopt, decision_context{{writer_node}}}, /*sequenced=*/true),
                      std::string(read_lock_name) + seq, read_rule_.get(), 1, writer, writer_node};
         c.running[id] = false;
         out_.note("c" + std::to_string(c.id) + " downgrades m" + std::to_string(writer) + " (m" + std::to_string(id) + ")", now_);
@@ -1001,8 +691,12 @@ private:
     }
 
     // The machine as the engine makes it: its face in ZooKeeper's vocabulary over its decisions.
-    std::unique_ptr<machine> make_machine(const client& c, const std::string& path, const std::string& name, lock_machine::config decisions) {
+    // A downgrade's read node is named with its writer's sequence, plain (`sequenced`: as
+    // lock_engine makes it for an acquire given a sequence).
+    std::unique_ptr<machine> make_machine(const client& c, const std::string& path, const std::string& name, lock_machine::config decisions,
+                                          bool sequenced = false) {
         zk_lock_machine::config z;
+        if (sequenced) z.mode = create_mode::ephemeral;
         z.decisions = std::move(decisions);
         z.lock_path = std::make_shared<const std::string>(path);
         z.create_path = std::make_shared<const std::string>(path + "/" + name);
@@ -1017,7 +711,7 @@ private:
     // that ended while its create was in flight. (The checkers judge by the world's own account,
     // client_knows.)
     bool forgotten(const client& c, const std::string& path, std::int64_t owner) {
-        if (owner != c.session || client_nodes::knows(&c, path)) return false;
+        if (owner != net_.at(c.id).session || client_nodes::knows(&c, path)) return false;
         // The registry's promise: every node an acquire of the client has, or may be making (a
         // create in flight: any new child of its lock), is known; none is deleted as a stray.
         if (client_knows(c, path))
@@ -1039,9 +733,10 @@ private:
     // The acquire begins on its engine (lock_engine::start).
     void start(client& c, std::uint64_t id) {
         auto& lm = live_.at(id);
-        lm.session = c.session;
+        const auto& n = net_.at(c.id);
+        lm.session = n.session;
         lm.engine = std::make_shared<world_engine>(static_cast<engine_host&>(*this), id, *lm.m, &c, lm.path);
-        with_engine(id, [&](live_machine& m) { m.engine->start(c.connected, c.session); });
+        with_engine(id, [&](live_machine& m) { m.engine->start(n.connected, n.session); });
     }
 
     // f calls into the engine of machine id. A finished machine whose worker is done is then let
@@ -1092,24 +787,28 @@ private:
             // The world's own account of the nodes each acquire has (its checkers' truth: the
             // machine's question about a stray goes to the engine's registry, client_nodes).
             ++lm.creates_in_flight;
-            on_reply = [this, id, ticket, client = lm.client, on_reply = std::move(on_reply)](zk::reply&& r) mutable {
+            on_reply = [this, id, on_reply = std::move(on_reply)](zk::reply&& r) mutable {
                 if (const auto it = live_.find(id); it != live_.end()) {
                     it->second.creates_in_flight = std::max(0, it->second.creates_in_flight - 1);
                     if (!r.ec) it->second.nodes.insert(r.path);
                 }
-                // The connection removes the node of a protected create that gave up after it may
-                // have been applied (its reply was lost and the retries gave up, or a retry reached
-                // a read-only server), by its prefix (src/protected_create.hpp), before the engine hears.
-                if (r.ec && (is_retryable(r.ec) || r.ec == errc::not_read_only)) remove_created(clients_[static_cast<std::size_t>(client)], id, ticket);
                 on_reply(std::move(r));
             };
         }
+        // Which reads are of the machine's own node (what they answer may tell of an operator's
+        // change), and which of a node ahead (a stray's read).
+        const auto* read = std::get_if<zk::get_data>(&op);
+        if (std::holds_alternative<zk::exists>(op) || (read && read->path == lm.m->node_path())) own_reads_.insert({id, ticket});
+        else if (read) ahead_reads_[{id, ticket}] = read->path;
+        if (std::holds_alternative<zk::after>(op)) return out_.violate("m" + std::to_string(id) + ": a timer sent as a request");
+        if (std::holds_alternative<zk::multi>(op)) return out_.violate("m" + std::to_string(id) + " sent a multi");
         lm.replies.emplace(ticket, std::move(on_reply));
         if (on_watch) lm.watches.emplace(ticket, std::move(on_watch));
-        std::visit([&](const auto& o) { send_op(c, id, o); }, op);
+        count_request(c);
+        net_.send(net_[c.id], id, std::move(op));
     }
     void start_timer(std::uint64_t id, zk::ticket ticket, std::chrono::milliseconds delay, std::function<void()> on_due) override {
-        at(static_cast<std::size_t>(delay.count()), {timer::engine, live_.at(id).client, id, ticket, 0, std::move(on_due)});
+        at(static_cast<std::size_t>(delay.count()), {timer::engine, live_.at(id).client, id, ticket, std::move(on_due)});
     }
     std::uint64_t observe(std::uint64_t id, std::function<void(connection_state)> on_change) override {
         auto& lm = live_.at(id);
@@ -1130,12 +829,6 @@ private:
         }, a);
     }
 
-    void send(client& c, request r) {
-        count_request(c);
-        if (c.connected) c.outbound.push_back(std::move(r));
-        else c.resend.push_back(std::move(r));
-    }
-
     // No busy loop: a machine that answers a reply with the same request at once (a listing of a
     // missing parent, say) sends thousands in no simulated time. A client's machines send a few
     // each per event (at most 12, more than 6, in 100,000 schedules); a resend after reconnection goes
@@ -1148,63 +841,6 @@ private:
                     " requests in one simulated millisecond: a busy loop");
     }
 
-    // The machine's requests, as zkr's connection sends them.
-    void send_op(client& c, std::uint64_t id, const zk::create& o) {
-        request r{request::create, id, o.id, live_.at(id).path, live_.at(id).node_name};
-        r.plain = live_.at(id).downgrade_of != 0;
-        r.prefix = renew_prefix(c, r);
-        send(c, std::move(r));
-    }
-    std::string renew_prefix(client& c, const request& r) {
-        auto prefix = "_c_" + std::to_string(c.id) + "x" + std::to_string(++c.protect_counter) + "-";
-        prefixes_[{r.machine, r.ticket}] = prefix;
-        return prefix;
-    }
-    void remove_created(client& c, std::uint64_t id, lock_ticket create) {
-        request r{request::remove_protected, 0, 0, live_.at(id).path};
-        r.prefix = prefixes_.at({id, create});
-        send(c, std::move(r));
-    }
-    void send_op(client& c, std::uint64_t id, const zk::get_children& o) {
-        send(c, {request::list, id, o.id, o.path});
-    }
-    // A getData of a node ahead, or of our own (a revocable hold's read: its data is the request).
-    void send_op(client& c, std::uint64_t id, const zk::get_data& o) {
-        if (o.path != live_.at(id).m->node_path()) return send(c, {request::get_data, id, o.id, o.path});
-        request r{request::exists, id, o.id, o.path};
-        r.with_data = true;
-        send(c, std::move(r));
-    }
-    void send_op(client& c, std::uint64_t id, const zk::exists& o) {
-        send(c, {request::exists, id, o.id, o.path});
-    }
-    // Fire and forget: the machine hears no reply to a write of its data.
-    void send_op(client& c, std::uint64_t, const zk::set_data& o) {
-        request r{request::set_data, 0, 0, o.path};
-        r.version = o.version;
-        r.data = o.data;
-        send(c, std::move(r));
-    }
-    // A guaranteed delete (fire and forget), or the release's, sent once: without a connection it
-    // fails at once.
-    void send_op(client& c, std::uint64_t id, const zk::remove& o) {
-        if (o.guaranteed) return send(c, {request::remove, 0, 0, o.path});
-        send_once(c, {request::release, id, o.id, o.path});
-    }
-    // A request sent once (fail-fast: a release's delete, a lock cache's listing): without a
-    // connection, or when the connection drops with it in flight, it fails at once; never resent.
-    static bool sent_once(const request& r) { return r.what == request::release || r.cache; }
-    static delivery failed_once(const request& r, errc code) {
-        return {r.machine, answer(r.ticket, make_error_code(code)), false, r.cache};
-    }
-    void send_once(client& c, request r) {
-        count_request(c);
-        if (c.connected) c.outbound.push_back(std::move(r));
-        else c.local.push_back(failed_once(r, errc::connection_loss));
-    }
-    // (A timer is the engine's: it never reaches the client.)
-    void send_op(client&, std::uint64_t id, const zk::after&) { out_.violate("m" + std::to_string(id) + ": a timer sent as a request"); }
-    void send_op(client&, std::uint64_t id, const zk::multi&) { out_.violate("m" + std::to_string(id) + " sent a multi"); }
     void carry_out(client&, std::uint64_t, const lock_out::notice&) {}
     void carry_out(client&, std::uint64_t, const lock_out::queued&) {}
     void carry_out(client&, std::uint64_t, const lock_out::waiting&) {}
@@ -1314,7 +950,7 @@ private:
             if (c.cache && c.lent && c.kept == id) cache_returned_lost(c);
             next(c, id);
             // Now and then the caller releases anyway: it must hear lock_lost, and nothing else.
-            if (pick(3) == 0) c.local.push_back({id, release()});
+            if (pick(3) == 0) c.calls.push_back({id, release()});
         }
     }
     // A release's caller hears its answer (from the engine: basic_lock_engine).
@@ -1326,7 +962,7 @@ private:
         if (holds(c, id)) {
             next(c, id);
             // Now and then the caller releases twice: the second hears lock_not_held.
-            if (pick(4) == 0) c.local.push_back({id, release()});
+            if (pick(4) == 0) c.calls.push_back({id, release()});
         }
     }
 
@@ -1366,10 +1002,10 @@ private:
         c.kept = id;
         out_.note("c" + std::to_string(c.id) + " keeps " + m.node_path() + (a == cache_decisions::action::list ? ", listing" : ""), now_);
         if (a == cache_decisions::action::list) {
-            request r{request::list, 0, ++cache_tickets_, live_.at(id).path};
-            r.cache = true;
-            c.cache_listing = r.ticket;
-            send_once(c, std::move(r));
+            // (Sent once, with a children watch: a listing the connection does not retry.)
+            c.cache_listing = ++cache_tickets_;
+            count_request(c);
+            net_.send(net_[c.id], cache_who, zk::get_children{c.cache_listing, live_.at(id).path, /*watch=*/true, /*once=*/true});
         }
         next(c, id);  // the worker's attempt is over; the machine holds on
     }
@@ -1460,7 +1096,7 @@ private:
             tally("a resurrected node's session ended at quiescence");
             out_.note("quiescent with " + path + " back: its session ends", now_);
             for (auto& c : clients_)
-                if (c.session == owner && !c.closed && c.connected) return end_session_live(c), true;
+                if (auto& n = net_[c.id]; n.session == owner && !c.closed && n.connected) return net_.expire(n), true;
             zk_.expire(owner);
             route_fired();
             return true;

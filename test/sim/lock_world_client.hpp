@@ -1,12 +1,12 @@
-// The lock world's simulated client, as records: each request as the client library sends (and
-// resends) it, what comes back for a machine, the watches, each client's connection and workers,
-// the world's timers, and each acquisition the world runs. Included by lock_sim.cpp alone.
+// The lock world's records: what it adds to each client (whose connection is the shared simulated
+// client's, sim_clients.hpp), the world's timers, and each acquisition the world runs. Included by
+// lock_sim.cpp alone.
 #pragma once
 
 #include "lock_sim.hpp"
 #include "../../recipes/queue/lock_rule.hpp"
+#include "sim_clients.hpp"
 #include "sim_zookeeper.hpp"
-#include "zk_client_sim.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -26,74 +26,22 @@ constexpr const char* lock_path = "/locks/x";
 // A multi-lock's member paths (the other recipes use the first alone).
 const std::vector<std::string> multi_lock_paths = {"/locks/x", "/locks/y", "/locks/z"};
 
-// One request as the client library sends (and resends) it.
-struct request {
-    enum kind { create, list, get_data, exists, set_data, remove, release, remove_protected } what = create;
-    std::uint64_t machine = 0;  // 0: fire and forget (touch, guaranteed remove)
-    lock_ticket ticket = 0;
-    std::string path;  // create: the parent
-    std::string name;  // create: the name after the protect prefix
-    std::string prefix;
-    // A protected create's recovery, as the connection runs it: separate requests that interleave
-    // with everything else. `lookup` lists the parent for a node with our prefix (its first try
-    // may have been applied), `check` reads the owner of the one found, `fresh` creates.
-    enum step_kind { fresh, lookup, check } step = fresh;
-    std::string found;              // check: the node the lookup found
-    std::optional<node> found_node;  // check's reply: that node, if it is still there
-    bool plain = false;    // create: a plain ephemeral node (a downgrade's read node), not sequential
-    bool with_data = false;  // exists: getData instead (a revocable hold's own-node read)
-    bool cache = false;  // list: the lock cache's, with a children watch, sent once (fail-fast)
-    std::int32_t version = -1;  // set_data: the version it must find (-1: any)
-    std::string data;  // set_data: what it writes
-};
-
-// Something for a machine, in the order the client sees it.
-struct delivery {
-    std::uint64_t machine = 0;
-    zk_lock_input event;
-    bool own = false;  // a watch event of the machine's own node
-    bool cache = false;  // for the client's lock cache: its listing's reply, or its children watch
-};
-
-struct inbound {
-    std::optional<request> answers;  // a reply (to this request) or, if empty, a watch event
-    delivery what;
-};
-
-struct watch_target {
-    int client = 0;
-    std::int64_t session = 0;
-    std::uint64_t machine = 0;
-    lock_ticket ticket = 0;
-    bool own = false;
-    std::string path;  // the watched node
-    bool cache = false;  // the lock cache's children watch on the folder
-};
-
+// What the world adds to a client (its connection is sim_clients'): its workers, its lock cache,
+// and the calls its callers make.
 struct client {
     int id = 0;
-    std::int64_t session = 0;
-    bool connected = true;
     bool closed = false;
-    bool opening = false;  // its session is lost; a new one connects later
-    bool read_only = false;  // connected to a server cut off from the quorum: reads only
-    std::int64_t dropped_at_zxid = 0;  // the last write applied when its connection last dropped
-    std::int64_t read_only_seen_zxid = 0;  // the last write its read-only server has
-    bool odd = false;      // its semaphore disagrees on the maximum
-    std::deque<request> outbound;   // sent, not yet applied by the server
-    std::deque<inbound> replies;    // applied; the reply or event is on its way
-    std::deque<delivery> local;     // from the client library itself (connection changes, fail-fast)
-    std::deque<request> resend;     // to send once connected
-    std::deque<inbound> stashed;    // watch events of this session to deliver on reconnection
     // The workers: acquire, hold a while, release, `attempts` times in all. Some clients run two at
     // once on their one session (two lock objects, or two threads, on one client).
     int parallel = 1;
     std::map<std::uint64_t, bool> running;  // the attempts in progress: machine -> holding
     int attempts_started = 0;
     int attempts_done = 0;
-    int protect_counter = 0;
     std::int64_t rate_ms = -1;  // the simulated millisecond of the requests counted in rate_count
     int rate_count = 0;
+    // The callers' calls into the engines (a release, the driver's reevaluate), as they arrive:
+    // after the event at hand. (machine, call)
+    std::deque<std::pair<std::uint64_t, zk_lock_input>> calls;
     // cached_mutex: the client's lock cache (null: it does not cache), the machine it keeps or
     // lent (0: none), and its listing in flight (the ticket its answer must carry).
     std::unique_ptr<cache_decisions> cache;
@@ -102,12 +50,15 @@ struct client {
     lock_ticket cache_listing = 0;
 };
 
+// The tag of what a client's lock cache sends and hears (its listing and children watch), apart
+// from its machines' (each machine's id) and from the client's connection news (0).
+constexpr std::uint64_t cache_who = ~std::uint64_t{0};
+
 struct timer {
-    enum kind { engine, hold_end, next_attempt, expire_session, cancel, open_session, revoke, let_go } what;
+    enum kind { engine, hold_end, next_attempt, expire_session, cancel, revoke, let_go } what;
     int client = 0;
     std::uint64_t machine = 0;
     lock_ticket ticket = 0;
-    std::int64_t session = 0;
     std::function<void()> on_due;  // engine: a machine's timer (its deadline, its own-node watch's delay)
 };
 

@@ -56,6 +56,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -85,6 +86,7 @@ public:
         std::int64_t read_only_seen_zxid = 0;  ///< the last write its read-only server has (for a protected create's lookup)
         long sessions_ended = 0;               ///< its sessions that expired or that it gave up
         bool lost_replies = false;             ///< its last drop lost a reply, and it is not connected since
+        bool closed = false;                   ///< closed by its owner (close): it sends and hears nothing more
         std::deque<std::pair<std::uint64_t, detail::zk::op>> outbound;  ///< (who, op) not applied yet
         std::vector<std::pair<std::uint64_t, detail::zk::op>> retrying;  ///< (who, op) to be tried again once connected
         std::deque<std::pair<std::uint64_t, Input>> inbound;            ///< (who, reply or event), in order
@@ -116,6 +118,20 @@ public:
     /// A reconnection by drop_or_reconnect finds a read-only server one time in three (see above).
     bool read_only_servers = true;
 
+    /// The world's, optional: each watch event as the server fires it for c's `who`, before it is
+    /// on its way (a world that judges what an event could tell, by when it fired).
+    std::function<void(const connection& c, std::uint64_t who, const detail::zk::watch_fired&)> on_fired;
+
+    /// c's `who` sends op, as the connection starts it (src/connection_ops.cpp, start_op): on a
+    /// closed client it fails with `closed`, and a request sent at most once (sent_once) fails at
+    /// once with connection_loss while c is not connected; anything else waits in c's outbound
+    /// (for the reconnection, if c is not connected).
+    void send(connection& c, std::uint64_t who, detail::zk::op op) {
+        if (c.closed) return fail(c, {who, std::move(op)}, errc::closed);
+        if (!c.connected && sent_once(op)) return fail(c, {who, std::move(op)}, errc::connection_loss);
+        c.outbound.emplace_back(who, std::move(op));
+    }
+
     /// A new client with a session of its own.
     connection& open() {
         connection c;
@@ -139,6 +155,13 @@ public:
             return {who, std::move(op), std::get<detail::zk::reply>(c.inbound.back().second)};
         }
         const auto ticket = ticket_of(op);
+        if (c.read_only && is_write(op) && guaranteed(op)) {
+            // The connection keeps a guaranteed delete for a server of the quorum.
+            no_reply_ = {};
+            no_reply_.id = ticket;
+            c.retrying.emplace_back(who, std::move(op));
+            return {who, c.retrying.back().second, no_reply_, "kept for the quorum"};
+        }
         if (c.read_only && is_write(op) && !recovering_.count({c.id, who, ticket})) {
             // (A protected create's recovery reads first; its create is refused when it comes.)
             ++reach.refused;
@@ -202,6 +225,7 @@ public:
             auto& c = clients_[static_cast<std::size_t>(it->second.client)];
             if (c.session != it->second.session) continue;
             const detail::zk::watch_fired w{it->second.ticket, f.type};
+            if (on_fired) on_fired(c, it->second.who, w);
             // (In place: GCC 14 at -O3 misreads a moved temporary variant holding a reply.)
             (c.connected ? c.inbound : c.stashed)
                 .emplace_back(std::piecewise_construct, std::forward_as_tuple(it->second.who), std::forward_as_tuple(std::in_place_type<detail::zk::watch_fired>, w));
@@ -211,6 +235,7 @@ public:
     /// The connection drops (a connected client), at a random point of what the server sent on
     /// it (see drop), or comes back (a disconnected one).
     void drop_or_reconnect(connection& c) {
+        if (c.closed) return;
         if (!c.connected) {
             if (read_only_servers && pick(rng_, 3) == 0) return connect_read_only(c);
             return reconnect(c);
@@ -221,7 +246,7 @@ public:
 
     void reconnect(connection& c) {
         if (c.connected && c.read_only) drop_or_reconnect(c);  // (it leaves the read-only server)
-        if (c.connected) return;
+        if (c.connected || c.closed) return;
         out_.note("c" + std::to_string(c.id) + " reconnected");
         c.connected = true;
         c.lost_replies = false;
@@ -236,6 +261,7 @@ public:
 
     /// A disconnected c finds only a read-only server (see above).
     void connect_read_only(connection& c) {
+        if (c.connected || c.closed) return;
         out_.note("c" + std::to_string(c.id) + " connected to a read-only server");
         ++reach.read_only;
         c.connected = true;
@@ -254,6 +280,7 @@ public:
 
     /// c's session expires; it is connected again at once, on a new session.
     void expire(connection& c) {
+        if (c.closed) return;
         out_.note("c" + std::to_string(c.id) + " session expired");
         end_session(c, /*server_keeps=*/false);
     }
@@ -263,6 +290,7 @@ public:
     /// server restarted, or cut off from the client, for longer than the session timeout. The
     /// machines hear what an expiry tells them, and the new session meets the old one's nodes.
     void abandon(connection& c) {
+        if (c.closed) return;
         if (c.connected) drop_or_reconnect(c);  // (suspended first)
         out_.note("c" + std::to_string(c.id) + " gives session " + std::to_string(c.session) + " up as lost; the server keeps it");
         abandoned_.push_back({c.session, c.id, c.sessions_ended + 1});
@@ -315,7 +343,7 @@ private:
         c.outbound.clear();
         std::vector<std::pair<std::uint64_t, detail::zk::op>> kept;
         for (auto& r : c.retrying) {
-            if (pick(rng_, 2) == 0 && !bound_to_a_session(r.second) && !sent_once(r.second)) {
+            if (guaranteed(r.second) || (pick(rng_, 2) == 0 && !bound_to_a_session(r.second) && !sent_once(r.second))) {
                 new_prefix_for(c, r);
                 kept.push_back(std::move(r));
             } else {
@@ -350,6 +378,50 @@ public:
         out_.note("c" + std::to_string(c.id) + "'s escaped request #" + std::to_string(r.id) + " applied late" + (r.ec ? ": " + r.ec.message() : ""));
         route_fired();
         return std::pair{std::move(op), std::move(r)};
+    }
+
+    /// c's owner closes it: what it had sent, retried or not read yet goes nowhere, and the server
+    /// ends its session (its ephemeral nodes go). Its machines hear `closed` from the world, at
+    /// once (as the connection's observers do); what they send later fails with `closed`.
+    void close(connection& c) {
+        out_.note("c" + std::to_string(c.id) + " closes");
+        c.closed = true;
+        c.connected = false;
+        c.read_only = false;
+        c.outbound.clear();
+        c.retrying.clear();
+        c.inbound.clear();
+        c.stashed.clear();
+        c.late.clear();
+        c.escaped.clear();
+        c.lost_replies = false;
+        zk_.expire(c.session);
+        route_fired();
+    }
+
+    /// Whether the server still keeps a session some client gave up (abandon).
+    bool keeps_given_up() const noexcept { return !abandoned_.empty(); }
+
+    /// The parents of c's protected creates whose recovery lists the parent next (a retried create
+    /// whose first try's reply was lost): an operator's change there meets the recovery's window.
+    std::vector<std::string> lookups_due(const connection& c) const {
+        std::vector<std::string> parents;
+        for (const auto& [who, op] : c.outbound) {
+            const auto it = recovering_.find({c.id, who, ticket_of(op)});
+            if (it != recovering_.end() && it->second.found.empty())
+                parents.emplace_back(parent_path(std::get<detail::zk::create>(op).path));
+        }
+        return parents;
+    }
+
+    /// Whether the watch that c's `who` set with its request `ticket` is still set on the server
+    /// (registered with its reply, and not fired).
+    bool watching(const connection& c, std::uint64_t who, detail::zk::ticket ticket) const {
+        for (const auto id : zk_.watches_of(c.session))
+            if (const auto it = routes_.find(id);
+                it != routes_.end() && it->second.client == c.id && it->second.who == who && it->second.ticket == ticket)
+                return true;
+        return false;
     }
 
     /// Every client connected again (the faults are over). A session a client gave up may still
@@ -447,12 +519,13 @@ private:
     // tried in vain and its sleep outlasted the outage. One not applied may still reach a server
     // (late_applies).
     void retry_or_fail(connection& c, std::pair<std::uint64_t, detail::zk::op> request, bool reply_lost) {
-        if (pick(rng_, 2) == 0 && !sent_once(request.second)) {
+        if (guaranteed(request.second) || (pick(rng_, 2) == 0 && !sent_once(request.second))) {
             look_up_first(c, request);
             c.retrying.push_back(std::move(request));
             return;
         }
-        fail(c, request, errc::connection_loss, pick(rng_, 2) == 0 ? c.late : c.inbound);
+        // (A request sent once fails as the drop is noticed: no retry sleeps first.)
+        fail(c, request, errc::connection_loss, !sent_once(request.second) && pick(rng_, 2) == 0 ? c.late : c.inbound);
         if (!reply_lost && late_applies && pick(rng_, 2) == 0) c.escaped.push_back({c.session, std::move(request.second)});
     }
 
@@ -592,6 +665,12 @@ private:
         const auto* r = std::get_if<detail::zk::remove>(&op);
         return r && r->session != 0;
     }
+    // A delete the client retries until it is done (zk::remove's guaranteed): across drops and
+    // sessions, and past a read-only server.
+    static bool guaranteed(const detail::zk::op& op) {
+        const auto* r = std::get_if<detail::zk::remove>(&op);
+        return r && r->guaranteed;
+    }
     // A request the client sends at most once (zk::remove's and zk::get_children's once): never retried.
     static bool sent_once(const detail::zk::op& op) {
         if (const auto* r = std::get_if<detail::zk::remove>(&op)) return r->once;
@@ -628,6 +707,7 @@ private:
     std::map<request_key, std::string> prefixes_;     // a protected create's, for all its tries
     std::map<request_key, recovery> recovering_;      // a protected create whose next try recovers first
     detail::zk::reply step_reply_;                     // the server's answer to the last recovery step
+    detail::zk::reply no_reply_;                       // (a guaranteed delete kept for the quorum: no answer)
     std::uint64_t next_prefix_ = 0;
     std::vector<orphan> orphans_;
     std::set<std::pair<int, std::uint64_t>> lost_creates_;

@@ -127,7 +127,7 @@ public:
         if (sets_watch(op)) watches_.emplace(id, feed);
         replies_.emplace(id, std::move(feed));
         if (on_send) on_send(op);
-        net_[client_].outbound.push_back({who_, std::move(op)});
+        net_.send(net_[client_], who_, std::move(op));
     }
     std::uint64_t observe(std::function<void(connection_state)> on_change) {
         observers_.emplace(++next_observer_, std::move(on_change));
