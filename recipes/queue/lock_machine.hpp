@@ -119,12 +119,19 @@ struct deleted {
 };
 /// The rule's limit changed (a semaphore's shared count): decide again from what we know.
 struct reevaluate {};
+/// The write that signals our grant (touch_own, version -1) failed with ec. One the connection
+/// gave up on (connection_loss once its retry policy gave up: 3 retries by default, a few seconds,
+/// while the session lives on) or one a read-only server refused is written again once the hold's
+/// session has a read-write connection: a waiter behind us awaits it.
+struct touch_failed {
+    boost::system::error_code ec;
+};
 }  // namespace lock_in
 
 using lock_event = std::variant<lock_in::start, lock_in::created, lock_in::listed, lock_in::node_read,
                                 lock_in::node_changed, lock_in::own_read, lock_in::own_changed, lock_in::connection,
                                 lock_in::deadline, lock_in::own_watch_due, lock_in::cancel, lock_in::release,
-                                lock_in::deleted, lock_in::reevaluate>;
+                                lock_in::deleted, lock_in::reevaluate, lock_in::touch_failed>;
 
 namespace lock_out {
 /// Answer with lock_in::deadline after `delay`: the acquire's timeout, counted from when the caller
@@ -160,9 +167,10 @@ struct own_watch_later {
     lock_ticket ticket = 0;
     std::chrono::milliseconds delay{0};
 };
-/// setData of our own data on our node. Nothing to answer. version -1: tells the waiter behind us
-/// that we hold. A version: writes our data back over a revocation request read at that version
-/// (a later write by anyone stays), so that the node names its holder again.
+/// setData of our own data on our node. version -1: tells the waiter behind us that we hold (a
+/// failure answers with lock_in::touch_failed; success, nothing). A version: writes our data back
+/// over a revocation request read at that version (a later write by anyone stays), so that the
+/// node names its holder again (nothing to answer).
 struct touch_own {
     std::string path;
     std::int32_t version = -1;
@@ -355,6 +363,7 @@ private:
         std::int64_t session = 0;  // the session it was granted on
         std::optional<std::uint64_t> caller;  // the release's caller, until it hears the outcome
         bool asked_to_let_go = false;  // a revocation request was read (and told) already
+        bool signal_owed = false;  // our grant's signal failed: written again on a read-write connection of this session
     };
     struct done {};
 
@@ -628,7 +637,7 @@ private:
         holding_phase held{std::move(*a.node), hold_state::held, session_, std::nullopt};
         phase_ = std::move(held);
         const auto& h = *holding();
-        if (touch) emit(lock_out::touch_own{h.node.path, -1, cfg_.rule->grants_marked()});
+        if (touch) signal_grant();
         // A revocable hold reads its node at once: a request may have come before the grant was
         // heard (a revoker lists the holders from the server's queue).
         if (cfg_.revocable) watch_own();
@@ -640,6 +649,23 @@ private:
     }
 
     void fail(const boost::system::error_code& ec) { finish_acquire(ec, true); }
+
+    // Tell a waiter behind us that we hold: a write of our node (its data, marked under marked grants).
+    void signal_grant() {
+        auto& h = *holding();
+        h.signal_owed = false;
+        emit(lock_out::touch_own{h.node.path, -1, cfg_.rule->grants_marked()});
+    }
+
+    // The signal failed: written again now if this session has a read-write connection (the
+    // failure may come after the reconnection: a retry's sleep outlasted the outage), else at its
+    // next one. (Another failure, no_node say, ends nothing: the own-node watch tells of a node gone.)
+    void on(const lock_in::touch_failed& e) {
+        auto* h = holding_valid();
+        if (!h || (!is_retryable(e.ec) && e.ec != errc::not_read_only)) return;
+        if (connected_ && !read_only_ && session_ == h->session) return signal_grant();
+        h->signal_owed = true;
+    }
 
     // remove: our node, if made, goes (every way an acquire ends without a hold removes it).
     void finish_acquire(const boost::system::error_code& ec, bool remove) {
@@ -792,6 +818,7 @@ private:
                 } else if (h->state == hold_state::releasing && !book_.of(purpose::release)) {
                     delete_own();
                 }
+                if (session_ == h->session && h->signal_owed && holding_valid()) signal_grant();
                 break;
             case connection_state::lost:
             case connection_state::closed:

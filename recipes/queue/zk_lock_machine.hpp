@@ -151,8 +151,9 @@ private:
                                                        machine_.node_path(), r.ec});
                 return decide(lock_in::deleted{r.id, r.ec});
             case sent::signal_grant:
-                if (r.ec) out_.emplace_back(lock_out::notice{lock_out::notice::grant_signal_failed, machine_.node_path(), r.ec});
-                return;
+                if (!r.ec) return;
+                out_.emplace_back(lock_out::notice{lock_out::notice::grant_signal_failed, machine_.node_path(), r.ec});
+                return decide(lock_in::touch_failed{r.ec});
             case sent::write_back:
                 // (bad_version: written again since the revocation request was read; that write stays)
                 if (r.ec && r.ec != errc::bad_version) out_.emplace_back(lock_out::notice{lock_out::notice::write_back_failed, machine_.node_path(), r.ec});

@@ -213,8 +213,10 @@ protected:
         // A node of a session its client gave up holds its place until the server expires it: a
         // waiter behind it waits for that (as behind a crashed holder), not stuck.
         if (net_.keeps_given_up()) return;
+        // (Connected to the quorum: on a read-only server a holder's writes wait, the signal of
+        // its grant too, which a waiter behind it may await.)
         for (const auto& c : clients_)
-            if (!net_.at(c.id).connected || !quiet(c)) return;
+            if (!net_.at(c.id).connected || net_.at(c.id).read_only || !quiet(c)) return;
         // Lock caching's promise to waiters: with nothing in flight, a cacher keeps its node only
         // while it is alone in the queue (another node there fired its watch, and it let go).
         for (const auto& c : clients_)

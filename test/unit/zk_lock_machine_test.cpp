@@ -261,12 +261,47 @@ TEST_CASE("zk lock machine: a holder others may wait on tells them by a write of
     CHECK(touch->path == "/l/" + node(3));
     CHECK(touch->data == "me");
     CHECK(touch->version == -1);
-    SECTION("its failure is told, with our node") {
-        const auto& note = only_notice(l.m.resume(reply_to(touch->id, make_error_code(errc::connection_loss))));
-        CHECK(note.what == lock_out::notice::grant_signal_failed);
-        CHECK(note.path == "/l/" + node(3));
+    const auto id = touch->id;
+    // The write again: the same signal, by a request of its own.
+    const auto written_again = [&](const zk_lock_actions& actions) {
+        const auto* again = find_action<zk::set_data>(actions);
+        REQUIRE(again);
+        CHECK(again->path == "/l/" + node(3));
+        CHECK(again->data == "me");
+        CHECK(again->version == -1);
+        CHECK(again->id != id);
+    };
+    SECTION("a failure is told, with our node; one the connection gave up on is written again at once while connected") {
+        // (A retry's sleep outlasted the outage: the failure comes after the reconnection.)
+        const auto& actions = l.m.resume(reply_to(id, make_error_code(errc::connection_loss)));
+        const auto* note = find_action<lock_out::notice>(actions);
+        REQUIRE(note);
+        CHECK(note->what == lock_out::notice::grant_signal_failed);
+        CHECK(note->path == "/l/" + node(3));
+        written_again(actions);
     }
-    SECTION("a success tells nothing") { CHECK(l.m.resume(reply_to(touch->id)).empty()); }
+    SECTION("without a connection, it is written again at the session's next connection") {
+        l.m.resume(zk::connection_changed{connection_state::suspended, session});
+        CHECK(only_notice(l.m.resume(reply_to(id, make_error_code(errc::connection_loss)))).what == lock_out::notice::grant_signal_failed);
+        written_again(l.m.resume(zk::connection_changed{connection_state::reconnected, session}));
+    }
+    SECTION("refused by a read-only server, it is written again once connected to the quorum") {
+        l.m.resume(zk::connection_changed{connection_state::read_only, session});
+        CHECK(only_notice(l.m.resume(reply_to(id, make_error_code(errc::not_read_only)))).what == lock_out::notice::grant_signal_failed);
+        l.m.resume(zk::connection_changed{connection_state::suspended, session});
+        written_again(l.m.resume(zk::connection_changed{connection_state::reconnected, session}));
+    }
+    SECTION("on a new session the hold is lost, and nothing is written") {
+        l.m.resume(zk::connection_changed{connection_state::suspended, session});
+        l.m.resume(reply_to(id, make_error_code(errc::connection_loss)));
+        const auto& actions = l.m.resume(zk::connection_changed{connection_state::connected, session + 1});
+        CHECK(find_action<lock_out::hold_changed>(actions));
+        CHECK_FALSE(find_action<zk::set_data>(actions));
+    }
+    SECTION("a failure for good (the node gone) is told, and not written again") {
+        CHECK(only_notice(l.m.resume(reply_to(id, make_error_code(errc::no_node)))).what == lock_out::notice::grant_signal_failed);
+    }
+    SECTION("a success tells nothing") { CHECK(l.m.resume(reply_to(id)).empty()); }
 }
 
 TEST_CASE("zk lock machine: the own-node watch is an exists, and finding nothing loses the hold") {
