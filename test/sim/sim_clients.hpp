@@ -40,6 +40,10 @@
 //     ZooKeeper cannot make (a tree cache then saw a node's deletion after a listing that had it
 //     again). The behind view is modelled for one read only, as the lock world does: a protected
 //     create's lookup on a server cut off by the drop lists none of what the quorum made since.
+//   - requests as the connection starts them (send): one sent at most once fails at once without
+//     a connection, and its failure on a drop comes before the reconnection (no retry sleeps
+//     first); a guaranteed delete is retried until done, across drops and sessions and past a
+//     read-only server; a closed client (close) sends and hears nothing more.
 // A world owns one sim_clients, picks which client's next request the server applies and which
 // reply or event a machine hears next, and keeps its own checkers. Requests and replies carry a
 // tag of the world's (`who`: the machine, or another part of the client such as a worker), so
