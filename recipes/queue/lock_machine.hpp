@@ -657,13 +657,14 @@ private:
         emit(lock_out::touch_own{h.node.path, -1, cfg_.rule->grants_marked()});
     }
 
-    // The signal failed: written again now if this session has a read-write connection (the
-    // failure may come after the reconnection: a retry's sleep outlasted the outage), else at its
-    // next one. (Another failure, no_node say, ends nothing: the own-node watch tells of a node gone.)
+    // The signal failed: written again now if the connection is read-write (the failure may come
+    // after the reconnection: a retry's sleep outlasted the outage), else at its next one. A valid
+    // hold's session is the connection's: a new session made the hold lost. (Another failure,
+    // no_node say, ends nothing: the own-node watch tells of a node gone.)
     void on(const lock_in::touch_failed& e) {
         auto* h = holding_valid();
         if (!h || (!is_retryable(e.ec) && e.ec != errc::not_read_only)) return;
-        if (connected_ && !read_only_ && session_ == h->session) return signal_grant();
+        if (connected_ && !read_only_) return signal_grant();
         h->signal_owed = true;
     }
 
@@ -818,7 +819,7 @@ private:
                 } else if (h->state == hold_state::releasing && !book_.of(purpose::release)) {
                     delete_own();
                 }
-                if (session_ == h->session && h->signal_owed && holding_valid()) signal_grant();
+                if (h->signal_owed && holding_valid()) signal_grant();  // (a new session made it lost above)
                 break;
             case connection_state::lost:
             case connection_state::closed:
