@@ -125,6 +125,9 @@ public:
             clients_.push_back(std::move(c));
             net_.open();
         }
+        // Time passes between `lost` and the new session (open_session), as in production: a
+        // machine may decide, start or send meanwhile.
+        net_.new_session_waits = true;
         // An own-node watch event tells of an operator's change only if it fired after it.
         net_.on_fired = [this](const sim_clients<zk_lock_input>::connection&, std::uint64_t who, const zk::watch_fired& w) {
             if (own_reads_.count({who, w.id}) && tampered(who)) informative_events_.insert({who, w.id});
@@ -226,6 +229,9 @@ private:
                 }
                 break;
             case timer::expire_session: net_.expire_abandoned(); break;
+            case timer::open_session:
+                if (net_.at(c.id).opening) net_.reconnect(net_[c.id]);
+                break;
         }
         check();
     }
@@ -257,7 +263,7 @@ private:
             // The server ends a session only after its client has seen the suspension: a session
             // outlives the client's detection of silence (2/3 of its timeout).
             // (A client on a read-only server is not heard by the majority either.)
-            const bool seen = (!n.connected || n.read_only) && !news_on_its_way(n) && zk_.alive(n.session);
+            const bool seen = (!n.connected || n.read_only) && !n.opening && !news_on_its_way(n) && zk_.alive(n.session);
             if (n.read_only && kind >= 6) {
                 tally("read-only server left for the quorum");
                 net_.reconnect(n);
@@ -266,13 +272,13 @@ private:
                 net_.drop_or_reconnect(n);
             } else if (n.connected && !n.read_only && kind == 7) {
                 tally("session ended on a live connection");
-                net_.expire(n);
+                end_session(c, n);
             } else if (n.connected && !n.read_only) {
                 tally("connection dropped");
                 net_.drop_or_reconnect(n);
             } else if (seen && kind < 4) {
                 tally("session expired by the server");
-                net_.expire(n);
+                end_session(c, n);
             } else if (seen && kind == 6 && !n.read_only && pick(2) == 0) {
                 tally("connected to a read-only server");
                 net_.connect_read_only(n);
@@ -281,6 +287,7 @@ private:
                 // still keeps it: the old session's nodes live on until it expires.
                 tally("session given up by its client");
                 net_.abandon(n);
+                at(pick(200), {timer::open_session, c.id});
                 at(pick(1500), {timer::expire_session, c.id});
             } else if (!n.read_only) {
                 tally("reconnect");
@@ -1096,7 +1103,7 @@ private:
             tally("a resurrected node's session ended at quiescence");
             out_.note("quiescent with " + path + " back: its session ends", now_);
             for (auto& c : clients_)
-                if (auto& n = net_[c.id]; n.session == owner && !c.closed && n.connected) return net_.expire(n), true;
+                if (auto& n = net_[c.id]; n.session == owner && !c.closed && n.connected) return end_session(c, n), true;
             zk_.expire(owner);
             route_fired();
             return true;
@@ -1113,6 +1120,12 @@ private:
 
     std::size_t pick(std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng_() % n); }
     void at(std::size_t delay, timer t) { timers_.emplace(now_ + static_cast<std::int64_t>(delay), t); }
+
+    // The server ends c's session; the new one connects a while later (open_session).
+    void end_session(const client& c, sim_clients<zk_lock_input>::connection& n) {
+        net_.expire(n);
+        at(pick(200), {timer::open_session, c.id});
+    }
 
 };
 

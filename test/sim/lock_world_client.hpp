@@ -55,7 +55,7 @@ struct client {
 constexpr std::uint64_t cache_who = ~std::uint64_t{0};
 
 struct timer {
-    enum kind { engine, hold_end, next_attempt, expire_session, cancel, revoke, let_go } what;
+    enum kind { engine, hold_end, next_attempt, expire_session, open_session, cancel, revoke, let_go } what;
     int client = 0;
     std::uint64_t machine = 0;
     lock_ticket ticket = 0;

@@ -91,6 +91,7 @@ public:
         long sessions_ended = 0;               ///< its sessions that expired or that it gave up
         bool lost_replies = false;             ///< its last drop lost a reply, and it is not connected since
         bool closed = false;                   ///< closed by its owner (close): it sends and hears nothing more
+        bool opening = false;                  ///< its session ended; the new one is not connected yet (new_session_waits)
         std::deque<std::pair<std::uint64_t, detail::zk::op>> outbound;  ///< (who, op) not applied yet
         std::vector<std::pair<std::uint64_t, detail::zk::op>> retrying;  ///< (who, op) to be tried again once connected
         std::deque<std::pair<std::uint64_t, Input>> inbound;            ///< (who, reply or event), in order
@@ -121,6 +122,13 @@ public:
 
     /// A reconnection by drop_or_reconnect finds a read-only server one time in three (see above).
     bool read_only_servers = true;
+
+    /// Opt-in: after `lost`, the new session connects only when the world next calls reconnect
+    /// (or drop_or_reconnect), as production's new handle connects a while after the loss was
+    /// told (src/connection.cpp: notify, then reset_handle and open_handle). Meanwhile c is
+    /// disconnected and opening: its machines may decide, be started and send, and expire and
+    /// abandon do nothing (no session is connected). Off: the new session connects at once.
+    bool new_session_waits = false;
 
     /// The world's, optional: each watch event as the server fires it for c's `who`, before it is
     /// on its way (a world that judges what an event could tell, by when it fired).
@@ -251,12 +259,12 @@ public:
     void reconnect(connection& c) {
         if (c.connected && c.read_only) drop_or_reconnect(c);  // (it leaves the read-only server)
         if (c.connected || c.closed) return;
-        out_.note("c" + std::to_string(c.id) + " reconnected");
+        out_.note("c" + std::to_string(c.id) + (c.opening ? " connects its new session " + std::to_string(c.session) : " reconnected"));
         c.connected = true;
         c.lost_replies = false;
         remove_orphans(c);
         send_retries(c);
-        tell(c, detail::zk::connection_changed{connection_state::reconnected, c.session});
+        tell(c, detail::zk::connection_changed{std::exchange(c.opening, false) ? connection_state::connected : connection_state::reconnected, c.session});
         for (auto& w : c.stashed) c.inbound.push_back(std::move(w));
         c.stashed.clear();
         for (auto& f : c.late) c.inbound.push_back(std::move(f));
@@ -270,6 +278,7 @@ public:
         ++reach.read_only;
         c.connected = true;
         c.read_only = true;
+        c.opening = false;  // (a new session may be made on a read-only server)
         c.lost_replies = false;
         // The server was cut off from the quorum now, or by the partition that dropped this
         // connection: then it lacks what the quorum applied since (for a protected create's lookup).
@@ -284,7 +293,7 @@ public:
 
     /// c's session expires; it is connected again at once, on a new session.
     void expire(connection& c) {
-        if (c.closed) return;
+        if (c.closed || c.opening) return;
         out_.note("c" + std::to_string(c.id) + " session expired");
         end_session(c, /*server_keeps=*/false);
     }
@@ -294,7 +303,7 @@ public:
     /// server restarted, or cut off from the client, for longer than the session timeout. The
     /// machines hear what an expiry tells them, and the new session meets the old one's nodes.
     void abandon(connection& c) {
-        if (c.closed) return;
+        if (c.closed || c.opening) return;
         if (c.connected) drop_or_reconnect(c);  // (suspended first)
         out_.note("c" + std::to_string(c.id) + " gives session " + std::to_string(c.session) + " up as lost; the server keeps it");
         abandoned_.push_back({c.session, c.id, c.sessions_ended + 1});
@@ -356,13 +365,18 @@ private:
         }
         c.retrying = std::move(kept);
         send_retries(c);
-        c.connected = true;
         c.read_only = false;
         c.stashed.clear();
-        remove_orphans(c);
         tell(c, detail::zk::connection_changed{connection_state::lost, 0});
         for (const auto& [who, w] : ended)
             c.inbound.emplace_back(std::piecewise_construct, std::forward_as_tuple(who), std::forward_as_tuple(std::in_place_type<detail::zk::watch_fired>, w));
+        if (new_session_waits) {
+            c.connected = false;
+            c.opening = true;
+            return;  // (reconnect connects it)
+        }
+        c.connected = true;
+        remove_orphans(c);
         tell(c, detail::zk::connection_changed{connection_state::connected, c.session});
         for (auto& f : c.late) c.inbound.push_back(std::move(f));
         c.late.clear();
@@ -391,6 +405,7 @@ public:
         out_.note("c" + std::to_string(c.id) + " closes");
         c.closed = true;
         c.connected = false;
+        c.opening = false;
         c.read_only = false;
         c.outbound.clear();
         c.retrying.clear();
