@@ -637,7 +637,10 @@ private:
         holding_phase held{std::move(*a.node), hold_state::held, session_, std::nullopt};
         phase_ = std::move(held);
         const auto& h = *holding();
-        if (touch) signal_grant();
+        if (touch) {
+            // (on a line of its own: gcov would read the inlined write's branches as this decision's)
+            signal_grant();
+        }
         // A revocable hold reads its node at once: a request may have come before the grant was
         // heard (a revoker lists the holders from the server's queue).
         if (cfg_.revocable) watch_own();
