@@ -12,7 +12,8 @@
 //     go in any order, before or after what was sent meanwhile;
 //   - an expired session: each request not applied yet fails with session_expired or is retried on
 //     the new session (again the retry policy), the machine hears `lost`, then not_watching for
-//     every watch it had not heard fire, then `connected` on the new session;
+//     every watch it had not heard fire, then `connected` on the new session (at once, or once the world
+//     reconnects it: new_session_waits);
 //   - a reply lost with its connection (a drop's, or lose_reply's: the connection drops at that
 //     reply): the request was applied, the machine never hears its reply; the client retries the
 //     request after the reconnection or fails it with connection_loss. A failed protected
