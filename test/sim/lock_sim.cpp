@@ -286,8 +286,7 @@ private:
                 // The client gives the session up (its suspend timer ran out) while the server
                 // still keeps it: the old session's nodes live on until it expires.
                 tally("session given up by its client");
-                net_.abandon(n);
-                at(pick(200), {timer::open_session, c.id});
+                end_session(c, n, /*given_up=*/true);
                 at(pick(1500), {timer::expire_session, c.id});
             } else if (!n.read_only) {
                 tally("reconnect");
@@ -1121,9 +1120,11 @@ private:
     std::size_t pick(std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng_() % n); }
     void at(std::size_t delay, timer t) { timers_.emplace(now_ + static_cast<std::int64_t>(delay), t); }
 
-    // The server ends c's session; the new one connects a while later (open_session).
-    void end_session(const client& c, sim_clients<zk_lock_input>::connection& n) {
-        net_.expire(n);
+    // c's session ends: the server expires it, or c gives it up while the server keeps it. The
+    // new one connects a while later (open_session).
+    void end_session(const client& c, sim_clients<zk_lock_input>::connection& n, bool given_up = false) {
+        if (given_up) net_.abandon(n);
+        else net_.expire(n);
         at(pick(200), {timer::open_session, c.id});
     }
 
