@@ -69,6 +69,11 @@ protected:
     std::set<std::int64_t> written_;   // the czxids of lock nodes an operator wrote
     std::set<std::int64_t> granted_nodes_;  // the czxids of lock nodes some machine was granted on
     std::set<std::uint64_t> heard_read_only_;  // machines whose last connection news was read_only
+    // A read-only server answers every write the same way: a machine that heard its write refused
+    // there writes again only on other connection news (no loop of refused writes). The writes
+    // refused (machine, ticket), and the machines that heard one on a read-only connection.
+    std::set<std::pair<std::uint64_t, lock_ticket>> refused_writes_;
+    std::set<std::uint64_t> refused_on_read_only_;
     std::set<std::string> orphans_;  // downgrades' read nodes made after their writer had gone
     std::set<std::int64_t> tampered_;  // the czxids of lock nodes an operator deleted or wrote
     std::set<std::pair<std::uint64_t, std::int64_t>> told_;  // machines told of such a change to their node

@@ -494,6 +494,12 @@ private:
                           (a.recovery ? std::string(" (") + a.recovery + ")" : std::string()) + (a.reply.ec ? ": " + a.reply.ec.message() : std::string()),
                       now_);
         if (a.recovery) return check();
+        if (std::holds_alternative<zk::set_data>(a.op)) {
+            if (refused_on_read_only_.count(a.who))
+                out_.violate("m" + std::to_string(a.who) + " writes " + describe_op(a.op) +
+                             " again on the read-only connection that refused it (it waits for a read-write one)");
+            if (a.reply.ec == errc::not_read_only) refused_writes_.insert({a.who, ticket});
+        }
         if (release && !a.reply.ec) last_release_ = std::move(release);
         const auto it = live_.find(a.who);
         if (const auto* create = std::get_if<zk::create>(&a.op);
@@ -551,11 +557,13 @@ private:
         if (const auto* ev = std::get_if<zk::connection_changed>(&e)) change = *ev;
         if (reply)
             if (const auto ahead = ahead_reads_.find({id, ticket}); ahead != ahead_reads_.end()) note_stray_read(c, id, *reply, ahead->second);
+        if (reply && refused_writes_.erase({id, ticket}) && heard_read_only_.count(id)) refused_on_read_only_.insert(id);
         feed(c, id, std::move(e));
         if (tells) told_.insert({id, token});
         if (change) {
             if (change->state == connection_state::read_only) heard_read_only_.insert(id);
             else heard_read_only_.erase(id);
+            refused_on_read_only_.erase(id);
             must_doubt(id, *change);
         }
     }
