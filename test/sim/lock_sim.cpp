@@ -972,6 +972,23 @@ private:
         if (tearing_down_) return;  // (see ~lock_state)
         if (!unanswered_releases_.erase(caller))
             out_.violate("m" + std::to_string(id) + " answered release caller " + std::to_string(caller) + ", which did not ask or heard already");
+        // The answer names what the hold was: lock_lost only for a hold that reads lost (and a
+        // release of a lost hold hears nothing else), lock_not_held for one that had ended
+        // otherwise or never was, and any other answer (done, or its delete's failure) for a hold
+        // this release ended (released, or releasing while its delete waits for a connection).
+        if (const auto it = live_.find(id); it != live_.end()) {
+            const auto state = it->second.m->state();
+            const bool lost = state == hold_state::lost;
+            const bool ended_by_release = state == hold_state::released || state == hold_state::releasing;
+            const char* wrong = nullptr;
+            if (ec == errc::lock_lost) wrong = lost ? nullptr : "lock_lost for a hold that is not lost";
+            else if (lost) wrong = "another answer than lock_lost for a lost hold";
+            else if (ec == errc::lock_not_held) wrong = state == hold_state::held || state == hold_state::doubtful ? "lock_not_held for a hold it has" : nullptr;
+            else if (!ended_by_release || (!ec && state != hold_state::released)) wrong = "a release's answer for a hold it did not end";
+            if (wrong)
+                out_.violate("m" + std::to_string(id) + " answered release caller " + std::to_string(caller) + " with " +
+                             (ec ? ec.message() : "done") + ": " + wrong);
+        }
         out_.note("c" + std::to_string(c.id) + " release done: " + (ec ? ec.message() : "ok"), now_);
         if (holds(c, id)) {
             next(c, id);
